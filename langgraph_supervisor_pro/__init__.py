@@ -1,0 +1,76 @@
+"""langgraph-supervisor-pro: production supervisor/worker graphs for LangGraph.
+
+Example:
+    >>> from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
+    >>> graph = create_supervisor([Worker(name="researcher", description="Finds facts.",
+    ...                                   agent=research)], model=chat_model)
+    >>> with open_checkpointer("sqlite:///runs.db") as saver:
+    ...     app = graph.compile(checkpointer=saver)
+"""
+
+from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
+from langgraph_supervisor_pro.checkpoint import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro.contracts import (
+    FINISH,
+    HaltReason,
+    RouteDecision,
+    RunStatus,
+    WorkerResult,
+    WorkerStatus,
+    WorkerTask,
+    route_decision_model,
+)
+from langgraph_supervisor_pro.state import (
+    LedgerEntry,
+    RouteState,
+    SupervisorInput,
+    SupervisorState,
+    WorkerSlot,
+)
+from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
+from langgraph_supervisor_pro.synthesis import (
+    DEFAULT_SYNTHESIS_PROMPT,
+    HopOutput,
+    SynthesisInput,
+    Synthesizer,
+)
+from langgraph_supervisor_pro.workers import (
+    Worker,
+    WorkerAgent,
+    WorkerTimeoutError,
+    default_worker_retry,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_SUPERVISOR_PROMPT",
+    "DEFAULT_SYNTHESIS_PROMPT",
+    "FINISH",
+    "HaltReason",
+    "HopOutput",
+    "LedgerEntry",
+    "RouteDecision",
+    "RouteState",
+    "Router",
+    "RunStatus",
+    "SupervisorGraph",
+    "SupervisorInput",
+    "SupervisorState",
+    "SupervisorView",
+    "SynthesisInput",
+    "Synthesizer",
+    "Worker",
+    "WorkerAgent",
+    "WorkerResult",
+    "WorkerSlot",
+    "WorkerStatus",
+    "WorkerTask",
+    "WorkerTimeoutError",
+    "__version__",
+    "aopen_checkpointer",
+    "create_supervisor",
+    "default_worker_retry",
+    "open_checkpointer",
+    "route_decision_model",
+]

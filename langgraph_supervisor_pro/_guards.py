@@ -1,0 +1,67 @@
+"""Loop guards: the global hop budget, per-worker visit budgets and ping-pong detection.
+
+Each guard looks at the current turn's ledger and the proposed route, and
+returns a `(reason, detail)` pair when the hop must not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from langgraph_supervisor_pro.contracts import HaltReason
+from langgraph_supervisor_pro.state import LedgerEntry
+
+Halt = tuple[HaltReason, str]
+
+
+def check_max_steps(step: int, max_steps: int) -> Halt | None:
+    """Halt when `step` hops have already run and the budget is `max_steps`."""
+    if step >= max_steps:
+        return (
+            "max_steps",
+            f"the run used its budget of {max_steps} hops (max_steps={max_steps}) and the "
+            "supervisor still wanted another worker",
+        )
+    return None
+
+
+def check_max_visits(
+    worker: str, ledger: Sequence[LedgerEntry], max_visits: Mapping[str, int | None]
+) -> Halt | None:
+    """Halt when `worker` already ran as often as its `max_visits` allows in this turn."""
+    limit = max_visits.get(worker)
+    if limit is None:
+        return None
+    visits = sum(1 for entry in ledger if entry["worker"] == worker)
+    if visits >= limit:
+        return (
+            "max_visits",
+            f"worker {worker!r} already ran {visits} times this run (max_visits={limit})",
+        )
+    return None
+
+
+def check_ping_pong(worker: str, ledger: Sequence[LedgerEntry], window: int | None) -> Halt | None:
+    """Halt when the proposed hop makes `window` hops alternating A, B, A, B with no success.
+
+    The hops already run inside the window must all have ended without `success`:
+    alternating workers that keep succeeding are a pipeline, not a loop.
+    """
+    if window is None or len(ledger) < window - 1:
+        return None
+    tail = list(ledger[len(ledger) - (window - 1):])
+    sequence = [entry["worker"] for entry in tail] + [worker]
+    pair = {sequence[0], sequence[1]}
+    if len(pair) != 2:
+        return None
+    alternating = all(sequence[i] != sequence[i + 1] for i in range(len(sequence) - 1)) and all(
+        name in pair for name in sequence
+    )
+    if not alternating or any(entry["status"] == "success" for entry in tail):
+        return None
+    a, b = sequence[0], sequence[1]
+    return (
+        "ping_pong",
+        f"workers {a!r} and {b!r} were about to alternate for {window} hops in a row with no "
+        f"success in between (ping_pong_window={window})",
+    )

@@ -1,0 +1,44 @@
+"""Small text helpers shared by the package (private)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters, marking the cut with an ellipsis.
+
+    Example:
+        >>> truncate("abcdef", 4)
+        'abc…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def one_line(text: str, limit: int) -> str:
+    """Fold white space to single spaces and truncate, for ledger and prompt lines."""
+    return truncate(" ".join(text.split()), limit)
+
+
+def content_text(content: Any) -> str:
+    """Return a message's content as plain text (joining text blocks of multi-part content)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "".join(parts)
+    return str(content)
+
+
+def message_text(message: BaseMessage) -> str:
+    """Return the text of a message."""
+    return content_text(message.content)

@@ -1,0 +1,181 @@
+"""`create_supervisor`: assembles the supervisor, worker and synthesis nodes into a StateGraph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
+from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
+from langgraph_supervisor_pro.supervisor import SYNTHESIS_NODE, Router, SupervisorNode
+from langgraph_supervisor_pro.synthesis import SynthesisNode, Synthesizer
+from langgraph_supervisor_pro.workers import Worker, WorkerNode
+
+__all__ = ["SupervisorGraph", "create_supervisor"]
+
+SupervisorGraph = StateGraph[SupervisorState, None, SupervisorInput, SupervisorState]
+"""The type `create_supervisor` returns: an uncompiled StateGraph over `SupervisorState`."""
+
+
+def create_supervisor(
+    workers: Sequence[Worker],
+    *,
+    model: BaseChatModel | Runnable[Any, Any] | None = None,
+    router: Router | None = None,
+    prompt: str | None = None,
+    max_steps: int = 20,
+    fallback: str | None = None,
+    synthesizer: Synthesizer | None = None,
+    name: str = "supervisor",
+    ledger_window: int = 8,
+    ping_pong_window: int | None = 4,
+) -> SupervisorGraph:
+    """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
+
+    Args:
+        workers: The workers the supervisor can route to (at least one; unique names).
+        model: A chat model used through `with_structured_output` on this graph's
+            `RouteDecision` (whose `next` is a Literal of the worker names and FINISH).
+        router: A deterministic function of `SupervisorView` that decides instead of, or
+            before, the model; it returns a worker name, "FINISH", a RouteDecision, or
+            None to defer to the model.
+        prompt: Replaces the instructions at the top of the supervisor's system prompt;
+            the worker catalogue and the answer format are always appended.
+        max_steps: The hop budget per run (turn); past it the run halts with `max_steps`.
+        fallback: A worker that takes over when the supervisor's decision is still invalid
+            after one re-ask; without one, the run halts with `invalid_route`.
+        synthesizer: Writes the final answer: a chat model, or a function of
+            `SynthesisInput`. By default the last successful worker's full result.
+        name: The supervisor node's name (and the final answer message's `name`).
+        ledger_window: How many recent ledger lines each decision shows (older hops are
+            counted, not shown), which keeps the supervisor's prompt flat.
+        ping_pong_window: Halt when this many hops in a row would alternate between the
+            same two workers with no success; None disables the check.
+
+    Returns:
+        An uncompiled `StateGraph`; compile it with your checkpointer.
+
+    Raises:
+        ValueError: A bad configuration, naming the field and the fix.
+        TypeError: A value of the wrong type (a non-Worker, an unsupported model).
+
+    Example:
+        >>> from langgraph_supervisor_pro import Worker, create_supervisor
+        >>> graph = create_supervisor(
+        ...     [Worker(name="researcher", description="Finds facts.", agent=research),
+        ...      Worker(name="writer", description="Writes the report.", agent=writer)],
+        ...     model=chat_model,
+        ... ).compile(checkpointer=checkpointer)
+        >>> graph.invoke({"messages": [("user", "Report on X")]},
+        ...              {"configurable": {"thread_id": "1"}})["status"]
+        'done'
+    """
+    workers = _validate(workers, model=model, router=router, max_steps=max_steps,
+                        fallback=fallback, name=name, ledger_window=ledger_window,
+                        ping_pong_window=ping_pong_window)
+    supervisor = SupervisorNode(
+        name=name,
+        workers=[(w.name, w.description, w.max_visits) for w in workers],
+        decision_model=route_decision_model([w.name for w in workers]),
+        model=model,
+        router=router,
+        prompt=prompt,
+        max_steps=max_steps,
+        fallback=fallback,
+        ledger_window=ledger_window,
+        ping_pong_window=ping_pong_window,
+    )
+    synthesis = SynthesisNode(synthesizer, answer_name=name)
+
+    graph: SupervisorGraph = StateGraph(SupervisorState, input_schema=SupervisorInput)
+    graph.add_node(
+        name,
+        supervisor.runnable(),
+        destinations=(*[w.name for w in workers], SYNTHESIS_NODE),
+        retry_policy=RetryPolicy(max_attempts=3),
+        error_handler=supervisor.on_error,
+        metadata={"lgsp_role": "supervisor"},
+    )
+    for worker in workers:
+        node = WorkerNode(worker, supervisor=name)
+        graph.add_node(
+            worker.name,
+            node.runnable(),
+            retry_policy=worker.retry,
+            error_handler=node.on_error,
+            metadata={"lgsp_role": "worker", "lgsp_worker": worker.name},
+        )
+        graph.add_edge(worker.name, name)
+    graph.add_node(
+        SYNTHESIS_NODE,
+        synthesis.runnable(),
+        retry_policy=RetryPolicy(max_attempts=2),
+        error_handler=synthesis.on_error,
+        metadata={"lgsp_role": "synthesis"},
+    )
+    graph.add_edge(START, name)
+    graph.add_edge(SYNTHESIS_NODE, END)
+    return graph
+
+
+def _validate(
+    workers: Sequence[Worker],
+    *,
+    model: Any,
+    router: Any,
+    max_steps: int,
+    fallback: str | None,
+    name: str,
+    ledger_window: int,
+    ping_pong_window: int | None,
+) -> list[Worker]:
+    if isinstance(workers, Worker) or not isinstance(workers, Sequence):
+        raise TypeError("workers: give a list of Worker objects")
+    workers = list(workers)
+    if not workers:
+        raise ValueError("workers: give at least one Worker; a supervisor needs someone to route to")
+    for index, worker in enumerate(workers):
+        if not isinstance(worker, Worker):
+            raise TypeError(
+                f"workers[{index}]: got {type(worker).__name__}; wrap it as "
+                "Worker(name=..., description=..., agent=...)"
+            )
+    names = [w.name for w in workers]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"workers: duplicate worker names {duplicates}; names must be unique")
+    reserved = {name, SYNTHESIS_NODE, START, END, FINISH}
+    clash = sorted(set(names) & reserved)
+    if clash:
+        raise ValueError(
+            f"workers: the names {clash} are taken by the graph itself (the supervisor node "
+            f"{name!r}, {SYNTHESIS_NODE!r}); rename those workers"
+        )
+    if not isinstance(name, str) or not name.strip() or name == SYNTHESIS_NODE:
+        raise ValueError(f"name: {name!r} cannot name the supervisor node; use e.g. 'supervisor'")
+    if model is None and router is None:
+        raise ValueError("model: give a chat model to route with, or a router function (or both)")
+    if router is not None and not callable(router):
+        raise TypeError(f"router: got {type(router).__name__}; give a function of SupervisorView")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps: got {max_steps!r}; give the hop budget as an integer >= 1")
+    if fallback is not None and fallback not in names:
+        raise ValueError(
+            f"fallback: {fallback!r} is not one of the workers {names}; name one of them or None"
+        )
+    if isinstance(ledger_window, bool) or not isinstance(ledger_window, int) or ledger_window < 1:
+        raise ValueError(f"ledger_window: got {ledger_window!r}; give an integer >= 1")
+    if ping_pong_window is not None and (
+        isinstance(ping_pong_window, bool) or not isinstance(ping_pong_window, int)
+        or ping_pong_window < 3
+    ):
+        raise ValueError(
+            f"ping_pong_window: got {ping_pong_window!r}; give an integer >= 3 "
+            "(hops in an A, B, A... run), or None to disable ping-pong detection"
+        )
+    return workers

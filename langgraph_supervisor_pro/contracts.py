@@ -1,0 +1,209 @@
+"""Typed contracts at every boundary: routing decisions, worker tasks and worker results.
+
+The supervisor's only output is a `RouteDecision`; a worker's only output is a
+`WorkerResult`. Both are validated where they cross a boundary, so nothing
+malformed reaches the graph's state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AnyMessage
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from langgraph_supervisor_pro._text import truncate
+
+__all__ = [
+    "FINISH",
+    "SUMMARY_MAX_CHARS",
+    "HaltReason",
+    "RouteDecision",
+    "RunStatus",
+    "WorkerResult",
+    "WorkerStatus",
+    "WorkerTask",
+    "route_decision_model",
+]
+
+FINISH = "FINISH"
+"""The route that ends delegation and hands over to the synthesis step."""
+
+SUMMARY_MAX_CHARS = 280
+"""Longest summary kept for a hop; the supervisor sees nothing longer from a worker."""
+
+WorkerStatus = Literal["success", "failed", "needs_review"]
+"""How a worker's hop ended."""
+
+RunStatus = Literal["running", "done", "failed", "halted"]
+"""Where a run stands: `done` after synthesis, `halted` by a guard, `failed` on an error."""
+
+HaltReason = Literal[
+    "invalid_route",
+    "max_steps",
+    "max_visits",
+    "ping_pong",
+    "supervisor_error",
+    "synthesis_error",
+]
+"""Why a run stopped before the supervisor said FINISH (or why synthesis failed)."""
+
+
+class RouteDecision(BaseModel):
+    """The supervisor's decision for one hop: who goes next, and what they should do.
+
+    Each graph gets its own subclass from `route_decision_model`, whose `next`
+    is a `Literal` of that graph's worker names plus `"FINISH"`.
+
+    Example:
+        >>> Decision = route_decision_model(["researcher", "writer"])
+        >>> Decision(next="writer", instructions="Draft the summary.").next
+        'writer'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    next: str = Field(description="The worker to run next, or FINISH when the task is done.")
+    instructions: str = Field(
+        default="",
+        description="Short, specific instructions for that worker (empty for FINISH).",
+    )
+
+
+def route_decision_model(worker_names: Sequence[str]) -> type[RouteDecision]:
+    """Build the `RouteDecision` model for a set of workers.
+
+    Args:
+        worker_names: The workers the supervisor may route to.
+
+    Returns:
+        A `RouteDecision` subclass whose `next` only accepts those names or `"FINISH"`.
+
+    Raises:
+        ValueError: If `worker_names` is empty.
+
+    Example:
+        >>> Decision = route_decision_model(["researcher"])
+        >>> Decision.model_validate({"next": "FINISH"}).next
+        'FINISH'
+    """
+    names = tuple(worker_names)
+    if not names:
+        raise ValueError("worker_names: give at least one worker name")
+    options = (*names, FINISH)
+    next_type: Any = Literal.__getitem__(options)
+    model: type[RouteDecision] = create_model(
+        "RouteDecision",
+        __base__=RouteDecision,
+        __doc__="Route the task to one worker with instructions, or FINISH.",
+        next=(
+            next_type,
+            Field(description=f"One of: {', '.join(options)}. FINISH ends the delegation."),
+        ),
+    )
+    return model
+
+
+class WorkerTask(BaseModel):
+    """What a worker receives for one hop, and nothing more.
+
+    It holds the user's task, the supervisor's instructions for this hop and the
+    worker's own earlier messages: never the supervisor's history or other
+    workers' transcripts.
+
+    Example:
+        >>> task = WorkerTask(worker="writer", step=3, task="Report on X",
+        ...                   instructions="Draft it")
+        >>> task.prompt()
+        'Task: Report on X\\n\\nInstructions for you: Draft it'
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    worker: str = Field(description="The name of the worker this task is for.")
+    step: int = Field(ge=1, description="The hop number within the current run (1-based).")
+    task: str = Field(description="The user's task for this run.")
+    instructions: str = Field(default="", description="The supervisor's instructions.")
+    messages: list[AnyMessage] = Field(
+        default_factory=list, description="This worker's own earlier messages, oldest first."
+    )
+
+    def prompt(self) -> str:
+        """Render the task and instructions as the text a model-backed worker is given.
+
+        Returns:
+            The task, followed by the instructions when there are any.
+
+        Example:
+            >>> WorkerTask(worker="w", step=1, task="T").prompt()
+            'Task: T'
+        """
+        text = f"Task: {self.task}"
+        if self.instructions:
+            text += f"\n\nInstructions for you: {self.instructions}"
+        return text
+
+
+class WorkerResult(BaseModel):
+    """The typed outcome of one worker hop.
+
+    Whatever a worker returns or raises becomes one of these. `summary` is the
+    only part of the output the supervisor sees; when the worker gives none it is
+    derived from `result` (or `error`) and truncated to `SUMMARY_MAX_CHARS`.
+
+    Example:
+        >>> r = WorkerResult(status="success", result={"rows": 3})
+        >>> r.summary
+        '{"rows": 3}'
+        >>> WorkerResult(status="failed", error="boom").summary
+        'failed: boom'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: WorkerStatus = Field(description="success, failed or needs_review.")
+    result: Any = Field(default=None, description="The worker's output; JSON-serialisable.")
+    summary: str = Field(default="", description="One or two sentences for the supervisor.")
+    error: str | None = Field(default=None, description="What went wrong, when it failed.")
+
+    @field_validator("result")
+    @classmethod
+    def _result_is_json(cls, value: Any) -> Any:
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"result must be JSON-serialisable (got {type(value).__name__}): convert it "
+                "to str, dict, list, number or bool before returning it"
+            ) from exc
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Derive and truncate the summary so it is always short and never empty."""
+        summary = self.summary.strip() or _derive_summary(self)
+        object.__setattr__(self, "summary", truncate(summary, SUMMARY_MAX_CHARS))
+
+    def result_text(self) -> str:
+        """Return `result` as text: strings as they are, anything else as JSON.
+
+        Returns:
+            The result rendered as text ('' when there is none).
+
+        Example:
+            >>> WorkerResult(status="success", result=[1, 2]).result_text()
+            '[1, 2]'
+        """
+        if self.result is None:
+            return ""
+        if isinstance(self.result, str):
+            return self.result
+        return json.dumps(self.result, ensure_ascii=False)
+
+
+def _derive_summary(result: WorkerResult) -> str:
+    if result.status == "failed":
+        return f"failed: {result.error or 'no error given'}"
+    text = " ".join(result.result_text().split())
+    return text or f"{result.status}: no output"

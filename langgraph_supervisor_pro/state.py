@@ -1,0 +1,137 @@
+"""The supervisor graph's state: the user's conversation, the ledger and one slot per worker.
+
+`ledger` and `workers` grow by one small write per hop. They use LangGraph's
+`DeltaChannel`, so a checkpoint stores each hop's write once instead of the
+whole, growing value at every step (which is what makes Postgres threads of
+plain message lists grow with the square of the hop count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import add_messages
+
+from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
+
+__all__ = [
+    "LedgerEntry",
+    "RouteState",
+    "SupervisorInput",
+    "SupervisorState",
+    "WorkerSlot",
+]
+
+
+class LedgerEntry(TypedDict):
+    """One line per hop: the only record of a worker's work the supervisor sees."""
+
+    turn: int
+    """The conversation turn (one per user message) the hop belongs to."""
+    step: int
+    """The hop number within its turn, from 1."""
+    worker: str
+    """The worker that ran."""
+    instructions: str
+    """What the supervisor asked it to do."""
+    decided_by: Literal["router", "model", "fallback"]
+    """Who chose the route: the deterministic router, the model, or the fallback."""
+    status: WorkerStatus
+    """How the hop ended."""
+    summary: str
+    """The worker's short summary (never its full output)."""
+    error: str | None
+    """What went wrong, for failed hops."""
+
+
+class WorkerSlot(TypedDict):
+    """A worker's own namespace in state: its messages and its results."""
+
+    messages: list[AnyMessage]
+    """The worker's own conversation, across hops and turns."""
+    results: list[dict[str, Any]]
+    """Every `WorkerResult` it produced (as dicts), oldest first."""
+
+
+class RouteState(TypedDict):
+    """The hop in flight: written by the supervisor, read by the chosen worker."""
+
+    next: str
+    instructions: str
+    step: int
+    decided_by: Literal["router", "model", "fallback"]
+
+
+def _append_ledger(
+    current: Sequence[LedgerEntry], batches: Sequence[Sequence[LedgerEntry]]
+) -> list[LedgerEntry]:
+    merged = list(current)
+    for batch in batches:
+        merged.extend(batch)
+    return merged
+
+
+def _merge_worker_slots(
+    current: Mapping[str, WorkerSlot], batches: Sequence[Mapping[str, Mapping[str, Any]]]
+) -> dict[str, WorkerSlot]:
+    """Append each write to its own worker's slot; never touch another slot.
+
+    Pure (no mutation of `current`), deterministic and batching-invariant, as
+    `DeltaChannel` requires: folding two batches one after the other equals
+    folding their concatenation.
+    """
+    merged: dict[str, WorkerSlot] = dict(current)
+    for batch in batches:
+        for name, write in batch.items():
+            unknown = set(write) - {"messages", "results"}
+            if unknown:
+                raise ValueError(
+                    f"workers[{name!r}]: a slot write may only carry 'messages' and "
+                    f"'results', got {sorted(unknown)}"
+                )
+            slot = merged.get(name) or WorkerSlot(messages=[], results=[])
+            merged[name] = WorkerSlot(
+                messages=[*slot["messages"], *write.get("messages", ())],
+                results=[*slot["results"], *write.get("results", ())],
+            )
+    return merged
+
+
+class SupervisorInput(TypedDict):
+    """What a run takes: the user's conversation (the last human message is the task)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class SupervisorState(SupervisorInput, total=False):
+    """The full state of a supervisor graph.
+
+    Example:
+        >>> final = graph.invoke({"messages": [("user", "Plan the launch")]}, config)
+        >>> final["status"], [e["worker"] for e in final["ledger"]]
+        ('done', ['researcher', 'writer'])
+    """
+
+    ledger: Annotated[list[LedgerEntry], DeltaChannel(_append_ledger)]
+    """One entry per completed hop, across turns."""
+    workers: Annotated[dict[str, WorkerSlot], DeltaChannel(_merge_worker_slots)]
+    """One namespaced slot per worker that has run."""
+    route: RouteState | None
+    """The hop in flight (None when none is)."""
+    step: int
+    """Hops dispatched in the current turn."""
+    turn: int
+    """The current turn number, from 1."""
+    task: str
+    """The current turn's task: the text of the last human message."""
+    task_message_id: str | None
+    """The id of that message, which tells a new turn from a resumed one."""
+    status: RunStatus
+    """running, done, failed or halted."""
+    halt_reason: str | None
+    """Why the run stopped early (a `HaltReason`), else None."""
+    halt_detail: str | None
+    """A sentence that explains the halt, naming the numbers that tripped it."""

@@ -1,0 +1,419 @@
+"""The routing node: it decides who works next, and never does the work itself.
+
+Each decision sees a slim, bounded view: the task, the worker catalogue (one line
+each, with visit counts) and the last few ledger lines. The decision comes from
+an optional deterministic `router`, else from the model through
+`with_structured_output` on a per-graph `RouteDecision`. An invalid decision is
+re-asked once with the validation error, then goes to the fallback worker or
+halts the run; it is never executed. Guards (hop budget, visit budgets,
+ping-pong) run on every decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs
+from langgraph.errors import NodeError
+from langgraph.types import Command
+from pydantic import BaseModel, ValidationError
+
+from langgraph_supervisor_pro import _guards
+from langgraph_supervisor_pro._text import message_text, one_line, truncate
+from langgraph_supervisor_pro.contracts import FINISH, RouteDecision
+from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState
+
+__all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
+
+DEFAULT_SUPERVISOR_PROMPT = (
+    "You are a supervisor. You route work to workers; you never do the work yourself.\n"
+    "Each time, pick the one worker best placed to make progress and give it short, "
+    "specific instructions, or choose FINISH when the task is complete or cannot progress.\n"
+    "Workers see only the task and your instructions, so put what they need in the "
+    "instructions."
+)
+"""The instructions at the top of the supervisor's system message (the `prompt` argument
+replaces them; the worker catalogue and the answer format are always appended)."""
+
+SYNTHESIS_NODE = "synthesis"
+
+DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupervisorView:
+    """What the supervisor sees for one decision; also what a `router` receives.
+
+    Example:
+        >>> def router(view: SupervisorView) -> str | None:
+        ...     if not view.ledger:
+        ...         return "researcher"  # always start with research
+        ...     return None  # let the model decide the rest
+    """
+
+    task: str
+    """The user's task for this turn."""
+    step: int
+    """Hops already run in this turn."""
+    turn: int
+    """The conversation turn, from 1."""
+    ledger: tuple[LedgerEntry, ...]
+    """This turn's ledger, oldest first."""
+    visits: Mapping[str, int]
+    """Hops per worker in this turn."""
+    workers: tuple[str, ...]
+    """The worker names, in catalogue order."""
+
+
+Router: TypeAlias = Callable[
+    [SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"
+] | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
+"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), or
+None to let the model decide."""
+
+
+@dataclass(frozen=True)
+class _Decision:
+    next: str
+    instructions: str
+    decided_by: DecidedBy
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    error: str
+
+
+class SupervisorNode:
+    """The routing node. Built by `create_supervisor`; not public API."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        workers: Sequence[tuple[str, str, int | None]],
+        decision_model: type[RouteDecision],
+        model: BaseChatModel | Runnable[Any, Any] | None,
+        router: Router | None,
+        prompt: str | None,
+        max_steps: int,
+        fallback: str | None,
+        ledger_window: int,
+        ping_pong_window: int | None,
+    ) -> None:
+        self.name = name
+        self.worker_names = tuple(w[0] for w in workers)
+        self.max_visits = {w[0]: w[2] for w in workers}
+        self.decision_model = decision_model
+        self.router = router
+        self.max_steps = max_steps
+        self.fallback = fallback
+        self.ledger_window = ledger_window
+        self.ping_pong_window = ping_pong_window
+        self._structured: Runnable[Any, Any] | None = None
+        if model is not None:
+            try:
+                self._structured = model.with_structured_output(  # type: ignore[union-attr]
+                    decision_model, include_raw=True
+                )
+            except (NotImplementedError, AttributeError) as exc:
+                raise TypeError(
+                    f"model: {type(model).__name__} cannot produce structured output "
+                    "(with_structured_output); give a tool-calling chat model, or a router"
+                ) from exc
+        options = ", ".join((*self.worker_names, FINISH))
+        catalogue = "\n".join(f"- {name}: {description}" for name, description, _ in workers)
+        self.system_prompt = (
+            f"{(prompt or DEFAULT_SUPERVISOR_PROMPT).strip()}\n\nWorkers:\n{catalogue}\n\n"
+            f"Answer with `next` (exactly one of: {options}) and `instructions` for that worker."
+        )
+        self._options = options
+
+    def runnable(self) -> RunnableLambda[SupervisorState, Command[str]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return RunnableLambda(self.invoke, afunc=self.ainvoke, name=self.name)
+
+    # -- the view ----------------------------------------------------------------------
+
+    def view(self, state: SupervisorState, intake: Mapping[str, Any]) -> SupervisorView:
+        """The bounded view of the current turn."""
+        turn = intake.get("turn", state.get("turn", 1))
+        ledger = tuple(e for e in state.get("ledger") or () if e["turn"] == turn)
+        visits = {name: 0 for name in self.worker_names}
+        for entry in ledger:
+            visits[entry["worker"]] = visits.get(entry["worker"], 0) + 1
+        return SupervisorView(
+            task=intake.get("task", state.get("task", "")),
+            step=intake.get("step", state.get("step", 0)),
+            turn=turn,
+            ledger=ledger,
+            visits=visits,
+            workers=self.worker_names,
+        )
+
+    def messages(self, view: SupervisorView) -> list[BaseMessage]:
+        """The supervisor model's input: system prompt, then task, worker status and ledger."""
+        last_status = {entry["worker"]: entry["status"] for entry in view.ledger}
+        status = "; ".join(
+            f"{name}: {view.visits.get(name, 0)} hops"
+            + (f", last {last_status[name]}" if name in last_status else "")
+            for name in self.worker_names
+        )
+        shown = view.ledger[-self.ledger_window:]
+        lines = [
+            f"#{e['step']} {e['worker']} [{e['status']}] "
+            f"asked: {one_line(e['instructions'], 120)} -> {one_line(e['summary'], 200)}"
+            for e in shown
+        ]
+        omitted = len(view.ledger) - len(shown)
+        if not lines:
+            ledger_text = "No hops yet."
+        else:
+            ok = sum(1 for e in view.ledger if e["status"] == "success")
+            head = (
+                f"{len(view.ledger)} hops so far ({ok} succeeded); "
+                + (f"the last {len(shown)}:" if omitted else "all of them:")
+            )
+            ledger_text = head + "\n" + "\n".join(lines)
+        human = (
+            f"Task: {view.task}\n\nWorkers: {status}\n\nLedger: {ledger_text}\n\n"
+            f"Hop budget: {view.step}/{self.max_steps} used. Who goes next?"
+        )
+        return [SystemMessage(content=self.system_prompt), HumanMessage(content=human)]
+
+    def _reask(self, error: str) -> HumanMessage:
+        return HumanMessage(
+            content=(
+                f"Your previous answer was not a valid decision: {error}\n"
+                f"Answer again with `next` set to exactly one of: {self._options}."
+            )
+        )
+
+    def _model_config(self, config: RunnableConfig, view: SupervisorView) -> RunnableConfig:
+        return merge_configs(
+            config,
+            {"metadata": {"lgsp_role": "supervisor", "lgsp_step": view.step + 1,
+                          "lgsp_turn": view.turn},
+             "tags": ["lgsp:supervisor"]},
+        )
+
+    # -- parsing -----------------------------------------------------------------------
+
+    def _parse(self, value: Any, decided_by: DecidedBy) -> _Decision | _Invalid:
+        """Validate a router's or model's output into a decision, or say what is wrong."""
+        if isinstance(value, Mapping) and {"raw", "parsed"} <= set(value):
+            if value.get("parsing_error") is not None:
+                return _Invalid(_short_error(value["parsing_error"]))
+            raw = value.get("raw")
+            value = value["parsed"]
+            if value is None:
+                said = one_line(message_text(raw), 120) if isinstance(raw, BaseMessage) else ""
+                return _Invalid(
+                    "the reply held no structured decision"
+                    + (f" (it said: {said!r})" if said else "")
+                )
+        if isinstance(value, str):
+            value = {"next": value}
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if not isinstance(value, Mapping):
+            return _Invalid(f"expected a decision, got {type(value).__name__}")
+        try:
+            decision = self.decision_model.model_validate(dict(value))
+        except ValidationError as exc:
+            return _Invalid(_short_error(exc))
+        return _Decision(decision.next, decision.instructions.strip(), decided_by)
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def _route_from_router(self, view: SupervisorView, raw: Any) -> _Decision | _Invalid | None:
+        if raw is None:
+            return None
+        parsed = self._parse(raw, "router")
+        if isinstance(parsed, _Invalid):
+            return _Invalid(f"the router returned an invalid route: {parsed.error}")
+        return parsed
+
+    def _decide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        intake = self._intake(state)
+        view = self.view(state, intake)
+        choice: _Decision | _Invalid | None = None
+        if self.router is not None:
+            raw = self.router(view)
+            if inspect.isawaitable(raw):
+                raw = asyncio.run(_awaitable(raw))
+            choice = self._route_from_router(view, raw)
+        if choice is None:
+            choice = self._ask_model(view, config)
+        return self._command(state, intake, view, choice)
+
+    async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        intake = self._intake(state)
+        view = self.view(state, intake)
+        choice: _Decision | _Invalid | None = None
+        if self.router is not None:
+            raw = self.router(view)
+            if inspect.isawaitable(raw):
+                raw = await raw
+            choice = self._route_from_router(view, raw)
+        if choice is None:
+            choice = await self._aask_model(view, config)
+        return self._command(state, intake, view, choice)
+
+    def _ask_model(self, view: SupervisorView, config: RunnableConfig) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid("the router deferred (returned None) and no model is configured")
+        messages = self.messages(view)
+        cfg = self._model_config(config, view)
+        first = self._parse(_invoke_structured(self._structured, messages, cfg), "model")
+        if isinstance(first, _Decision):
+            return first
+        retry = [*messages, self._reask(first.error)]
+        second = self._parse(_invoke_structured(self._structured, retry, cfg), "model")
+        if isinstance(second, _Invalid):
+            return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
+        return second
+
+    async def _aask_model(
+        self, view: SupervisorView, config: RunnableConfig
+    ) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid("the router deferred (returned None) and no model is configured")
+        messages = self.messages(view)
+        cfg = self._model_config(config, view)
+        raw = await _ainvoke_structured(self._structured, messages, cfg)
+        first = self._parse(raw, "model")
+        if isinstance(first, _Decision):
+            return first
+        retry = [*messages, self._reask(first.error)]
+        second = self._parse(await _ainvoke_structured(self._structured, retry, cfg), "model")
+        if isinstance(second, _Invalid):
+            return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
+        return second
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Decide synchronously."""
+        return self._decide(state, config)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Decide on the event loop."""
+        return await self._adecide(state, config)
+
+    # -- turning a decision into a command ---------------------------------------------
+
+    def _intake(self, state: SupervisorState) -> dict[str, Any]:
+        """Start a new turn when a new user message arrived; else change nothing."""
+        human = next(
+            (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)),
+            None,
+        )
+        if human is None:
+            raise ValueError(
+                "messages: the input needs at least one user message, e.g. "
+                '{"messages": [("user", "your task")]}'
+            )
+        if state.get("status") == "running" and human.id == state.get("task_message_id"):
+            return {}
+        return {
+            "turn": state.get("turn", 0) + 1,
+            "step": 0,
+            "task": message_text(human),
+            "task_message_id": human.id,
+            "status": "running",
+            "halt_reason": None,
+            "halt_detail": None,
+            "route": None,
+        }
+
+    def _command(
+        self,
+        state: SupervisorState,
+        intake: dict[str, Any],
+        view: SupervisorView,
+        choice: _Decision | _Invalid,
+    ) -> Command[str]:
+        if isinstance(choice, _Invalid):
+            if self.fallback is None:
+                return self._halt(intake, "invalid_route", f"no valid route: {choice.error}")
+            choice = _Decision(
+                self.fallback,
+                "The supervisor could not choose a valid route "
+                f"({truncate(choice.error, 200)}). Work on the task as best you can.",
+                "fallback",
+            )
+        if choice.next == FINISH:
+            route = RouteState(next=FINISH, instructions=choice.instructions, step=view.step,
+                               decided_by=choice.decided_by)
+            return Command(goto=SYNTHESIS_NODE, update={**intake, "route": route})
+        halt = (
+            _guards.check_max_steps(view.step, self.max_steps)
+            or _guards.check_max_visits(choice.next, view.ledger, self.max_visits)
+            or _guards.check_ping_pong(choice.next, view.ledger, self.ping_pong_window)
+        )
+        if halt is not None:
+            return self._halt(intake, *halt)
+        step = view.step + 1
+        route = RouteState(next=choice.next, instructions=choice.instructions, step=step,
+                           decided_by=choice.decided_by)
+        return Command(goto=choice.next, update={**intake, "route": route, "step": step})
+
+    def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
+        return Command(
+            goto=SYNTHESIS_NODE,
+            update={**intake, "route": None, "status": "halted", "halt_reason": reason,
+                    "halt_detail": detail},
+        )
+
+    def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
+        """LangGraph error handler: after retries, fail the run closed with the reason."""
+        exc = error.error
+        return Command(
+            goto=SYNTHESIS_NODE,
+            update={
+                "route": None,
+                "status": "failed",
+                "halt_reason": "supervisor_error",
+                "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}",
+                                        500),
+            },
+        )
+
+
+async def _awaitable(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _invoke_structured(
+    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
+) -> Any:
+    try:
+        return structured.invoke(messages, config)
+    except (OutputParserException, ValidationError) as exc:
+        return {"raw": None, "parsed": None, "parsing_error": exc}
+
+
+async def _ainvoke_structured(
+    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
+) -> Any:
+    try:
+        return await structured.ainvoke(messages, config)
+    except (OutputParserException, ValidationError) as exc:
+        return {"raw": None, "parsed": None, "parsing_error": exc}
+
+
+def _short_error(exc: Any) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "decision"
+            parts.append(f"{loc}: {err['msg']} (got {err.get('input')!r})")
+        return truncate("; ".join(parts), 400)
+    return truncate(str(exc), 400)

@@ -1,0 +1,194 @@
+"""The synthesis step: writes the run's answer from the workers' full results.
+
+Routing never sees full outputs; this separate step does. By default the answer
+is the last successful worker's full result (so the worker's real answer is
+never hidden behind a hand-off message). Give `synthesizer=` a chat model or a
+function to write it differently. Halted and failed runs get a closing message
+that says why, without calling the synthesizer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langgraph.errors import NodeError
+from pydantic import BaseModel, ConfigDict
+
+from langgraph_supervisor_pro._text import content_text, truncate
+from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
+from langgraph_supervisor_pro.state import SupervisorState
+
+__all__ = ["DEFAULT_SYNTHESIS_PROMPT", "HopOutput", "SynthesisInput", "Synthesizer"]
+
+DEFAULT_SYNTHESIS_PROMPT = (
+    "You write the final answer to the user's task from the workers' results below. "
+    "Use only what the results say; be complete and concise."
+)
+"""System prompt used when `synthesizer` is a chat model."""
+
+
+class HopOutput(BaseModel):
+    """One hop's full output, as the synthesis step sees it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    worker: str
+    result: WorkerResult
+
+
+class SynthesisInput(BaseModel):
+    """What a synthesizer function receives.
+
+    Example:
+        >>> def synthesize(inp: SynthesisInput) -> str:
+        ...     return "\\n\\n".join(h.result.result_text() for h in inp.successes())
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    """The user's task for this turn."""
+    hops: list[HopOutput]
+    """Every hop of this turn, oldest first, with full results."""
+    status: RunStatus
+    """`running` when the supervisor said FINISH; `halted`/`failed` otherwise."""
+    halt_reason: str | None = None
+    halt_detail: str | None = None
+    finish_note: str = ""
+    """The supervisor's instructions that came with FINISH, if any."""
+
+    def successes(self) -> list[HopOutput]:
+        """The hops that ended in `success`, oldest first.
+
+        Returns:
+            Those hops.
+
+        Example:
+            >>> SynthesisInput(task="t", hops=[], status="running").successes()
+            []
+        """
+        return [hop for hop in self.hops if hop.result.status == "success"]
+
+
+Synthesizer: TypeAlias = (
+    Runnable[Any, Any]
+    | Callable[[SynthesisInput], "str | BaseMessage"]
+    | Callable[[SynthesisInput], Awaitable["str | BaseMessage"]]
+)
+"""A chat model (or Runnable taking messages), or a sync/async function of `SynthesisInput`."""
+
+
+def default_answer(inp: SynthesisInput) -> str:
+    """The answer when no synthesizer is given, and the closing message of halted runs."""
+    done = inp.successes()
+    last = done[-1] if done else None
+    if inp.status in ("halted", "failed"):
+        text = f"Stopped early ({inp.halt_reason}): {inp.halt_detail}."
+        if last is not None:
+            text += (
+                f"\n\nLast result, from {last.worker} (hop {last.step}):\n"
+                f"{last.result.result_text()}"
+            )
+        return text
+    if last is not None:
+        return last.result.result_text()
+    return inp.finish_note or "The supervisor finished without any successful worker result."
+
+
+def synthesis_input(state: SupervisorState) -> SynthesisInput:
+    """Collect this turn's hops with their full results from the worker slots."""
+    turn = state.get("turn", 1)
+    slots = state.get("workers") or {}
+    seen: dict[str, int] = {}
+    hops: list[HopOutput] = []
+    # The k-th ledger entry of a worker and its k-th result were written together.
+    for entry in state.get("ledger") or ():
+        index = seen.get(entry["worker"], 0)
+        seen[entry["worker"]] = index + 1
+        if entry["turn"] != turn:
+            continue
+        results = slots.get(entry["worker"], {"results": []})["results"]
+        if index < len(results):
+            result = WorkerResult.model_validate(results[index])
+            hops.append(HopOutput(step=entry["step"], worker=entry["worker"], result=result))
+    route = state.get("route")
+    return SynthesisInput(
+        task=state.get("task", ""),
+        hops=hops,
+        status=state.get("status", "running"),
+        halt_reason=state.get("halt_reason"),
+        halt_detail=state.get("halt_detail"),
+        finish_note=route["instructions"] if route and route["next"] == FINISH else "",
+    )
+
+
+def _model_messages(inp: SynthesisInput) -> list[BaseMessage]:
+    parts = [f"Task: {inp.task}"]
+    for hop in inp.successes():
+        parts.append(f"Result of {hop.worker} (hop {hop.step}):\n{hop.result.result_text()}")
+    if inp.finish_note:
+        parts.append(f"Supervisor's note: {inp.finish_note}")
+    return [SystemMessage(content=DEFAULT_SYNTHESIS_PROMPT), HumanMessage(content="\n\n".join(parts))]
+
+
+class SynthesisNode:
+    """The synthesis node. Built by `create_supervisor`; not public API."""
+
+    def __init__(self, synthesizer: Synthesizer | None, *, answer_name: str) -> None:
+        self.answer_name = answer_name
+        self._takes_messages = isinstance(synthesizer, Runnable)
+        self._runnable: Runnable[Any, Any] | None
+        if synthesizer is None:
+            self._runnable = None
+        elif isinstance(synthesizer, Runnable):
+            self._runnable = synthesizer
+        elif callable(synthesizer):
+            self._runnable = RunnableLambda(synthesizer, name="synthesizer")
+        else:
+            raise TypeError(
+                f"synthesizer: got {type(synthesizer).__name__}; give a chat model, a Runnable "
+                "taking messages, or a function taking a SynthesisInput"
+            )
+
+    def runnable(self) -> RunnableLambda[SupervisorState, dict[str, Any]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return RunnableLambda(self.invoke, afunc=self.ainvoke, name="synthesis")
+
+    def _payload(self, inp: SynthesisInput) -> Any:
+        return _model_messages(inp) if self._takes_messages else inp
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Write the answer synchronously."""
+        inp = synthesis_input(state)
+        if self._runnable is None or inp.status != "running":
+            return self._update(inp, default_answer(inp))
+        return self._update(inp, self._runnable.invoke(self._payload(inp), config))
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Write the answer on the event loop."""
+        inp = synthesis_input(state)
+        if self._runnable is None or inp.status != "running":
+            return self._update(inp, default_answer(inp))
+        return self._update(inp, await self._runnable.ainvoke(self._payload(inp), config))
+
+    def _update(self, inp: SynthesisInput, answer: Any) -> dict[str, Any]:
+        text = content_text(answer.content) if isinstance(answer, BaseMessage) else str(answer)
+        message = AIMessage(content=text, name=self.answer_name, id=str(uuid.uuid4()))
+        status = "done" if inp.status == "running" else inp.status
+        return {"messages": [message], "status": status, "route": None}
+
+    def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
+        """LangGraph error handler: the synthesizer failed; answer with what the run has."""
+        inp = synthesis_input(state)
+        detail = truncate(f"the synthesizer failed: {type(error.error).__name__}: {error.error}",
+                          500)
+        failed = inp.model_copy(update={"status": "failed", "halt_reason": "synthesis_error",
+                                        "halt_detail": detail})
+        update = self._update(failed, default_answer(failed))
+        return {**update, "halt_reason": "synthesis_error", "halt_detail": detail}
+

@@ -1,0 +1,34 @@
+"""Small helpers shared by the tests (the public fakes live in langgraph_supervisor_pro.testing)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph_supervisor_pro import Worker, create_supervisor
+
+
+def routes(*names: str):
+    """A router that replays `names` in order (then FINISH forever)."""
+    it = itertools.chain(names, itertools.repeat("FINISH"))
+
+    def router(view):
+        return next(it)
+
+    return router
+
+
+def thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+
+def compile_team(workers: Iterable[Worker], **kwargs: Any):
+    return create_supervisor(list(workers), **kwargs).compile(checkpointer=InMemorySaver())
+
+
+def ask(text: str = "Write a report on cats") -> dict[str, Any]:
+    return {"messages": [("user", text)]}

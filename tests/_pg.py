@@ -1,0 +1,112 @@
+"""Postgres helpers shared by the test fixtures and by subprocess-based tests.
+
+Plain functions (no pytest import) so that a child process started by a crash
+test can use them too, e.g. ``from _pg import database_uri``.
+
+Where the server comes from:
+
+- ``LGSP_POSTGRES_URI`` set: that server is used as is (any database on it
+  works; tests create and drop their own databases next to it).
+- otherwise an embedded server is started with the ``pgserver`` package in a
+  temporary directory. When the tests run as root (common in containers),
+  PostgreSQL itself refuses to run as root; ``pgserver`` handles this by creating
+  an unprivileged system user ``pgserver`` (``useradd``), giving it the data
+  directory and running ``initdb``/``pg_ctl`` as that user. It also makes the
+  parent directories of the data directory and of its bundled binaries
+  traversable by other users (``chmod go+rx``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+ENV_VAR = "LGSP_POSTGRES_URI"
+
+
+def database_uri(server_uri: str, dbname: str) -> str:
+    """Return ``server_uri`` pointing at database ``dbname`` (host, user, query kept)."""
+    parts = urlsplit(server_uri)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{dbname}", parts.query, parts.fragment))
+
+
+def unique_database_name(prefix: str = "lgsp_test") -> str:
+    """Return a fresh database name that is a valid unquoted identifier."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+def create_database(server_uri: str, dbname: str) -> str:
+    """Create database ``dbname`` on the server of ``server_uri`` and return its URI."""
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
+    return database_uri(server_uri, dbname)
+
+
+def drop_database(server_uri: str, dbname: str) -> None:
+    """Drop ``dbname``, terminating any connection still open on it (PostgreSQL >= 13)."""
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(dbname))
+        )
+
+
+def table_names(uri: str, schema: str = "public") -> set[str]:
+    """Return the names of the tables of ``schema`` in the database of ``uri``."""
+    with psycopg.connect(uri) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (schema,),
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
+@dataclass
+class EmbeddedPostgres:
+    """A throw-away PostgreSQL server run by ``pgserver`` in a temporary directory."""
+
+    uri: str
+    directory: Path
+    _server: Any
+
+    def stop(self) -> None:
+        """Stop the server and delete its data directory."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                self._server.cleanup()
+            finally:
+                shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def start_embedded_postgres() -> EmbeddedPostgres:
+    """Start an embedded server with ``pgserver`` (works as root, see module docstring).
+
+    ``pgserver`` emits warnings on import and start (e.g. platformdirs'
+    ``RuntimeDirWarning`` when ``XDG_RUNTIME_DIR`` is unset); they are silenced
+    here because the test suite turns warnings into errors.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="lgsp-pgserver-"))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from pgserver.postgres_server import get_server
+
+            server = get_server(directory, cleanup_mode="delete")
+            uri = server.get_uri()
+    except Exception as exc:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise RuntimeError(
+            f"Could not start an embedded Postgres with pgserver ({type(exc).__name__}: {exc}). "
+            f"Set {ENV_VAR}=postgresql://user:password@host:5432/dbname to use an existing "
+            "server instead. As root, pgserver needs 'useradd' to create its 'pgserver' user."
+        ) from exc
+    return EmbeddedPostgres(uri=uri, directory=directory, _server=server)

@@ -1,0 +1,48 @@
+"""Shared pytest fixtures.
+
+Postgres: tests get a real server, never a mock. Set ``LGSP_POSTGRES_URI``
+(e.g. ``postgresql://postgres@127.0.0.1:5432/test``) to use an existing server;
+otherwise an embedded one is started once per session with ``pgserver`` (see
+``tests/_pg.py``, which also works when the tests run as root). Each test that
+needs a database asks for ``pg_database`` and gets a fresh one, dropped after
+the test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from tests._pg import (
+    ENV_VAR,
+    create_database,
+    drop_database,
+    start_embedded_postgres,
+    unique_database_name,
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_uri() -> Iterator[str]:
+    """URI of a running Postgres server: ``$LGSP_POSTGRES_URI`` or an embedded one."""
+    uri = os.environ.get(ENV_VAR, "").strip()
+    if uri:
+        yield uri
+        return
+    server = start_embedded_postgres()
+    try:
+        yield server.uri
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_database(postgres_uri: str) -> Iterator[str]:
+    """URI of a fresh, uniquely named database, dropped (connections closed) afterwards."""
+    name = unique_database_name()
+    uri = create_database(postgres_uri, name)
+    try:
+        yield uri
+    finally:
+        drop_database(postgres_uri, name)

@@ -1,0 +1,69 @@
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from langgraph_supervisor_pro import FINISH, WorkerResult, WorkerTask, route_decision_model
+from langgraph_supervisor_pro.contracts import SUMMARY_MAX_CHARS
+
+
+def test_route_decision_accepts_workers_and_finish_only():
+    Decision = route_decision_model(["researcher", "writer"])
+    assert Decision(next="writer", instructions="go").next == "writer"
+    assert Decision.model_validate({"next": FINISH}).instructions == ""
+    with pytest.raises(ValidationError) as err:
+        Decision.model_validate({"next": "hacker"})
+    assert "hacker" in str(err.value)
+    with pytest.raises(ValidationError):
+        Decision.model_validate({"next": "writer", "extra": 1})
+
+
+def test_route_decision_schema_is_an_enum_the_model_sees():
+    schema = route_decision_model(["a", "b"]).model_json_schema()
+    assert schema["properties"]["next"]["enum"] == ["a", "b", "FINISH"]
+    assert set(schema["required"]) == {"next"}
+
+
+def test_route_decision_needs_workers():
+    with pytest.raises(ValueError, match="worker_names"):
+        route_decision_model([])
+
+
+def test_worker_result_derives_and_truncates_summary():
+    long = "word " * 200
+    result = WorkerResult(status="success", result=long)
+    assert len(result.summary) == SUMMARY_MAX_CHARS
+    assert result.summary.endswith("…")
+    assert WorkerResult(status="success", result={"a": 1}).summary == '{"a": 1}'
+    assert WorkerResult(status="failed", error="boom").summary == "failed: boom"
+    assert WorkerResult(status="needs_review").summary == "needs_review: no output"
+    given = WorkerResult(status="success", result="x", summary="  short  ")
+    assert given.summary == "short"
+    assert len(WorkerResult(status="success", summary="s" * 1000).summary) == SUMMARY_MAX_CHARS
+
+
+def test_worker_result_rejects_bad_values():
+    with pytest.raises(ValidationError, match="JSON-serialisable"):
+        WorkerResult(status="success", result={1, 2})
+    with pytest.raises(ValidationError):
+        WorkerResult(status="done")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        WorkerResult(status="success", bogus=1)  # type: ignore[call-arg]
+
+
+def test_worker_result_is_frozen_and_round_trips():
+    result = WorkerResult(status="success", result=[1, 2])
+    with pytest.raises(ValidationError):
+        result.status = "failed"  # type: ignore[misc]
+    dumped = result.model_dump()
+    assert json.loads(json.dumps(dumped)) == dumped
+    assert WorkerResult.model_validate(dumped) == result
+    assert result.result_text() == "[1, 2]"
+
+
+def test_worker_task_prompt():
+    task = WorkerTask(worker="w", step=2, task="T", instructions="Do X")
+    assert task.prompt() == "Task: T\n\nInstructions for you: Do X"
+    assert WorkerTask(worker="w", step=1, task="T").prompt() == "Task: T"
+    with pytest.raises(ValidationError):
+        WorkerTask(worker="w", step=0, task="T")

@@ -1,0 +1,284 @@
+import asyncio
+import threading
+import time
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, RetryPolicy
+from pydantic import BaseModel
+
+from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask, WorkerTimeoutError
+from langgraph_supervisor_pro.workers import coerce_worker_output, default_worker_retry
+from tests._helpers import ask, compile_team, routes, thread
+
+FAST_RETRY = RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False)
+
+
+def w(name, agent, **kw):
+    return Worker(name=name, description=f"The {name}.", agent=agent, **kw)
+
+
+# ----------------------------------------------------------------------- configuration
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"name": "has space"}, "Worker.name"),
+        ({"name": "9lives"}, "Worker.name"),
+        ({"name": ""}, "Worker.name"),
+        ({"name": "finish"}, "reserved"),
+        ({"description": "   "}, "Worker.description"),
+        ({"description": "x" * 301}, "one sentence"),
+        ({"timeout": 0}, "Worker.timeout"),
+        ({"timeout": -1.5}, "Worker.timeout"),
+        ({"timeout": "5"}, "Worker.timeout"),
+        ({"max_visits": 0}, "Worker.max_visits"),
+        ({"max_visits": True}, "Worker.max_visits"),
+        ({"tools": ["a", "a"]}, "more than once"),
+    ],
+)
+def test_worker_rejects_bad_configuration(kwargs, match):
+    base = {"name": "ok", "description": "Does things.", "agent": lambda t: "x"}
+    with pytest.raises(ValueError, match=match):
+        Worker(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"agent": 42}, "Worker.agent.*not supported"),
+        ({"agent": "researcher"}, "Worker.agent"),
+        ({"retry": {"max_attempts": 3}}, "Worker.retry"),
+        ({"tools": "search"}, "Worker.tools"),
+        ({"tools": [42]}, "Worker.tools"),
+    ],
+)
+def test_worker_rejects_bad_types(kwargs, match):
+    base = {"name": "ok", "description": "Does things.", "agent": lambda t: "x"}
+    with pytest.raises(TypeError, match=match):
+        Worker(**{**base, **kwargs})
+
+
+def test_worker_normalises_description_and_tools():
+    def search(q: str) -> str:
+        return q
+
+    worker = Worker(name="r", description=" Finds\n facts. ", agent=lambda t: "x",
+                    tools=["lookup", search])
+    assert worker.description == "Finds facts."
+    assert worker.tools == ("lookup", "search")
+    assert default_worker_retry().max_attempts == 3
+
+
+# ----------------------------------------------------------------------- coercion
+
+
+class Report(BaseModel):
+    title: str
+
+
+@pytest.mark.parametrize(
+    ("output", "status", "result"),
+    [
+        ("plain text", "success", "plain text"),
+        (WorkerResult(status="needs_review", result="draft"), "needs_review", "draft"),
+        ({"status": "failed", "error": "no data"}, "failed", None),
+        ({"rows": 3}, "success", {"rows": 3}),
+        (Report(title="T"), "success", {"title": "T"}),
+        (AIMessage(content="from a message"), "success", "from a message"),
+        ([HumanMessage(content="q"), AIMessage(content="answer")], "success", "answer"),
+        ({"messages": [AIMessage(content="", tool_calls=[{"name": "t", "args": {}, "id": "1"}])]},
+         "failed", None),
+        ({"messages": [AIMessage(content="x")], "structured_response": Report(title="S")},
+         "success", {"title": "S"}),
+        (None, "failed", None),
+        ({1, 2}, "failed", None),
+        ({"status": "success", "result": object()}, "failed", None),
+        ({"status": "bogus"}, "failed", None),
+    ],
+)
+def test_coerce_worker_output(output, status, result):
+    coerced, _ = coerce_worker_output(output, worker="w")
+    assert coerced.status == status
+    if result is not None:
+        assert coerced.result == result
+    if status == "failed":
+        assert coerced.error
+
+
+def test_coerce_skips_messages_the_worker_was_given():
+    sent = HumanMessage(content="task", id="sent-1")
+    out = {"messages": [sent, AIMessage(content="done", id="new-1")]}
+    result, produced = coerce_worker_output(out, worker="w", sent=[sent])
+    assert result.result == "done"
+    assert [m.id for m in produced] == ["new-1"]
+
+
+# ----------------------------------------------------------------------- scoping
+
+
+def test_worker_task_holds_only_its_own_history():
+    seen: dict[str, list[WorkerTask]] = {"a": [], "b": []}
+
+    def make(name):
+        def agent(task: WorkerTask) -> str:
+            seen[name].append(task)
+            return f"{name}-secret-output-{task.step}"
+        return agent
+
+    app = compile_team([w("a", make("a")), w("b", make("b"))],
+                       router=routes("a", "b", "a"))
+    out = app.invoke(ask("the task"), thread())
+    first, second = seen["a"]
+    assert first.messages == []
+    assert second.step == 3
+    texts = [m.content for m in second.messages]
+    assert any("a-secret-output-1" in t for t in texts)
+    assert not any("b-secret-output" in t for t in texts)  # never another worker's transcript
+    assert all(t.task == "the task" for t in seen["a"] + seen["b"])
+    # Each slot holds its own messages only.
+    assert all("b-secret" not in m.content for m in out["workers"]["a"]["messages"])
+    assert [r["result"] for r in out["workers"]["b"]["results"]] == ["b-secret-output-2"]
+
+
+def test_worker_cannot_write_the_supervisors_state():
+    def escaping(task):
+        raise AssertionError("unreachable")
+
+    sub = StateGraph(dict)
+
+    def escape(state):
+        return Command(graph=Command.PARENT, goto="synthesis", update={"status": "done"})
+
+    sub.add_node("escape", escape)
+    sub.add_edge(START, "escape")
+    agent = sub.compile()
+    app = compile_team([w("sneaky", agent), w("ok", lambda t: "fine")],
+                       router=routes("sneaky", "ok"))
+    out = app.invoke(ask(), thread())
+    first = out["ledger"][0]
+    assert first["status"] == "failed"
+    assert "Command.PARENT" in first["error"]
+    assert [e["worker"] for e in out["ledger"]] == ["sneaky", "ok"]  # routing stayed ours
+    assert out["status"] == "done"
+
+
+# ----------------------------------------------------------------------- failures
+
+
+def test_raising_worker_becomes_failed_result_and_run_continues():
+    calls = []
+
+    def broken(task):
+        calls.append(task.step)
+        raise ValueError("bad input")
+
+    app = compile_team([w("broken", broken, retry=FAST_RETRY), w("ok", lambda t: "fine")],
+                       router=routes("broken", "ok"))
+    out = app.invoke(ask(), thread())
+    assert calls == [1]  # ValueError is not transient: no retry
+    assert out["ledger"][0]["status"] == "failed"
+    assert out["ledger"][0]["error"] == "ValueError: bad input"
+    assert out["workers"]["broken"]["results"][0]["status"] == "failed"
+    assert out["status"] == "done"
+    assert out["messages"][-1].content == "fine"
+
+
+def test_transient_errors_are_retried_then_succeed():
+    attempts = []
+
+    def flaky(task):
+        attempts.append(time.monotonic())
+        if len(attempts) < 3:
+            raise ConnectionError("reset by peer")
+        return "third time lucky"
+
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.05, backoff_factor=2.0, jitter=False)
+    app = compile_team([w("flaky", flaky, retry=retry)], router=routes("flaky"))
+    out = app.invoke(ask(), thread())
+    assert len(attempts) == 3
+    gaps = [b - a for a, b in zip(attempts, attempts[1:], strict=False)]
+    assert gaps[1] > gaps[0]  # exponential backoff
+    assert out["ledger"][0]["status"] == "success"
+    assert out["messages"][-1].content == "third time lucky"
+
+
+def test_sync_timeout_fails_the_hop_after_retries():
+    attempts = []
+
+    def slow(task):
+        attempts.append(1)
+        time.sleep(0.5)
+        return "late"
+
+    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)],
+                       router=routes("slow"))
+    out = app.invoke(ask(), thread())
+    assert len(attempts) == 2  # WorkerTimeoutError is transient: retried once
+    entry = out["ledger"][0]
+    assert entry["status"] == "failed"
+    assert entry["error"].startswith("WorkerTimeoutError")
+    assert "0.05s" in entry["error"]
+
+
+async def test_async_timeout_cancels_the_worker():
+    cancelled = []
+
+    async def slow(task):
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(task.step)
+            raise
+        return "late"
+
+    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)],
+                       router=routes("slow"))
+    out = await app.ainvoke(ask(), thread())
+    assert cancelled == [1, 1]
+    assert out["ledger"][0]["error"].startswith("WorkerTimeoutError")
+    assert isinstance(WorkerTimeoutError("x", 1.0), Exception)
+
+
+def test_garbage_output_becomes_failed_result():
+    app = compile_team([w("odd", lambda t: {1, 2, 3})], router=routes("odd"))
+    out = app.invoke(ask(), thread())
+    assert out["ledger"][0]["status"] == "failed"
+    assert "set" in out["ledger"][0]["error"]
+
+
+# ----------------------------------------------------------------------- sync and async
+
+
+async def test_async_worker_runs_natively_on_the_event_loop():
+    where = []
+
+    async def agent(task):
+        where.append((threading.current_thread() is threading.main_thread(),
+                      asyncio.get_running_loop() is loop))
+        await asyncio.sleep(0)
+        return "async ok"
+
+    loop = asyncio.get_running_loop()
+    app = compile_team([w("a", agent)], router=routes("a"))
+    out = await app.ainvoke(ask(), thread())
+    assert where == [(True, True)]
+    assert out["messages"][-1].content == "async ok"
+
+
+def test_async_worker_also_runs_under_sync_invoke():
+    async def agent(task):
+        await asyncio.sleep(0)
+        return f"async under sync at step {task.step}"
+
+    app = compile_team([w("a", agent)], router=routes("a"))
+    out = app.invoke(ask(), thread())
+    assert out["messages"][-1].content == "async under sync at step 1"
+
+
+async def test_sync_worker_under_ainvoke():
+    app = compile_team([w("s", lambda t: "sync ok")], router=routes("s"))
+    out = await app.ainvoke(ask(), thread())
+    assert out["messages"][-1].content == "sync ok"
