@@ -49,7 +49,7 @@ def check_ping_pong(worker: str, ledger: Sequence[LedgerEntry], window: int | No
     """
     if window is None or len(ledger) < window - 1:
         return None
-    tail = list(ledger[len(ledger) - (window - 1):])
+    tail = list(ledger[len(ledger) - (window - 1) :])
     sequence = [entry["worker"] for entry in tail] + [worker]
     pair = {sequence[0], sequence[1]}
     if len(pair) != 2:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
@@ -75,9 +75,16 @@ def create_supervisor(
         ...              {"configurable": {"thread_id": "1"}})["status"]
         'done'
     """
-    workers = _validate(workers, model=model, router=router, max_steps=max_steps,
-                        fallback=fallback, name=name, ledger_window=ledger_window,
-                        ping_pong_window=ping_pong_window)
+    workers = _validate(
+        workers,
+        model=model,
+        router=router,
+        max_steps=max_steps,
+        fallback=fallback,
+        name=name,
+        ledger_window=ledger_window,
+        ping_pong_window=ping_pong_window,
+    )
     supervisor = SupervisorNode(
         name=name,
         workers=[(w.name, w.description, w.max_visits) for w in workers],
@@ -98,7 +105,7 @@ def create_supervisor(
         supervisor.runnable(),
         destinations=(*[w.name for w in workers], SYNTHESIS_NODE),
         retry_policy=RetryPolicy(max_attempts=3),
-        error_handler=supervisor.on_error,
+        error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
     )
     for worker in workers:
@@ -107,7 +114,7 @@ def create_supervisor(
             worker.name,
             node.runnable(),
             retry_policy=worker.retry,
-            error_handler=node.on_error,
+            error_handler=_handler(node.on_error),
             metadata={"lgsp_role": "worker", "lgsp_worker": worker.name},
         )
         graph.add_edge(worker.name, name)
@@ -115,12 +122,17 @@ def create_supervisor(
         SYNTHESIS_NODE,
         synthesis.runnable(),
         retry_policy=RetryPolicy(max_attempts=2),
-        error_handler=synthesis.on_error,
+        error_handler=_handler(synthesis.on_error),
         metadata={"lgsp_role": "synthesis"},
     )
     graph.add_edge(START, name)
     graph.add_edge(SYNTHESIS_NODE, END)
     return graph
+
+
+def _handler(fn: Any) -> Any:
+    """LangGraph injects `NodeError` by annotation; its stubs only know one-argument nodes."""
+    return cast(Any, fn)
 
 
 def _validate(
@@ -138,7 +150,9 @@ def _validate(
         raise TypeError("workers: give a list of Worker objects")
     workers = list(workers)
     if not workers:
-        raise ValueError("workers: give at least one Worker; a supervisor needs someone to route to")
+        raise ValueError(
+            "workers: give at least one Worker; a supervisor needs someone to route to"
+        )
     for index, worker in enumerate(workers):
         if not isinstance(worker, Worker):
             raise TypeError(
@@ -171,7 +185,8 @@ def _validate(
     if isinstance(ledger_window, bool) or not isinstance(ledger_window, int) or ledger_window < 1:
         raise ValueError(f"ledger_window: got {ledger_window!r}; give an integer >= 1")
     if ping_pong_window is not None and (
-        isinstance(ping_pong_window, bool) or not isinstance(ping_pong_window, int)
+        isinstance(ping_pong_window, bool)
+        or not isinstance(ping_pong_window, int)
         or ping_pong_window < 3
     ):
         raise ValueError(

@@ -116,8 +116,10 @@ class WorkerTask(BaseModel):
     Example:
         >>> task = WorkerTask(worker="writer", step=3, task="Report on X",
         ...                   instructions="Draft it")
-        >>> task.prompt()
-        'Task: Report on X\\n\\nInstructions for you: Draft it'
+        >>> print(task.prompt())
+        Task: Report on X
+        <BLANKLINE>
+        Instructions for you: Draft it
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)

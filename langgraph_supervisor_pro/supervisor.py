@@ -73,9 +73,10 @@ class SupervisorView:
     """The worker names, in catalogue order."""
 
 
-Router: TypeAlias = Callable[
-    [SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"
-] | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
+Router: TypeAlias = (
+    Callable[[SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"]
+    | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
+)
 """Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), or
 None to let the model decide."""
 
@@ -167,7 +168,7 @@ class SupervisorNode:
             + (f", last {last_status[name]}" if name in last_status else "")
             for name in self.worker_names
         )
-        shown = view.ledger[-self.ledger_window:]
+        shown = view.ledger[-self.ledger_window :]
         lines = [
             f"#{e['step']} {e['worker']} [{e['status']}] "
             f"asked: {one_line(e['instructions'], 120)} -> {one_line(e['summary'], 200)}"
@@ -178,9 +179,8 @@ class SupervisorNode:
             ledger_text = "No hops yet."
         else:
             ok = sum(1 for e in view.ledger if e["status"] == "success")
-            head = (
-                f"{len(view.ledger)} hops so far ({ok} succeeded); "
-                + (f"the last {len(shown)}:" if omitted else "all of them:")
+            head = f"{len(view.ledger)} hops so far ({ok} succeeded); " + (
+                f"the last {len(shown)}:" if omitted else "all of them:"
             )
             ledger_text = head + "\n" + "\n".join(lines)
         human = (
@@ -200,9 +200,14 @@ class SupervisorNode:
     def _model_config(self, config: RunnableConfig, view: SupervisorView) -> RunnableConfig:
         return merge_configs(
             config,
-            {"metadata": {"lgsp_role": "supervisor", "lgsp_step": view.step + 1,
-                          "lgsp_turn": view.turn},
-             "tags": ["lgsp:supervisor"]},
+            {
+                "metadata": {
+                    "lgsp_role": "supervisor",
+                    "lgsp_step": view.step + 1,
+                    "lgsp_turn": view.turn,
+                },
+                "tags": ["lgsp:supervisor"],
+            },
         )
 
     # -- parsing -----------------------------------------------------------------------
@@ -350,8 +355,12 @@ class SupervisorNode:
                 "fallback",
             )
         if choice.next == FINISH:
-            route = RouteState(next=FINISH, instructions=choice.instructions, step=view.step,
-                               decided_by=choice.decided_by)
+            route = RouteState(
+                next=FINISH,
+                instructions=choice.instructions,
+                step=view.step,
+                decided_by=choice.decided_by,
+            )
             return Command(goto=SYNTHESIS_NODE, update={**intake, "route": route})
         halt = (
             _guards.check_max_steps(view.step, self.max_steps)
@@ -361,15 +370,24 @@ class SupervisorNode:
         if halt is not None:
             return self._halt(intake, *halt)
         step = view.step + 1
-        route = RouteState(next=choice.next, instructions=choice.instructions, step=step,
-                           decided_by=choice.decided_by)
+        route = RouteState(
+            next=choice.next,
+            instructions=choice.instructions,
+            step=step,
+            decided_by=choice.decided_by,
+        )
         return Command(goto=choice.next, update={**intake, "route": route, "step": step})
 
     def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
         return Command(
             goto=SYNTHESIS_NODE,
-            update={**intake, "route": None, "status": "halted", "halt_reason": reason,
-                    "halt_detail": detail},
+            update={
+                **intake,
+                "route": None,
+                "status": "halted",
+                "halt_reason": reason,
+                "halt_detail": detail,
+            },
         )
 
     def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
@@ -381,8 +399,7 @@ class SupervisorNode:
                 "route": None,
                 "status": "failed",
                 "halt_reason": "supervisor_error",
-                "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}",
-                                        500),
+                "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500),
             },
         )
 

@@ -46,7 +46,7 @@ class SynthesisInput(BaseModel):
 
     Example:
         >>> def synthesize(inp: SynthesisInput) -> str:
-        ...     return "\\n\\n".join(h.result.result_text() for h in inp.successes())
+        ...     return " / ".join(h.result.result_text() for h in inp.successes())
     """
 
     model_config = ConfigDict(frozen=True)
@@ -133,7 +133,10 @@ def _model_messages(inp: SynthesisInput) -> list[BaseMessage]:
         parts.append(f"Result of {hop.worker} (hop {hop.step}):\n{hop.result.result_text()}")
     if inp.finish_note:
         parts.append(f"Supervisor's note: {inp.finish_note}")
-    return [SystemMessage(content=DEFAULT_SYNTHESIS_PROMPT), HumanMessage(content="\n\n".join(parts))]
+    return [
+        SystemMessage(content=DEFAULT_SYNTHESIS_PROMPT),
+        HumanMessage(content="\n\n".join(parts)),
+    ]
 
 
 class SynthesisNode:
@@ -185,10 +188,11 @@ class SynthesisNode:
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
         """LangGraph error handler: the synthesizer failed; answer with what the run has."""
         inp = synthesis_input(state)
-        detail = truncate(f"the synthesizer failed: {type(error.error).__name__}: {error.error}",
-                          500)
-        failed = inp.model_copy(update={"status": "failed", "halt_reason": "synthesis_error",
-                                        "halt_detail": detail})
+        detail = truncate(
+            f"the synthesizer failed: {type(error.error).__name__}: {error.error}", 500
+        )
+        failed = inp.model_copy(
+            update={"status": "failed", "halt_reason": "synthesis_error", "halt_detail": detail}
+        )
         update = self._update(failed, default_answer(failed))
         return {**update, "halt_reason": "synthesis_error", "halt_detail": detail}
-

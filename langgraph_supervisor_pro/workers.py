@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
@@ -90,8 +90,9 @@ def default_worker_retry() -> RetryPolicy:
         >>> default_worker_retry().max_attempts
         3
     """
-    return RetryPolicy(max_attempts=3, initial_interval=0.5, backoff_factor=2.0,
-                       retry_on=_is_transient)
+    return RetryPolicy(
+        max_attempts=3, initial_interval=0.5, backoff_factor=2.0, retry_on=_is_transient
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,7 +150,8 @@ class Worker:
         if self.tools is not None:
             object.__setattr__(self, "tools", _tool_names(self.name, self.tools))
         if self.timeout is not None and (
-            isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float)
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, int | float)
             or self.timeout <= 0
         ):
             raise ValueError(
@@ -162,7 +164,8 @@ class Worker:
                 "langgraph.types.RetryPolicy"
             )
         if self.max_visits is not None and (
-            isinstance(self.max_visits, bool) or not isinstance(self.max_visits, int)
+            isinstance(self.max_visits, bool)
+            or not isinstance(self.max_visits, int)
             or self.max_visits < 1
         ):
             raise ValueError(
@@ -349,8 +352,13 @@ class WorkerNode:
     def _update(self, hop: _Hop, sent: list[BaseMessage], output: Any) -> dict[str, Any]:
         result, produced = coerce_worker_output(output, worker=self.worker.name, sent=sent)
         if not self._takes_messages and not produced:
-            produced = [AIMessage(content=result.result_text() or result.summary,
-                                  name=self.worker.name, id=str(uuid.uuid4()))]
+            produced = [
+                AIMessage(
+                    content=result.result_text() or result.summary,
+                    name=self.worker.name,
+                    id=str(uuid.uuid4()),
+                )
+            ]
         return hop_update(self.worker.name, hop.route, hop.turn, [*sent, *produced], result)
 
     def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
@@ -358,13 +366,19 @@ class WorkerNode:
         exc = error.error
         text = truncate(f"{type(exc).__name__}: {exc}", _ERROR_MAX_CHARS)
         route = state.get("route") or RouteState(
-            next=self.worker.name, instructions="", step=state.get("step", 0),
+            next=self.worker.name,
+            instructions="",
+            step=state.get("step", 0),
             decided_by="model",
         )
         slot = (state.get("workers") or {}).get(self.worker.name)
-        task = WorkerTask(worker=self.worker.name, step=max(route["step"], 1),
-                          task=state.get("task", ""), instructions=route["instructions"],
-                          messages=list(slot["messages"]) if slot else [])
+        task = WorkerTask(
+            worker=self.worker.name,
+            step=max(route["step"], 1),
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+            messages=list(slot["messages"]) if slot else [],
+        )
         prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
         result = WorkerResult(status="failed", error=text)
         update = hop_update(self.worker.name, route, state.get("turn", 1), [prompt], result)
@@ -411,7 +425,7 @@ def hop_update(
 
 def coerce_worker_output(
     output: Any, *, worker: str, sent: Sequence[BaseMessage] = ()
-) -> tuple[WorkerResult, list[AnyMessage]]:
+) -> tuple[WorkerResult, list[BaseMessage]]:
     """Turn whatever a worker returned into a valid `WorkerResult` and its new messages.
 
     Accepted: a `WorkerResult`; a `str`; an AI message or a list of messages; an
@@ -440,8 +454,11 @@ def coerce_worker_output(
             return _from_messages(new, None), new
         if isinstance(output, Mapping):
             if "messages" in output and isinstance(output["messages"], list):
-                new = [m for m in output["messages"]
-                       if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)]
+                new = [
+                    m
+                    for m in output["messages"]
+                    if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)
+                ]
                 return _from_messages(new, output.get("structured_response")), new
             if "status" in output:
                 return WorkerResult.model_validate(dict(output)), []
@@ -451,8 +468,9 @@ def coerce_worker_output(
     except ValidationError as exc:
         return WorkerResult(
             status="failed",
-            error=truncate(f"worker {worker!r} returned an invalid result: {exc}",
-                           _ERROR_MAX_CHARS),
+            error=truncate(
+                f"worker {worker!r} returned an invalid result: {exc}", _ERROR_MAX_CHARS
+            ),
         ), []
     return WorkerResult(
         status="failed",
@@ -465,8 +483,10 @@ def coerce_worker_output(
 
 def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerResult:
     if structured is not None:
-        value = structured.model_dump(mode="json") if isinstance(structured, BaseModel) else (
-            structured
+        value = (
+            structured.model_dump(mode="json")
+            if isinstance(structured, BaseModel)
+            else (structured)
         )
         return WorkerResult(status="success", result=value)
     for message in reversed(messages):
@@ -476,4 +496,3 @@ def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerRe
         status="failed",
         error="the worker produced no final AI message (it ended on a tool call or said nothing)",
     )
-

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+
 from tests._pg import (
     ENV_VAR,
     create_database,

@@ -10,7 +10,6 @@ import time
 from typing import Annotated, TypedDict
 
 import pytest
-from tests._pg import database_uri, table_names
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -19,6 +18,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 
 from langgraph_supervisor_pro.checkpoint import aopen_checkpointer, open_checkpointer
+from tests._pg import database_uri, table_names
 
 POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
 # Each invoke writes 3 checkpoints: the input (step -1), after START (0), after "step" (1).

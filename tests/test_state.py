@@ -14,13 +14,17 @@ from langgraph_supervisor_pro.state import (
     _merge_worker_slots,
 )
 
+WorkersChannel = get_type_hints(SupervisorState, include_extras=True)["workers"]
+
 names = st.sampled_from(["a", "b", "c"])
 writes = st.lists(
     st.dictionaries(
         names,
         st.fixed_dictionaries(
-            {"messages": st.lists(st.text(max_size=3), max_size=2),
-             "results": st.lists(st.integers(), max_size=2)}
+            {
+                "messages": st.lists(st.text(max_size=3), max_size=2),
+                "results": st.lists(st.integers(), max_size=2),
+            }
         ),
         max_size=2,
     ),
@@ -57,8 +61,10 @@ def test_worker_slot_rejects_foreign_keys():
 
 
 @settings(deadline=None)
-@given(st.lists(st.lists(st.integers(), max_size=3), max_size=5),
-       st.lists(st.lists(st.integers(), max_size=3), max_size=5))
+@given(
+    st.lists(st.lists(st.integers(), max_size=3), max_size=5),
+    st.lists(st.lists(st.integers(), max_size=3), max_size=5),
+)
 def test_ledger_append_is_batching_invariant(xs, ys):
     assert _append_ledger([], xs + ys) == _append_ledger(_append_ledger([], xs), ys)
 
@@ -67,7 +73,7 @@ def test_parallel_fan_out_writes_merge_without_collision():
     """Two workers writing their own slots in the same super-step both land."""
 
     class S(TypedDict, total=False):
-        workers: get_type_hints(SupervisorState, include_extras=True)["workers"]
+        workers: WorkersChannel
         seen: Annotated[list, operator.add]
 
     def fan_out(state):
@@ -75,8 +81,9 @@ def test_parallel_fan_out_writes_merge_without_collision():
 
     def work(arg):
         name = arg["name"]
-        return {"workers": {name: {"messages": [AIMessage(content=f"{name} done")],
-                                   "results": [name]}}}
+        return {
+            "workers": {name: {"messages": [AIMessage(content=f"{name} done")], "results": [name]}}
+        }
 
     g = StateGraph(S)
     g.add_node("work", work)

@@ -1,4 +1,5 @@
 import asyncio
+import itertools
 import threading
 import time
 
@@ -65,8 +66,9 @@ def test_worker_normalises_description_and_tools():
     def search(q: str) -> str:
         return q
 
-    worker = Worker(name="r", description=" Finds\n facts. ", agent=lambda t: "x",
-                    tools=["lookup", search])
+    worker = Worker(
+        name="r", description=" Finds\n facts. ", agent=lambda t: "x", tools=["lookup", search]
+    )
     assert worker.description == "Finds facts."
     assert worker.tools == ("lookup", "search")
     assert default_worker_retry().max_attempts == 3
@@ -89,10 +91,20 @@ class Report(BaseModel):
         (Report(title="T"), "success", {"title": "T"}),
         (AIMessage(content="from a message"), "success", "from a message"),
         ([HumanMessage(content="q"), AIMessage(content="answer")], "success", "answer"),
-        ({"messages": [AIMessage(content="", tool_calls=[{"name": "t", "args": {}, "id": "1"}])]},
-         "failed", None),
-        ({"messages": [AIMessage(content="x")], "structured_response": Report(title="S")},
-         "success", {"title": "S"}),
+        (
+            {
+                "messages": [
+                    AIMessage(content="", tool_calls=[{"name": "t", "args": {}, "id": "1"}])
+                ]
+            },
+            "failed",
+            None,
+        ),
+        (
+            {"messages": [AIMessage(content="x")], "structured_response": Report(title="S")},
+            "success",
+            {"title": "S"},
+        ),
         (None, "failed", None),
         ({1, 2}, "failed", None),
         ({"status": "success", "result": object()}, "failed", None),
@@ -126,10 +138,10 @@ def test_worker_task_holds_only_its_own_history():
         def agent(task: WorkerTask) -> str:
             seen[name].append(task)
             return f"{name}-secret-output-{task.step}"
+
         return agent
 
-    app = compile_team([w("a", make("a")), w("b", make("b"))],
-                       router=routes("a", "b", "a"))
+    app = compile_team([w("a", make("a")), w("b", make("b"))], router=routes("a", "b", "a"))
     out = app.invoke(ask("the task"), thread())
     first, second = seen["a"]
     assert first.messages == []
@@ -155,8 +167,9 @@ def test_worker_cannot_write_the_supervisors_state():
     sub.add_node("escape", escape)
     sub.add_edge(START, "escape")
     agent = sub.compile()
-    app = compile_team([w("sneaky", agent), w("ok", lambda t: "fine")],
-                       router=routes("sneaky", "ok"))
+    app = compile_team(
+        [w("sneaky", agent), w("ok", lambda t: "fine")], router=routes("sneaky", "ok")
+    )
     out = app.invoke(ask(), thread())
     first = out["ledger"][0]
     assert first["status"] == "failed"
@@ -175,8 +188,10 @@ def test_raising_worker_becomes_failed_result_and_run_continues():
         calls.append(task.step)
         raise ValueError("bad input")
 
-    app = compile_team([w("broken", broken, retry=FAST_RETRY), w("ok", lambda t: "fine")],
-                       router=routes("broken", "ok"))
+    app = compile_team(
+        [w("broken", broken, retry=FAST_RETRY), w("ok", lambda t: "fine")],
+        router=routes("broken", "ok"),
+    )
     out = app.invoke(ask(), thread())
     assert calls == [1]  # ValueError is not transient: no retry
     assert out["ledger"][0]["status"] == "failed"
@@ -199,7 +214,7 @@ def test_transient_errors_are_retried_then_succeed():
     app = compile_team([w("flaky", flaky, retry=retry)], router=routes("flaky"))
     out = app.invoke(ask(), thread())
     assert len(attempts) == 3
-    gaps = [b - a for a, b in zip(attempts, attempts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
     assert gaps[1] > gaps[0]  # exponential backoff
     assert out["ledger"][0]["status"] == "success"
     assert out["messages"][-1].content == "third time lucky"
@@ -213,8 +228,7 @@ def test_sync_timeout_fails_the_hop_after_retries():
         time.sleep(0.5)
         return "late"
 
-    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)],
-                       router=routes("slow"))
+    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)], router=routes("slow"))
     out = app.invoke(ask(), thread())
     assert len(attempts) == 2  # WorkerTimeoutError is transient: retried once
     entry = out["ledger"][0]
@@ -234,8 +248,7 @@ async def test_async_timeout_cancels_the_worker():
             raise
         return "late"
 
-    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)],
-                       router=routes("slow"))
+    app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)], router=routes("slow"))
     out = await app.ainvoke(ask(), thread())
     assert cancelled == [1, 1]
     assert out["ledger"][0]["error"].startswith("WorkerTimeoutError")
@@ -256,8 +269,12 @@ async def test_async_worker_runs_natively_on_the_event_loop():
     where = []
 
     async def agent(task):
-        where.append((threading.current_thread() is threading.main_thread(),
-                      asyncio.get_running_loop() is loop))
+        where.append(
+            (
+                threading.current_thread() is threading.main_thread(),
+                asyncio.get_running_loop() is loop,
+            )
+        )
         await asyncio.sleep(0)
         return "async ok"
 
