@@ -146,7 +146,7 @@ def _validate(
     ledger_window: int,
     ping_pong_window: int | None,
 ) -> list[Worker]:
-    if isinstance(workers, Worker) or not isinstance(workers, Sequence):
+    if isinstance(workers, Worker | str) or not isinstance(workers, Sequence):
         raise TypeError("workers: give a list of Worker objects")
     workers = list(workers)
     if not workers:

@@ -11,7 +11,6 @@ ping-pong) run on every decision.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro import _guards
+from langgraph_supervisor_pro._aio import run_sync
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
 from langgraph_supervisor_pro.contracts import FINISH, RouteDecision
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState
@@ -254,7 +254,8 @@ class SupervisorNode:
         if self.router is not None:
             raw = self.router(view)
             if inspect.isawaitable(raw):
-                raw = asyncio.run(_awaitable(raw))
+                awaitable = raw
+                raw = run_sync(lambda: awaitable)
             choice = self._route_from_router(view, raw)
         if choice is None:
             choice = self._ask_model(view, config)
@@ -402,10 +403,6 @@ class SupervisorNode:
                 "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500),
             },
         )
-
-
-async def _awaitable(value: Awaitable[Any]) -> Any:
-    return await value
 
 
 def _invoke_structured(

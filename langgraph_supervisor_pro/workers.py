@@ -27,6 +27,7 @@ from langgraph.errors import NodeError, ParentCommand
 from langgraph.types import Command, RetryPolicy
 from pydantic import BaseModel, ValidationError
 
+from langgraph_supervisor_pro._aio import run_sync
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
 from langgraph_supervisor_pro.contracts import (
     FINISH,
@@ -297,8 +298,8 @@ class WorkerNode:
         payload, sent = self._payload(hop)
         child = self._config(config, hop)
         if self._is_async:
-            call: Callable[[], Any] = lambda: asyncio.run(  # noqa: E731
-                self._runnable.ainvoke(payload, child)
+            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
+                lambda: self._runnable.ainvoke(payload, child)
             )
         else:
             call = lambda: self._runnable.invoke(payload, child)  # noqa: E731

@@ -299,3 +299,14 @@ async def test_sync_worker_under_ainvoke():
     app = compile_team([w("s", lambda t: "sync ok")], router=routes("s"))
     out = await app.ainvoke(ask(), thread())
     assert out["messages"][-1].content == "sync ok"
+
+
+async def test_async_worker_under_sync_invoke_inside_a_running_loop():
+    # e.g. a notebook: sync invoke while an event loop runs in this thread
+    async def agent(task):
+        await asyncio.sleep(0)
+        return "notebook ok"
+
+    app = compile_team([w("a", agent)], router=routes("a"))
+    out = app.invoke(ask(), thread())
+    assert out["messages"][-1].content == "notebook ok"
