@@ -10,6 +10,7 @@ from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._trace import NODE_TRACE_POLICY
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
 from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
 from langgraph_supervisor_pro.supervisor import SYNTHESIS_NODE, Router, SupervisorNode
@@ -107,6 +108,7 @@ def create_supervisor(
         retry_policy=RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
+        trace_policy=NODE_TRACE_POLICY,
     )
     for worker in workers:
         node = WorkerNode(worker, supervisor=name)
@@ -116,6 +118,7 @@ def create_supervisor(
             retry_policy=worker.retry,
             error_handler=_handler(node.on_error),
             metadata={"lgsp_role": "worker", "lgsp_worker": worker.name},
+            trace_policy=NODE_TRACE_POLICY,
         )
         graph.add_edge(worker.name, name)
     graph.add_node(
@@ -124,6 +127,7 @@ def create_supervisor(
         retry_policy=RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
         metadata={"lgsp_role": "synthesis"},
+        trace_policy=NODE_TRACE_POLICY,
     )
     graph.add_edge(START, name)
     graph.add_edge(SYNTHESIS_NODE, END)

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeAlias
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.errors import NodeError
 from langgraph.types import Command
@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro import _guards
 from langgraph_supervisor_pro._aio import run_sync
+from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
 from langgraph_supervisor_pro.contracts import FINISH, RouteDecision
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState
@@ -138,9 +139,9 @@ class SupervisorNode:
         )
         self._options = options
 
-    def runnable(self) -> RunnableLambda[SupervisorState, Command[str]]:
+    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
         """The node as a Runnable with native sync and async bodies."""
-        return RunnableLambda(self.invoke, afunc=self.ainvoke, name=self.name)
+        return GraphNode(self.name, self.invoke, self.ainvoke)
 
     # -- the view ----------------------------------------------------------------------
 

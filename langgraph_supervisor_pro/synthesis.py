@@ -18,6 +18,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
+from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import content_text, truncate
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
 from langgraph_supervisor_pro.state import SupervisorState
@@ -158,9 +159,9 @@ class SynthesisNode:
                 "taking messages, or a function taking a SynthesisInput"
             )
 
-    def runnable(self) -> RunnableLambda[SupervisorState, dict[str, Any]]:
+    def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
         """The node as a Runnable with native sync and async bodies."""
-        return RunnableLambda(self.invoke, afunc=self.ainvoke, name="synthesis")
+        return GraphNode("synthesis", self.invoke, self.ainvoke)
 
     def _payload(self, inp: SynthesisInput) -> Any:
         return _model_messages(inp) if self._takes_messages else inp

@@ -28,6 +28,7 @@ from langgraph.types import Command, RetryPolicy
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._aio import run_sync
+from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
 from langgraph_supervisor_pro.contracts import (
     FINISH,
@@ -247,9 +248,9 @@ class WorkerNode:
             else RunnableLambda(worker.agent, name=f"{worker.name}.agent")
         )
 
-    def runnable(self) -> RunnableLambda[SupervisorState, dict[str, Any]]:
+    def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
         """The node as a Runnable with native sync and async bodies."""
-        return RunnableLambda(self.invoke, afunc=self.ainvoke, name=self.worker.name)
+        return GraphNode(self.worker.name, self.invoke, self.ainvoke)
 
     # -- reading the hop --------------------------------------------------------------
 

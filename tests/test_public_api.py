@@ -1,0 +1,69 @@
+"""Contract test: the public API's names and signatures are part of the contract."""
+
+import dataclasses
+import inspect
+
+import langgraph_supervisor_pro as lgsp
+from langgraph_supervisor_pro import testing
+
+EXPECTED = {
+    "DEFAULT_SUPERVISOR_PROMPT", "DEFAULT_SYNTHESIS_PROMPT", "FINISH", "HaltReason",
+    "HopOutput", "LedgerEntry", "RouteDecision", "RouteState", "Router", "RunStatus",
+    "SupervisorGraph", "SupervisorInput", "SupervisorState", "SupervisorView", "SynthesisInput",
+    "Synthesizer", "Worker", "WorkerAgent", "WorkerResult", "WorkerSlot", "WorkerStatus",
+    "WorkerTask", "WorkerTimeoutError", "__version__", "aopen_checkpointer",
+    "create_supervisor", "default_worker_retry", "open_checkpointer", "route_decision_model",
+}
+
+
+def test_all_is_the_public_api():
+    assert set(lgsp.__all__) == EXPECTED
+    for name in lgsp.__all__:
+        assert hasattr(lgsp, name), name
+
+
+def test_public_callables_and_classes_have_docstrings_with_examples():
+    for name in lgsp.__all__:
+        obj = getattr(lgsp, name)
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            doc = inspect.getdoc(obj) or ""
+            assert doc, f"{name} has no docstring"
+            if inspect.isfunction(obj) or name in {"Worker", "WorkerResult", "RouteDecision",
+                                                   "WorkerTask", "SupervisorView"}:
+                assert "Example" in doc, f"{name} docstring has no example"
+
+
+def test_signatures_are_pinned():
+    assert str(inspect.signature(lgsp.create_supervisor)) == (
+        "(workers: 'Sequence[Worker]', *, "
+        "model: 'BaseChatModel | Runnable[Any, Any] | None' = None, "
+        "router: 'Router | None' = None, prompt: 'str | None' = None, "
+        "max_steps: 'int' = 20, fallback: 'str | None' = None, "
+        "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
+        "ledger_window: 'int' = 8, ping_pong_window: 'int | None' = 4) -> 'SupervisorGraph'"
+    )
+    fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
+    assert fields == [("name", True), ("description", True), ("agent", True), ("tools", True),
+                      ("timeout", True), ("retry", True), ("max_visits", True)]
+    assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
+    assert list(lgsp.WorkerTask.model_fields) == ["worker", "step", "task", "instructions",
+                                                  "messages"]
+    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer):
+        params = inspect.signature(fn).parameters
+        assert next(iter(params)) == "url"
+        assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "url")
+
+
+def test_testing_module_exports_the_scripted_model():
+    assert {"ScriptedChatModel", "ScriptedCall", "ScriptExhaustedError"} <= set(testing.__all__)
+
+
+def test_no_private_langgraph_imports_in_the_package():
+    import pathlib
+    import re
+
+    root = pathlib.Path(lgsp.__file__).parent
+    pattern = re.compile(r"^\s*(from|import)\s+(langgraph\._|langchain_core\._|langgraph\.\w+\._)",
+                         re.M)
+    offenders = [p.name for p in root.glob("*.py") if pattern.search(p.read_text())]
+    assert offenders == []
