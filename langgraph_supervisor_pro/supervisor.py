@@ -12,7 +12,7 @@ ping-pong) run on every decision.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -45,6 +45,8 @@ DEFAULT_SUPERVISOR_PROMPT = (
 replaces them; the worker catalogue and the answer format are always appended)."""
 
 SYNTHESIS_NODE = "synthesis"
+
+_NO_MODEL = "the router deferred (returned None) and no model is configured"
 
 DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
 
@@ -275,36 +277,51 @@ class SupervisorNode:
             choice = await self._aask_model(view, config)
         return self._command(state, intake, view, choice)
 
-    def _ask_model(self, view: SupervisorView, config: RunnableConfig) -> _Decision | _Invalid:
-        if self._structured is None:
-            return _Invalid("the router deferred (returned None) and no model is configured")
+    def _asking(
+        self, view: SupervisorView
+    ) -> Generator[list[BaseMessage], Any, _Decision | _Invalid]:
+        """The model conversation for one decision, shared by the sync and async drivers.
+
+        Yields the messages to send; receives the structured output; returns the
+        decision, or what was wrong with it after one re-ask.
+        """
         messages = self.messages(view)
-        cfg = self._model_config(config, view)
-        first = self._parse(_invoke_structured(self._structured, messages, cfg), "model")
+        first = self._parse((yield messages), "model")
         if isinstance(first, _Decision):
             return first
-        retry = [*messages, self._reask(first.error)]
-        second = self._parse(_invoke_structured(self._structured, retry, cfg), "model")
+        second = self._parse((yield [*messages, self._reask(first.error)]), "model")
         if isinstance(second, _Invalid):
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
+
+    def _ask_model(self, view: SupervisorView, config: RunnableConfig) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid(_NO_MODEL)
+        cfg = self._model_config(config, view)
+        asking = self._asking(view)
+        messages = next(asking)
+        while True:
+            try:
+                messages = asking.send(_invoke_structured(self._structured, messages, cfg))
+            except StopIteration as done:
+                result: _Decision | _Invalid = done.value
+                return result
 
     async def _aask_model(
         self, view: SupervisorView, config: RunnableConfig
     ) -> _Decision | _Invalid:
         if self._structured is None:
-            return _Invalid("the router deferred (returned None) and no model is configured")
-        messages = self.messages(view)
+            return _Invalid(_NO_MODEL)
         cfg = self._model_config(config, view)
-        raw = await _ainvoke_structured(self._structured, messages, cfg)
-        first = self._parse(raw, "model")
-        if isinstance(first, _Decision):
-            return first
-        retry = [*messages, self._reask(first.error)]
-        second = self._parse(await _ainvoke_structured(self._structured, retry, cfg), "model")
-        if isinstance(second, _Invalid):
-            return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
-        return second
+        asking = self._asking(view)
+        messages = next(asking)
+        while True:
+            raw = await _ainvoke_structured(self._structured, messages, cfg)
+            try:
+                messages = asking.send(raw)
+            except StopIteration as done:
+                result: _Decision | _Invalid = done.value
+                return result
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Decide synchronously."""
