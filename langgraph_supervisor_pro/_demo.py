@@ -1,0 +1,1020 @@
+"""The `lgsp demo` team, and the live rendering of its run (private; used by `cli.py`).
+
+The team answers one realistic question offline, with scripted models:
+
+- `researcher`: a compiled LangGraph agent (a `StateGraph` with a scripted model and a
+  `ToolNode`) that calls `search_market_data`, then answers from what the tool returned.
+- `analyst`: an async function worker that models the launch from a pilot dataset and
+  streams progress with `get_stream_writer()`. The dataset has gaps: without a rule for
+  them it raises `ValueError`, which the graph records as a `failed` hop.
+- `writer`: a sync function worker that drafts the go/no-go memo.
+
+The supervisor's scripted model decides from what it is shown (the ledger in its
+prompt), not from its call count, so a run resumed from a checkpoint in a new process
+decides exactly as an uninterrupted one. It proposes one worker that does not exist
+(`marketing`), which the supervisor rejects and re-asks. The scripted synthesizer writes
+the final answer from the workers' full results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    BaseMessage,
+    ToolMessage,
+)
+from langchain_core.tools import tool
+from langgraph.config import get_stream_writer
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import StreamPart
+from rich.console import Console, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from langgraph_supervisor_pro._text import message_text, one_line
+from langgraph_supervisor_pro.builder import create_supervisor
+from langgraph_supervisor_pro.contracts import FINISH, WorkerResult, WorkerTask
+from langgraph_supervisor_pro.state import LedgerEntry, SupervisorInput, SupervisorState
+from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel, ScriptReply
+from langgraph_supervisor_pro.workers import Worker
+
+__all__ = [
+    "DEMO_TASK",
+    "RUN_STYLE",
+    "STATUS_STYLE",
+    "DemoRenderer",
+    "DemoTeam",
+    "Footer",
+    "answer_panel",
+    "build_demo_team",
+    "current_ledger",
+    "final_answer",
+    "ledger_table",
+    "render_header",
+    "render_outcome",
+]
+
+DemoApp = CompiledStateGraph[SupervisorState, None, SupervisorInput, SupervisorState]
+"""The compiled demo graph."""
+
+DEMO_TASK = (
+    "Should we launch Acme Notes, our B2B note-taking app, in Germany next quarter? "
+    "Give a recommendation."
+)
+"""The user's question the demo team answers."""
+
+PROGRESS_EVENT = "lgsp_demo.progress"
+"""The `kind` of the custom stream events the analyst writes."""
+
+_SCRIPT_LENGTH = 16  # room for every call a full (or resumed) run makes, and then some
+
+# --------------------------------------------------------------------------- the data
+
+_MARKET_DATA: dict[str, Any] = {
+    "country": "DE",
+    "segment": "team knowledge & note-taking software",
+    "market_size_eur_bn": 1.9,
+    "growth_pct_per_year": 11,
+    "competitors": ["Notion", "Confluence", "Stackfield"],
+    "buyers_requiring_eu_hosting_pct": 72,
+    "requirements": ["GDPR data processing agreement", "EU data hosting", "German UI and invoices"],
+}
+
+_PILOT_CHURN_PCT: tuple[tuple[str, float | None], ...] = (
+    ("Apr", 2.4),
+    ("May", 1.9),
+    ("Jun", 1.8),
+    ("Jul", None),  # export failed: no data
+    ("Aug", None),  # export failed: no data
+    ("Sep", 2.2),
+)
+_PILOT_ACCOUNTS = 40
+_ARPA_EUR = 96.0  # average revenue per account and month (12 seats at EUR 8)
+_GROSS_MARGIN = 0.8
+_LAUNCH_COST_EUR = 400_000  # localisation, EU hosting, one sales hire
+_NEW_ACCOUNTS_PER_MONTH = {"conservative": 30, "base": 45, "optimistic": 70}
+_GO_IF_BREAK_EVEN_WITHIN_MONTHS = 18
+
+
+@tool
+def search_market_data(country: str, segment: str) -> str:
+    """Look up market size, growth, competitors and buyer requirements for a country.
+
+    Args:
+        country: ISO 3166 country code, e.g. "DE".
+        segment: The market segment, e.g. "team note-taking software".
+    """
+    return json.dumps({**_MARKET_DATA, "country": country.upper(), "segment": segment})
+
+
+# --------------------------------------------------------------------------- researcher
+
+
+def _researcher_policy(call: ScriptedCall) -> ScriptReply:
+    """The researcher model: search first, then answer from the tool's result."""
+    last = call.messages[-1]
+    if isinstance(last, ToolMessage):
+        data = json.loads(message_text(last))
+        competitors = ", ".join(data["competitors"])
+        return (
+            f"EUR {data['market_size_eur_bn']}bn market, +{data['growth_pct_per_year']}%/year; "
+            f"rivals {competitors}. {data['buyers_requiring_eu_hosting_pct']}% of buyers "
+            "require EU hosting, a GDPR DPA and German invoices."
+        )
+    return AIMessage(
+        content="",
+        tool_calls=[
+            {
+                "name": "search_market_data",
+                "args": {"country": "DE", "segment": "team note-taking software"},
+                "id": f"call_search_{call.index}",
+                "type": "tool_call",
+            }
+        ],
+    )
+
+
+def _build_researcher(model: ScriptedChatModel) -> CompiledStateGraph[Any, Any, Any, Any]:
+    tools = [search_market_data]
+    bound = model.bind_tools(tools)
+
+    def agent(state: MessagesState) -> dict[str, list[AnyMessage]]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile(name="researcher")
+
+
+# --------------------------------------------------------------------------- analyst
+
+
+async def analyst(task: WorkerTask) -> WorkerResult:
+    """Model year-one revenue and break-even for the launch from the pilot cohort.
+
+    Streams progress events; refuses to guess when the data has gaps and the
+    instructions give no rule for them.
+
+    Args:
+        task: The hop's task; its instructions may say to impute missing months.
+
+    Returns:
+        The scenarios as a JSON-ready dict, with a one-line summary.
+
+    Raises:
+        ValueError: The churn data has gaps and the instructions do not say how to fill them.
+
+    Example:
+        >>> Worker(name="analyst", description="Models the launch.", agent=analyst).name
+        'analyst'
+    """
+    steps = 4
+    _progress(
+        1,
+        steps,
+        f"loading the pilot cohort: {_PILOT_ACCOUNTS} German accounts, "
+        f"{len(_PILOT_CHURN_PCT)} months of churn",
+    )
+    await asyncio.sleep(0)
+    missing = [month for month, churn in _PILOT_CHURN_PCT if churn is None]
+    known = [churn for _, churn in _PILOT_CHURN_PCT if churn is not None]
+    if missing and "impute" not in task.instructions.lower():
+        raise ValueError(
+            f"pilot churn data has gaps ({', '.join(missing)} missing); "
+            "tell me how to treat them, e.g. impute with the cohort median"
+        )
+    churn = statistics.median(known)
+    _progress(
+        2,
+        steps,
+        f"imputed {len(missing)} missing months ({', '.join(missing)}) "
+        f"with the median churn of {churn:.2f}%/month",
+    )
+    await asyncio.sleep(0)
+    _progress(3, steps, f"modelling {len(_NEW_ACCOUNTS_PER_MONTH)} scenarios over 36 months")
+    scenarios = {name: _scenario(new, churn) for name, new in _NEW_ACCOUNTS_PER_MONTH.items()}
+    await asyncio.sleep(0)
+    breaks = ", ".join(f"{name} {_month(s['break_even_month'])}" for name, s in scenarios.items())
+    _progress(4, steps, f"break-even: {breaks}")
+    base, worst = scenarios["base"], scenarios["conservative"]
+    return WorkerResult(
+        status="success",
+        result={
+            "monthly_churn_pct": round(churn, 2),
+            "imputed_months": missing,
+            "launch_cost_eur": _LAUNCH_COST_EUR,
+            "scenarios": {name: dict(s) for name, s in scenarios.items()},
+        },
+        summary=(
+            f"Base case: EUR {base['year_one_revenue_eur'] // 1000}k year-one revenue, "
+            f"break-even in {_month(base['break_even_month'])} "
+            f"(conservative {_month(worst['break_even_month'])}); "
+            f"churn {churn:.2f}%/month with {len(missing)} months imputed."
+        ),
+    )
+
+
+class _Scenario(TypedDict):
+    new_accounts_per_month: int
+    year_one_revenue_eur: int
+    break_even_month: int | None
+
+
+def _scenario(new_accounts: int, churn_pct: float) -> _Scenario:
+    """Accounts grow by `new_accounts` a month and shrink by churn; 36 months of contribution."""
+    active = 0.0
+    contribution = 0.0
+    year_one = 0.0
+    break_even: int | None = None
+    for month in range(1, 37):
+        active = active * (1 - churn_pct / 100) + new_accounts
+        revenue = active * _ARPA_EUR
+        if month <= 12:
+            year_one += revenue
+        contribution += revenue * _GROSS_MARGIN
+        if break_even is None and contribution >= _LAUNCH_COST_EUR:
+            break_even = month
+    return _Scenario(
+        new_accounts_per_month=new_accounts,
+        year_one_revenue_eur=int(round(year_one, -3)),
+        break_even_month=break_even,
+    )
+
+
+def _month(month: int | None) -> str:
+    return f"month {month}" if month is not None else "not within 36 months"
+
+
+def _progress(done: int, total: int, message: str) -> None:
+    """Write a progress event to the run's `custom` stream."""
+    write = get_stream_writer()
+    write(
+        {
+            "kind": PROGRESS_EVENT,
+            "worker": "analyst",
+            "done": done,
+            "total": total,
+            "message": message,
+        }
+    )
+
+
+# --------------------------------------------------------------------------- writer
+
+_BREAK_EVEN_RE = re.compile(r"break-even in month (\d+)")
+_IMPUTED_RE = re.compile(r"with (\d+) months imputed")
+_MEMO_LABELS = ("Market", "Economics")
+
+
+def writer(task: WorkerTask) -> WorkerResult:
+    """Draft the go/no-go memo from the facts the supervisor passed in the instructions.
+
+    Args:
+        task: The hop's task; its instructions carry `Market: ...` and `Economics: ...`.
+
+    Returns:
+        The memo in Markdown.
+
+    Example:
+        >>> writer(WorkerTask(worker="writer", step=1, task="Launch?",
+        ...        instructions="Market: big. Economics: break-even in month 12.")).status
+        'success'
+    """
+    market = _field(task.instructions, "Market")
+    economics = _field(task.instructions, "Economics")
+    match = _BREAK_EVEN_RE.search(economics)
+    months = int(match.group(1)) if match else None
+    go = months is not None and months <= _GO_IF_BREAK_EVEN_WITHIN_MONTHS
+    verdict = (
+        "**Go**: launch in Germany next quarter, as a staged launch."
+        if go
+        else "**No-go for now**: the economics do not support a launch next quarter."
+    )
+    memo = "\n".join(
+        [
+            f"### Recommendation: {'launch' if go else 'wait'}",
+            "",
+            verdict,
+            "",
+            f"- **Market.** {market}",
+            f"- **Economics.** {economics}",
+            f"- **Rule.** We launch when the base case breaks even within "
+            f"{_GO_IF_BREAK_EVEN_WITHIN_MONTHS} months"
+            + (f"; it does in month {months}." if months else "; no break-even was given."),
+            "",
+            "**Conditions**",
+            "",
+            "1. Host German customers' data in the EU (Frankfurt region) before launch.",
+            "2. Ship the German UI, invoices and a GDPR data processing agreement.",
+        ]
+    )
+    imputed = _IMPUTED_RE.search(economics)
+    if imputed:
+        memo += (
+            f"\n3. Re-measure churn after two months: {imputed.group(1)} pilot months were imputed."
+        )
+    return WorkerResult(
+        status="success",
+        result=memo,
+        summary=(
+            f"Memo drafted: {'Go' if go else 'No-go'}"
+            + (f" (break-even month {months} <= {_GO_IF_BREAK_EVEN_WITHIN_MONTHS})" if go else "")
+            + f", with {2 + bool(imputed)} launch conditions."
+        ),
+    )
+
+
+def _field(text: str, label: str) -> str:
+    """The text after `label:` in the instructions, up to the next known label."""
+    labels = "|".join(_MEMO_LABELS)
+    match = re.search(rf"\b{label}: (.+?)(?=\s(?:{labels}): |$)", text, flags=re.S)
+    return " ".join(match.group(1).split()) if match else "(not given)"
+
+
+# --------------------------------------------------------------------------- supervisor
+
+_LEDGER_LINE = re.compile(r"^#(\d+) (\S+) \[(\w+)\] asked: .*? -> (.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    worker: str
+    status: str
+    summary: str
+
+
+def _supervisor_policy(call: ScriptedCall) -> ScriptReply:
+    """The supervisor model: decide from the ledger it is shown, like a real model would."""
+    prompt = message_text(call.messages[1]) if len(call.messages) > 1 else ""
+    seen = [_Seen(m.group(2), m.group(3), m.group(4)) for m in _LEDGER_LINE.finditer(prompt)]
+    reasked = len(call.messages) > 2  # the supervisor appended what was wrong with the answer
+
+    def ok(worker: str) -> list[_Seen]:
+        return [s for s in seen if s.worker == worker and s.status == "success"]
+
+    analyst_runs = [s for s in seen if s.worker == "analyst"]
+    if not ok("researcher"):
+        return {
+            "next": "researcher",
+            "instructions": "Find the German market size and growth, the main competitors "
+            "and what buyers require of SaaS vendors there.",
+        }
+    market = ok("researcher")[-1].summary
+    if not ok("analyst") and len(analyst_runs) < 2:
+        if not analyst_runs and not reasked:
+            # The hallucination: a plausible worker that does not exist.
+            return {"next": "marketing", "instructions": "Draft the German launch campaign."}
+        if not analyst_runs:
+            return {
+                "next": "analyst",
+                "instructions": "Estimate year-one revenue and break-even for Germany "
+                "from our pilot cohort.",
+            }
+        return {
+            "next": "analyst",
+            "instructions": "Retry, and impute the missing churn months with the cohort "
+            "median; flag them as estimates.",
+        }
+    if not any(s.worker == "writer" for s in seen):
+        economics = ok("analyst")[-1].summary if ok("analyst") else "(the analysis failed)"
+        return {
+            "next": "writer",
+            "instructions": f"Draft the go/no-go memo. Market: {market} Economics: {economics}",
+        }
+    return {"next": FINISH, "instructions": "Research, economics and the memo are in."}
+
+
+# --------------------------------------------------------------------------- synthesis
+
+_RESULT_HEAD = re.compile(r"^Result of (\S+) \(hop (\d+)\):$", re.M)
+
+
+def _synthesizer_policy(call: ScriptedCall) -> ScriptReply:
+    """The synthesizer model: the writer's memo, with the hops it is based on."""
+    prompt = message_text(call.messages[-1])
+    heads = list(_RESULT_HEAD.finditer(prompt))
+    sections: dict[str, str] = {}
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(prompt)
+        sections[head.group(1)] = prompt[head.end() : end].split("\n\nSupervisor's note:")[0]
+    memo = sections.get("writer", "").strip()
+    if not memo:
+        return "I could not find the writer's memo in the results I was given."
+    sources = ", ".join(f"{h.group(1)} (hop {h.group(2)})" for h in heads)
+    return f"{memo}\n\n---\n*Synthesised from the successful hops: {sources}.*"
+
+
+# --------------------------------------------------------------------------- the team
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoTeam:
+    """The demo's graph and the scripted models behind it (to show what they were asked).
+
+    Example:
+        >>> team = build_demo_team()
+        >>> [w.name for w in team.workers]
+        ['researcher', 'analyst', 'writer']
+    """
+
+    workers: tuple[Worker, ...]
+    """The three workers, in catalogue order."""
+    supervisor_model: ScriptedChatModel
+    """The supervisor's model; its recorded calls show each re-ask."""
+    researcher_model: ScriptedChatModel
+    """The researcher agent's model."""
+    synthesizer_model: ScriptedChatModel
+    """The model that writes the final answer."""
+    task: str = DEMO_TASK
+    """The question the team answers."""
+
+    def compile(self, checkpointer: Any) -> DemoApp:
+        """Build the supervisor graph and compile it with `checkpointer`.
+
+        Args:
+            checkpointer: A LangGraph checkpointer, e.g. from `open_checkpointer`.
+
+        Returns:
+            The compiled graph.
+
+        Example:
+            >>> with open_checkpointer("sqlite:///demo.db") as saver:
+            ...     app = build_demo_team().compile(saver)
+        """
+        graph = create_supervisor(
+            list(self.workers),
+            model=self.supervisor_model,
+            synthesizer=self.synthesizer_model,
+            max_steps=8,
+        )
+        return graph.compile(checkpointer=checkpointer)
+
+
+def build_demo_team() -> DemoTeam:
+    """Build the demo's three-worker team with fresh scripted models.
+
+    Returns:
+        The team; `team.compile(saver)` gives the runnable graph.
+
+    Example:
+        >>> team = build_demo_team()
+        >>> team.supervisor_model.calls
+        ()
+    """
+    researcher_model = ScriptedChatModel(
+        name="researcher-model", script=[_researcher_policy] * _SCRIPT_LENGTH
+    )
+    workers = (
+        Worker(
+            name="researcher",
+            description="Finds market facts with the search_market_data tool.",
+            agent=_build_researcher(researcher_model),
+            tools=("search_market_data",),
+            max_visits=3,
+        ),
+        Worker(
+            name="analyst",
+            description="Models revenue, churn and break-even from our own pilot data.",
+            agent=analyst,
+            max_visits=3,
+        ),
+        Worker(
+            name="writer",
+            description="Drafts the recommendation memo from facts given in the instructions.",
+            agent=writer,
+            max_visits=2,
+        ),
+    )
+    return DemoTeam(
+        workers=workers,
+        supervisor_model=ScriptedChatModel(
+            name="supervisor-model", script=[_supervisor_policy] * _SCRIPT_LENGTH
+        ),
+        researcher_model=researcher_model,
+        synthesizer_model=ScriptedChatModel(
+            name="synthesizer-model", script=[_synthesizer_policy] * _SCRIPT_LENGTH
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- rendering
+
+STATUS_STYLE = {"success": "green", "failed": "red", "needs_review": "yellow"}
+"""Colour of each worker status."""
+RUN_STYLE = {"done": "green", "running": "yellow", "halted": "yellow", "failed": "red"}
+"""Colour of each run status."""
+_STATUS_MARK = {"success": "✔", "failed": "✘", "needs_review": "?"}
+_WORKER_KINDS = {
+    "researcher": "compiled LangGraph agent: scripted model + ToolNode",
+    "analyst": "async function worker, streams progress events",
+    "writer": "sync function worker",
+}
+
+
+def _row(mark: Text | str, body: RenderableType, *, indent: int = 0) -> Table:
+    """One event line: a mark in a narrow gutter, then text that wraps under itself."""
+    grid = Table.grid(padding=(0, 1))
+    if indent:
+        grid.add_column(width=indent - 1)
+    grid.add_column(width=1, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(*([""] if indent else []), mark, body)
+    return grid
+
+
+@dataclass(kw_only=True)
+class DemoRenderer:
+    """Renders the demo run's stream parts as they arrive.
+
+    Feed it each part of `app.stream(..., stream_mode=["updates", "custom", "messages"],
+    subgraphs=True, version="v2")`. It prints each routing decision (and any proposal the
+    supervisor rejected and re-asked), the researcher's tool calls, the analyst's progress
+    events and each worker's result, pausing `delay` seconds after each so a human can
+    follow. Re-asks are read from the supervisor model's recorded calls: a call that got
+    more than the system prompt and the view is a re-ask, and its last message says why.
+
+    Example:
+        >>> renderer = DemoRenderer(console=Console(), team=team, delay=0.4)
+        >>> for part in app.stream(inputs, config, stream_mode=["updates", "custom",
+        ...                        "messages"], subgraphs=True, version="v2"):
+        ...     renderer.handle(part)
+        >>> renderer.finish()
+    """
+
+    console: Console
+    """Where to print."""
+    team: DemoTeam
+    """The team being run (its supervisor model's calls reveal re-asks)."""
+    delay: float = 0.0
+    """Seconds to pause after each event."""
+    animate: bool = False
+    """Type the final answer into a live panel as its tokens stream (terminals only)."""
+    sleep: Callable[[float], None] = time.sleep
+    """How to pause (tests can record instead)."""
+    reasks: int = field(default=0, init=False)
+    """Invalid decisions the supervisor rejected and re-asked so far."""
+    _calls_seen: int = field(default=0, init=False)
+    _proposals: list[Mapping[str, Any]] = field(default_factory=list, init=False)
+    _answer: str = field(default="", init=False)
+    _live: Live | None = field(default=None, init=False)
+
+    def handle(self, part: StreamPart[Any, Any]) -> None:
+        """Render one stream part.
+
+        Args:
+            part: A v2 stream part; `updates`, `custom` and `messages` are shown.
+
+        Example:
+            >>> renderer.handle({"type": "custom", "ns": (), "data": {"note": "hi"}})
+        """
+        if part["type"] == "messages":
+            message, metadata = part["data"]
+            self._on_message(part["ns"], message, metadata)
+        elif part["type"] == "custom":
+            self._on_custom(part["data"])
+        elif part["type"] == "updates":
+            meta = part["data"].get("__metadata__")
+            cached = isinstance(meta, Mapping) and bool(meta.get("cached"))
+            for node, update in part["data"].items():
+                if node != "__metadata__" and isinstance(update, Mapping):
+                    self._on_update(part["ns"], node, update, cached=cached)
+
+    def finish(self) -> None:
+        """Close the live answer panel, if one is open.
+
+        Example:
+            >>> renderer.finish()
+        """
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def _pause(self, factor: float = 1.0) -> None:
+        if self.delay > 0 and factor > 0:
+            self.sleep(self.delay * factor)
+
+    # -- messages: the supervisor's raw proposals, the answer's tokens -----------------
+
+    def _on_message(self, ns: tuple[str, ...], message: BaseMessage, meta: dict[str, Any]) -> None:
+        if ns or not isinstance(message, AIMessageChunk):
+            return
+        node = meta.get("langgraph_node")
+        if node == _SUPERVISOR:
+            for chunk in message.tool_call_chunks:
+                try:
+                    args = json.loads(chunk.get("args") or "{}")
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(args, Mapping):
+                    self._proposals.append(args)
+        elif node == _SYNTHESIS and isinstance(message.content, str):
+            self._answer += message.content
+            if self.animate:
+                self._type_answer()
+
+    def _type_answer(self) -> None:
+        panel = answer_panel(self._answer + "▌")
+        if self._live is None:
+            self._live = Live(panel, console=self.console, transient=True, auto_refresh=False)
+            self._live.start()
+        else:
+            self._live.update(panel)
+        self._live.refresh()
+        self._pause(0.025)
+
+    # -- custom events: the analyst's progress -----------------------------------------
+
+    def _on_custom(self, data: Any) -> None:
+        if not (isinstance(data, Mapping) and data.get("kind") == PROGRESS_EVENT):
+            self._event(Text("·"), Text(one_line(repr(data), 200), style="dim"), indent=3)
+            return
+        total = max(int(data.get("total", 1)), 1)
+        done = min(max(int(data.get("done", 0)), 0), total)
+        body = Text.assemble(
+            ("▰" * done + "▱" * (total - done), "cyan"),
+            " ",
+            (str(data.get("worker", "")), "cyan"),
+            " ",
+            str(data.get("message", "")),
+        )
+        self._event(Text("…", style="cyan"), body, indent=3, factor=0.5)
+
+    # -- updates: decisions, tool calls, results ----------------------------------------
+
+    def _on_update(
+        self, ns: tuple[str, ...], node: str, update: Mapping[str, Any], *, cached: bool
+    ) -> None:
+        if ns:
+            self._on_worker_inner(ns[0].split(":", 1)[0], update)
+            return
+        if node == _SUPERVISOR:
+            self._on_decision(update)
+        for entry in update.get("ledger") or ():
+            self._on_result(entry, restored=cached)
+
+    def _on_worker_inner(self, worker: str, update: Mapping[str, Any]) -> None:
+        for message in update.get("messages") or ():
+            if isinstance(message, AIMessage) and message.tool_calls:
+                for call in message.tool_calls:
+                    args = ", ".join(f"{k}={v!r}" for k, v in call["args"].items())
+                    body = Text.assemble(
+                        (worker, "cyan"), " calls ", (call["name"], "bold magenta"), f"({args})"
+                    )
+                    self._event(Text("⚒", style="magenta"), body, indent=3)
+            elif isinstance(message, ToolMessage):
+                body = Text.assemble(
+                    (message.name or "the tool", "magenta"),
+                    " returned ",
+                    (one_line(message_text(message), 140), "dim"),
+                )
+                self._event(Text("↳", style="magenta"), body, indent=3)
+
+    def _on_decision(self, update: Mapping[str, Any]) -> None:
+        calls = self.team.supervisor_model.calls[self._calls_seen :]
+        self._calls_seen += len(calls)
+        proposals, self._proposals = self._proposals, []
+        reasked = [call for call in calls if len(call.messages) > 2]
+        route = update.get("route")
+        if not isinstance(route, Mapping):
+            if update.get("status") in ("halted", "failed"):
+                self._rule(Text("stopped", style="bold red"))
+                self._rejections(proposals, reasked)
+                body = Text.assemble(
+                    ("run stopped: ", "bold red"),
+                    (str(update.get("halt_reason")), "bold red"),
+                    " — ",
+                    str(update.get("halt_detail") or ""),
+                )
+                self._event(Text("■", style="bold red"), body)
+            return
+        target = str(route["next"])
+        finish = target == FINISH
+        self._rule(
+            Text("FINISH", style="bold green")
+            if finish
+            else Text(f"Step {route['step']}", style="bold")
+        )
+        self._rejections(proposals, reasked)
+        who = str(route.get("decided_by", "model"))
+        if reasked:
+            who += f", after {len(reasked)} re-ask" + ("s" if len(reasked) > 1 else "")
+        head = Text.assemble(
+            ("supervisor", "bold"),
+            " → ",
+            (target, "bold green" if finish else "bold cyan"),
+            ("   decided by ", "dim"),
+            (who, "dim"),
+        )
+        if finish:
+            head.append("   synthesis writes the answer", style="dim")
+        self._event(Text("◆", style="bold blue"), head, factor=0)
+        instructions = str(route.get("instructions") or "")
+        if instructions:
+            self._event("", Text(f"“{instructions}”", style="italic"), factor=0)
+        self._pause()
+
+    def _rejections(
+        self, proposals: Sequence[Mapping[str, Any]], reasked: Sequence[ScriptedCall]
+    ) -> None:
+        # Each re-ask follows one rejected proposal, in order; the accepted one comes last.
+        for index, call in enumerate(reasked):
+            self.reasks += 1
+            said = proposals[index].get("next") if index < len(proposals) else None
+            body = Text.assemble(
+                ("supervisor chose ", "yellow"),
+                (repr(said) if said is not None else "an invalid decision", "bold yellow"),
+                (" — rejected: ", "yellow"),
+                (_reask_reason(call.messages[-1]), "yellow"),
+                (". Re-asked with the error.", "yellow"),
+            )
+            self._event(Text("✗", style="bold yellow"), body)
+
+    def _on_result(self, entry: Mapping[str, Any], *, restored: bool = False) -> None:
+        status = str(entry.get("status"))
+        style = STATUS_STYLE.get(status, "white")
+        failed = status == "failed"
+        detail = (entry.get("error") if failed else None) or entry.get("summary", "")
+        body = Text.assemble(
+            (str(entry.get("worker")), "bold cyan"),
+            " ",
+            (status, f"bold {style}"),
+            "  ",
+            (str(detail), "red" if failed else ""),
+        )
+        if restored:
+            body.append("  (finished before the interruption: restored, not re-run)", style="dim")
+        elif failed:
+            body.append("  → recorded in the ledger; the supervisor decides again", style="dim")
+        self._event(Text(_STATUS_MARK.get(status, "•"), style=f"bold {style}"), body)
+
+    # -- primitives ---------------------------------------------------------------------
+
+    def _rule(self, title: Text) -> None:
+        self.console.print()
+        self.console.print(Rule(title, style="dim", align="left"))
+
+    def _event(
+        self, mark: Text | str, body: RenderableType, *, indent: int = 0, factor: float = 1.0
+    ) -> None:
+        self.console.print(_row(mark, body, indent=indent))
+        self._pause(factor)
+
+
+_SUPERVISOR = "supervisor"
+_SYNTHESIS = "synthesis"
+_ENDED = ("done", "halted", "failed")
+
+
+def _reask_reason(message: BaseMessage) -> str:
+    """The validation error the supervisor sent back with its re-ask."""
+    first = message_text(message).split("\n", 1)[0]
+    _, _, reason = first.partition(": ")
+    return one_line(reason or first, 160).rstrip(".")
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def render_header(console: Console, team: DemoTeam, *, location: str, thread_id: str) -> None:
+    """Print the task, the team and where the run is checkpointed.
+
+    Args:
+        console: Where to print.
+        team: The demo team.
+        location: The checkpoint database, as shown to the user.
+        thread_id: The run's thread id.
+
+    Example:
+        >>> render_header(Console(), build_demo_team(), location="demo.db", thread_id="t1")
+    """
+    roster = Table.grid(padding=(0, 2))
+    roster.add_column(style="bold cyan", no_wrap=True)
+    roster.add_column(style="dim")
+    for worker in team.workers:
+        roster.add_row(worker.name, _WORKER_KINDS.get(worker.name, worker.description))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    grid.add_row("Task", Text(team.task))
+    grid.add_row("Team", roster)
+    grid.add_row(
+        "Supervisor", Text("scripted model → typed RouteDecision, validated; re-asked once")
+    )
+    grid.add_row(
+        "Checkpoints",
+        Text.assemble("SQLite ", (location, "bold"), "   thread ", (thread_id, "bold")),
+    )
+    console.print(
+        Panel(
+            grid,
+            title="[bold]lgsp demo[/]",
+            title_align="left",
+            subtitle="offline · scripted models",
+            subtitle_align="right",
+            border_style="blue",
+        )
+    )
+
+
+def answer_panel(answer: str) -> Panel:
+    """The final answer, as Markdown in a panel.
+
+    Args:
+        answer: The answer's Markdown.
+
+    Returns:
+        The panel.
+
+    Example:
+        >>> Console().print(answer_panel("**Go**"))
+    """
+    return Panel(
+        Markdown(answer or "_(no answer)_"),
+        title="[bold]Final answer[/] · synthesis",
+        title_align="left",
+        border_style="green",
+        padding=(1, 2),
+    )
+
+
+def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
+    """The ledger as a table: one row per hop.
+
+    Args:
+        ledger: The run's ledger entries.
+
+    Returns:
+        A rich Table.
+
+    Example:
+        >>> Console().print(ledger_table(state["ledger"]))
+    """
+    table = Table(
+        title="Ledger: what the supervisor sees of each hop",
+        title_justify="left",
+        title_style="bold",
+        expand=True,
+    )
+    table.add_column("Step", justify="right", no_wrap=True)
+    table.add_column("Worker", style="cyan", no_wrap=True)
+    table.add_column("Routed by", style="dim", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Summary", ratio=1)
+    for entry in ledger:
+        status = entry["status"]
+        table.add_row(
+            str(entry["step"]),
+            entry["worker"],
+            entry["decided_by"],
+            Text(status, style=f"bold {STATUS_STYLE.get(status, 'white')}"),
+            Text(entry["summary"]),
+        )
+    return table
+
+
+def current_ledger(values: Mapping[str, Any]) -> list[LedgerEntry]:
+    """The latest turn's ledger entries, oldest first.
+
+    Args:
+        values: The thread's state values (`app.get_state(config).values`).
+
+    Returns:
+        The entries.
+
+    Example:
+        >>> [e["worker"] for e in current_ledger(values)]
+        ['researcher', 'analyst', 'analyst', 'writer']
+    """
+    turn = values.get("turn", 1)
+    return [entry for entry in values.get("ledger") or () if entry["turn"] == turn]
+
+
+def final_answer(values: Mapping[str, Any]) -> str:
+    """The run's final answer: the last AI message, once the run has ended.
+
+    Args:
+        values: The thread's state values.
+
+    Returns:
+        The answer, or '' while the run has not answered.
+
+    Example:
+        >>> final_answer({"messages": []})
+        ''
+    """
+    if values.get("status") not in ("done", "halted", "failed"):
+        return ""
+    for message in reversed(values.get("messages") or ()):
+        if isinstance(message, AIMessage):
+            return message_text(message)
+    return ""
+
+
+def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
+    """Print a run's ledger and final answer from its state.
+
+    Args:
+        console: Where to print.
+        values: The thread's state values.
+
+    Example:
+        >>> render_outcome(Console(), app.get_state(config).values)
+    """
+    console.print()
+    console.print(ledger_table(current_ledger(values)))
+    answer = final_answer(values)
+    if answer:
+        console.print()
+        console.print(answer_panel(answer))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Footer:
+    """Where the run stands and where it is stored; printed last."""
+
+    status: str
+    """The run's status."""
+    hops: int
+    """Hops in the latest turn."""
+    failed: int
+    """Of which failed."""
+    reasks: int | None
+    """Invalid routes re-asked (None when unknown, e.g. for a stored run)."""
+    halt: str | None
+    """Why the run stopped early, if it did."""
+    checkpoints: int
+    """Checkpoints of the supervisor graph."""
+    all_checkpoints: int
+    """Checkpoints including the workers' subgraphs."""
+    database: str
+    """The checkpoint database's path."""
+    thread_id: str
+    """The run's thread id."""
+    inspect: str
+    """The command that shows the stored run (or resumes it)."""
+
+    def render(self, console: Console) -> None:
+        """Print the footer.
+
+        Args:
+            console: Where to print.
+
+        Example:
+            >>> footer.render(Console())
+        """
+        run = Text(self.status, style=f"bold {RUN_STYLE.get(self.status, 'white')}")
+        run.append(f" · {self.hops} hops")
+        if self.failed:
+            run.append(f" · {self.failed} failed, re-routed", style="red")
+        if self.reasks:
+            run.append(
+                f" · {self.reasks} invalid route{'s' if self.reasks > 1 else ''} re-asked",
+                style="yellow",
+            )
+        if self.halt:
+            run.append(f" · {self.halt}", style="red")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        grid.add_row("Run", run)
+        grid.add_row(
+            "Checkpoints",
+            Text(
+                f"{self.checkpoints} of the supervisor graph ({self.all_checkpoints} with "
+                f"worker subgraphs) in {self.database}"
+            ),
+        )
+        grid.add_row("Thread", Text(self.thread_id, style="bold"))
+        grid.add_row(
+            "Inspect",
+            Text.assemble(
+                (self.inspect, "bold"),
+                (
+                    "   shows this stored run" if self.status in _ENDED else "   resumes this run",
+                    "dim",
+                ),
+            ),
+        )
+        console.print()
+        console.print(grid)
