@@ -271,8 +271,17 @@ class WorkerNode:
         )
         return _Hop(task=task, route=route, turn=state.get("turn", 1))
 
-    def _payload(self, hop: _Hop) -> tuple[Any, list[BaseMessage]]:
-        prompt = HumanMessage(content=hop.task.prompt(), id=str(uuid.uuid4()))
+    def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
+        # The prompt's id is derived from the task's namespace (which embeds LangGraph's
+        # task id), so a hop re-run after a crash or an interrupt sends the same message
+        # a checkpointed sub-agent already holds, and it is not stored twice.
+        namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
+        prompt_id = (
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{namespace}:prompt"))
+            if namespace
+            else str(uuid.uuid4())
+        )
+        prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
         if self._takes_messages:
             return {"messages": [*hop.task.messages, prompt]}, [prompt]
         return hop.task, [prompt]
@@ -296,7 +305,7 @@ class WorkerNode:
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop synchronously."""
         hop = self._hop(state)
-        payload, sent = self._payload(hop)
+        payload, sent = self._payload(hop, config)
         child = self._config(config, hop)
         if self._is_async:
             call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
@@ -313,7 +322,7 @@ class WorkerNode:
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop natively on the event loop (sync agents go to the executor)."""
         hop = self._hop(state)
-        payload, sent = self._payload(hop)
+        payload, sent = self._payload(hop, config)
         child = self._config(config, hop)
         call = self._runnable.ainvoke(payload, child)
         timeout = self.worker.timeout
@@ -352,7 +361,9 @@ class WorkerNode:
     # -- writing the hop ---------------------------------------------------------------
 
     def _update(self, hop: _Hop, sent: list[BaseMessage], output: Any) -> dict[str, Any]:
-        result, produced = coerce_worker_output(output, worker=self.worker.name, sent=sent)
+        # The agent echoes back its own history: none of it is new output.
+        given = [*hop.task.messages, *sent]
+        result, produced = coerce_worker_output(output, worker=self.worker.name, sent=given)
         if not self._takes_messages and not produced:
             produced = [
                 AIMessage(

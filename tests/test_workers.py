@@ -310,3 +310,19 @@ async def test_async_worker_under_sync_invoke_inside_a_running_loop():
     app = compile_team([w("a", agent)], router=routes("a"))
     out = app.invoke(ask(), thread())
     assert out["messages"][-1].content == "notebook ok"
+
+
+def test_agent_worker_visited_twice_stores_each_message_once():
+    from langchain.agents import create_agent
+
+    from langgraph_supervisor_pro.testing import ScriptedChatModel
+
+    agent = create_agent(ScriptedChatModel(script=["first answer", "second answer"]), tools=[])
+    app = compile_team(
+        [w("researcher", agent)], router=routes("researcher", "FINISH", "researcher", "FINISH")
+    )
+    config = thread()
+    app.invoke(ask("T1"), config)
+    out = app.invoke(ask("T2"), config)
+    texts = [m.content for m in out["workers"]["researcher"]["messages"]]
+    assert texts == ["Task: T1", "first answer", "Task: T2", "second answer"]
