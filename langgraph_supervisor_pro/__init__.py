@@ -9,7 +9,12 @@ Example:
 """
 
 from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
-from langgraph_supervisor_pro.checkpoint import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro.checkpoint import (
+    aopen_checkpointer,
+    aopen_store,
+    open_checkpointer,
+    open_store,
+)
 from langgraph_supervisor_pro.contracts import (
     FINISH,
     HaltReason,
@@ -69,8 +74,10 @@ __all__ = [
     "WorkerTimeoutError",
     "__version__",
     "aopen_checkpointer",
+    "aopen_store",
     "create_supervisor",
     "default_worker_retry",
     "open_checkpointer",
+    "open_store",
     "route_decision_model",
 ]

@@ -1,4 +1,4 @@
-"""Open LangGraph checkpointers from a single URL.
+"""Open LangGraph checkpointers and stores from a single URL.
 
 One URL selects the backend, so the same code runs against memory in tests,
 SQLite on a laptop and Postgres in production:
@@ -34,12 +34,16 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
 from psycopg import AsyncConnection, Connection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-__all__ = ["aopen_checkpointer", "open_checkpointer"]
+__all__ = ["aopen_checkpointer", "aopen_store", "open_checkpointer", "open_store"]
 
 _DEFAULT_POOL_SIZE = 10
 _DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -193,6 +197,71 @@ _POOL_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_
 
 
 @contextmanager
+def _sqlite_connection(url: str, *, autocommit: bool = False) -> Iterator[sqlite3.Connection]:
+    # The stores manage their own transactions and need an autocommit connection.
+    isolation = None if autocommit else ""
+    path = _sqlite_path(url)
+    with closing(sqlite3.connect(path, check_same_thread=False, isolation_level=isolation)) as conn:
+        yield conn
+
+
+@asynccontextmanager
+async def _asqlite_connection(
+    url: str, *, autocommit: bool = False
+) -> AsyncIterator[aiosqlite.Connection]:
+    isolation = None if autocommit else ""
+    async with aiosqlite.connect(_sqlite_path(url), isolation_level=isolation) as conn:
+        yield conn
+
+
+@contextmanager
+def _postgres_pool(
+    url: str, pool_size: int, connect_timeout: float
+) -> Iterator[ConnectionPool[Connection[DictRow]]]:
+    """A pool with the settings langgraph's Postgres classes require; fails fast."""
+    _probe_postgres(url, connect_timeout)
+    pool = ConnectionPool(
+        url,
+        connection_class=Connection[DictRow],
+        min_size=1,
+        max_size=pool_size,
+        kwargs=dict(_POOL_KWARGS),
+        open=True,
+    )
+    try:
+        try:
+            pool.wait(timeout=connect_timeout)
+        except PoolTimeout as exc:
+            raise _connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        yield pool
+    finally:
+        pool.close()
+
+
+@asynccontextmanager
+async def _apostgres_pool(
+    url: str, pool_size: int, connect_timeout: float
+) -> AsyncIterator[AsyncConnectionPool[AsyncConnection[DictRow]]]:
+    await _aprobe_postgres(url, connect_timeout)
+    pool = AsyncConnectionPool(
+        url,
+        connection_class=AsyncConnection[DictRow],
+        min_size=1,
+        max_size=pool_size,
+        kwargs=dict(_POOL_KWARGS),
+        open=False,
+    )
+    try:
+        try:
+            await pool.open(wait=True, timeout=connect_timeout)
+        except PoolTimeout as exc:
+            raise _connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        yield pool
+    finally:
+        await pool.close()
+
+
+@contextmanager
 def open_checkpointer(
     url: str,
     *,
@@ -233,33 +302,17 @@ def open_checkpointer(
     if kind == "memory":
         yield InMemorySaver()
     elif kind == "sqlite":
-        path = _sqlite_path(url)
-        with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+        with _sqlite_connection(url) as conn:
             saver = SqliteSaver(conn)
             if setup:
                 saver.setup()
             yield saver
     else:
-        _probe_postgres(url, connect_timeout)
-        pool = ConnectionPool(
-            url,
-            connection_class=Connection[DictRow],
-            min_size=1,
-            max_size=pool_size,
-            kwargs=dict(_POOL_KWARGS),
-            open=True,
-        )
-        try:
-            try:
-                pool.wait(timeout=connect_timeout)
-            except PoolTimeout as exc:
-                raise _connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        with _postgres_pool(url, pool_size, connect_timeout) as pool:
             pg_saver = PostgresSaver(pool)
             if setup:
                 pg_saver.setup()
             yield pg_saver
-        finally:
-            pool.close()
 
 
 @asynccontextmanager
@@ -309,30 +362,117 @@ async def aopen_checkpointer(
     if kind == "memory":
         yield InMemorySaver()
     elif kind == "sqlite":
-        path = _sqlite_path(url)
-        async with aiosqlite.connect(path) as conn:
+        async with _asqlite_connection(url) as conn:
             saver = AsyncSqliteSaver(conn)
             if setup:
                 await saver.setup()
             yield saver
     else:
-        await _aprobe_postgres(url, connect_timeout)
-        pool = AsyncConnectionPool(
-            url,
-            connection_class=AsyncConnection[DictRow],
-            min_size=1,
-            max_size=pool_size,
-            kwargs=dict(_POOL_KWARGS),
-            open=False,
-        )
-        try:
-            try:
-                await pool.open(wait=True, timeout=connect_timeout)
-            except PoolTimeout as exc:
-                raise _connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        async with _apostgres_pool(url, pool_size, connect_timeout) as pool:
             pg_saver = AsyncPostgresSaver(pool)
             if setup:
                 await pg_saver.setup()
             yield pg_saver
-        finally:
-            await pool.close()
+
+
+@contextmanager
+def open_store(
+    url: str,
+    *,
+    pool_size: int = _DEFAULT_POOL_SIZE,
+    setup: bool = True,
+    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+) -> Iterator[BaseStore]:
+    """Open a LangGraph store (external memory) for ``url`` and close it on exit.
+
+    The same URLs as :func:`open_checkpointer`: ``memory`` gives an
+    ``InMemoryStore``, ``sqlite:///path.db`` a ``SqliteStore`` and
+    ``postgresql://...`` a ``PostgresStore`` (pooled, tables set up once). Pass it
+    to ``compile(store=...)``; full worker outputs then live in the store, and the
+    graph's state keeps references and summaries.
+
+    Args:
+        url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
+        pool_size: Maximum number of pooled Postgres connections (at least 1).
+        setup: Create or migrate the store's tables on open.
+        connect_timeout: Seconds to wait for Postgres before giving up.
+
+    Yields:
+        The store.
+
+    Raises:
+        ValueError: The URL form is not supported or an option is out of range.
+        ConnectionError: The Postgres server cannot be reached (password masked).
+
+    Example:
+        >>> with open_store("memory") as store:
+        ...     store.put(("docs",), "a", {"text": "hello"})
+        ...     store.get(("docs",), "a").value
+        {'text': 'hello'}
+    """
+    kind = _validate_options(url, pool_size, connect_timeout)
+    url = url.strip()
+    if kind == "memory":
+        yield InMemoryStore()
+    elif kind == "sqlite":
+        with _sqlite_connection(url, autocommit=True) as conn:
+            store = SqliteStore(conn)
+            if setup:
+                store.setup()
+            yield store
+    else:
+        with _postgres_pool(url, pool_size, connect_timeout) as pool:
+            pg_store = PostgresStore(pool)
+            if setup:
+                pg_store.setup()
+            yield pg_store
+
+
+@asynccontextmanager
+async def aopen_store(
+    url: str,
+    *,
+    pool_size: int = _DEFAULT_POOL_SIZE,
+    setup: bool = True,
+    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+) -> AsyncIterator[BaseStore]:
+    """Open an asynchronous LangGraph store for ``url``; the async twin of :func:`open_store`.
+
+    Args:
+        url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
+        pool_size: Maximum number of pooled Postgres connections (at least 1).
+        setup: Create or migrate the store's tables on open.
+        connect_timeout: Seconds to wait for Postgres before giving up.
+
+    Yields:
+        The store (``InMemoryStore``, ``AsyncSqliteStore`` or ``AsyncPostgresStore``).
+
+    Raises:
+        ValueError: The URL form is not supported or an option is out of range.
+        ConnectionError: The Postgres server cannot be reached (password masked).
+
+    Example:
+        >>> import asyncio
+        >>> async def main() -> dict:
+        ...     async with aopen_store("memory") as store:
+        ...         await store.aput(("docs",), "a", {"n": 1})
+        ...         return (await store.aget(("docs",), "a")).value
+        >>> asyncio.run(main())
+        {'n': 1}
+    """
+    kind = _validate_options(url, pool_size, connect_timeout)
+    url = url.strip()
+    if kind == "memory":
+        yield InMemoryStore()
+    elif kind == "sqlite":
+        async with _asqlite_connection(url, autocommit=True) as conn:
+            store = AsyncSqliteStore(conn)
+            if setup:
+                await store.setup()
+            yield store
+    else:
+        async with _apostgres_pool(url, pool_size, connect_timeout) as pool:
+            pg_store = AsyncPostgresStore(pool)
+            if setup:
+                await pg_store.setup()
+            yield pg_store

@@ -352,3 +352,58 @@ def test_hung_postgres_times_out(silent_server):
     assert time.monotonic() - start < 8
     assert "secret" not in str(info.value)
     assert f"port={silent_server}" in str(info.value)
+
+
+# ----------------------------------------------------------------------- stores
+
+from langgraph_supervisor_pro import aopen_store, open_store  # noqa: E402
+
+
+def _store_url(kind, tmp_path, pg_database=None):
+    return {"memory": "memory", "sqlite": f"sqlite:///{tmp_path}/store.db",
+            "postgres": pg_database}[kind]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+def test_store_put_get_search(kind, tmp_path, request):
+    url = _store_url(kind, tmp_path, request.getfixturevalue("pg_database")
+                     if kind == "postgres" else None)
+    with open_store(url) as store:
+        store.put(("t1", "researcher"), "1:1", {"result": "x" * 2000, "summary": "s"})
+        store.put(("t1", "writer"), "1:2", {"result": "draft"})
+        assert store.get(("t1", "researcher"), "1:1").value["summary"] == "s"
+        assert sorted(i.key for i in store.search(("t1",))) == ["1:1", "1:2"]
+    if kind != "memory":  # durable across opens
+        with open_store(url) as store:
+            assert store.get(("t1", "writer"), "1:2").value == {"result": "draft"}
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+async def test_store_async(kind, tmp_path, request):
+    url = _store_url(kind, tmp_path, request.getfixturevalue("pg_database")
+                     if kind == "postgres" else None)
+    async with aopen_store(url) as store:
+        await store.aput(("t1", "a"), "k", {"n": 1})
+        assert (await store.aget(("t1", "a"), "k")).value == {"n": 1}
+    if kind != "memory":
+        with open_store(url) as store:
+            assert store.get(("t1", "a"), "k").value == {"n": 1}
+
+
+def test_store_setup_creates_tables(pg_database):
+    with open_store(pg_database, setup=False):
+        pass
+    assert "store" not in table_names(pg_database)
+    with open_store(pg_database):
+        pass
+    assert "store" in table_names(pg_database)
+
+
+def test_store_errors():
+    with pytest.raises(ValueError, match="scheme 'redis'"), open_store("redis://x"):
+        pass
+    with pytest.raises(ValueError, match="pool_size"), open_store("memory", pool_size=0):
+        pass
+    with pytest.raises(ConnectionError) as err, open_store(UNREACHABLE, connect_timeout=2):
+        pass
+    assert_masked_connection_error(err.value)

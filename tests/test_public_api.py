@@ -11,7 +11,7 @@ EXPECTED = {
     "HopOutput", "LedgerEntry", "RouteDecision", "RouteState", "Router", "RunStatus",
     "SupervisorGraph", "SupervisorInput", "SupervisorState", "SupervisorView", "SynthesisInput",
     "Synthesizer", "Worker", "WorkerAgent", "WorkerResult", "WorkerSlot", "WorkerStatus",
-    "WorkerTask", "WorkerTimeoutError", "__version__", "aopen_checkpointer",
+    "WorkerTask", "WorkerTimeoutError", "__version__", "aopen_checkpointer", "aopen_store", "open_store",
     "create_supervisor", "default_worker_retry", "open_checkpointer", "route_decision_model",
 }
 
@@ -48,7 +48,8 @@ def test_signatures_are_pinned():
     assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
     assert list(lgsp.WorkerTask.model_fields) == ["worker", "step", "task", "instructions",
                                                   "messages"]
-    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer):
+    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer, lgsp.open_store,
+               lgsp.aopen_store):
         params = inspect.signature(fn).parameters
         assert next(iter(params)) == "url"
         assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "url")
