@@ -360,14 +360,18 @@ from langgraph_supervisor_pro import aopen_store, open_store  # noqa: E402
 
 
 def _store_url(kind, tmp_path, pg_database=None):
-    return {"memory": "memory", "sqlite": f"sqlite:///{tmp_path}/store.db",
-            "postgres": pg_database}[kind]
+    return {
+        "memory": "memory",
+        "sqlite": f"sqlite:///{tmp_path}/store.db",
+        "postgres": pg_database,
+    }[kind]
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 def test_store_put_get_search(kind, tmp_path, request):
-    url = _store_url(kind, tmp_path, request.getfixturevalue("pg_database")
-                     if kind == "postgres" else None)
+    url = _store_url(
+        kind, tmp_path, request.getfixturevalue("pg_database") if kind == "postgres" else None
+    )
     with open_store(url) as store:
         store.put(("t1", "researcher"), "1:1", {"result": "x" * 2000, "summary": "s"})
         store.put(("t1", "writer"), "1:2", {"result": "draft"})
@@ -380,8 +384,9 @@ def test_store_put_get_search(kind, tmp_path, request):
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 async def test_store_async(kind, tmp_path, request):
-    url = _store_url(kind, tmp_path, request.getfixturevalue("pg_database")
-                     if kind == "postgres" else None)
+    url = _store_url(
+        kind, tmp_path, request.getfixturevalue("pg_database") if kind == "postgres" else None
+    )
     async with aopen_store(url) as store:
         await store.aput(("t1", "a"), "k", {"n": 1})
         assert (await store.aget(("t1", "a"), "k")).value == {"n": 1}

@@ -7,12 +7,37 @@ import langgraph_supervisor_pro as lgsp
 from langgraph_supervisor_pro import testing
 
 EXPECTED = {
-    "DEFAULT_SUPERVISOR_PROMPT", "DEFAULT_SYNTHESIS_PROMPT", "FINISH", "HaltReason",
-    "HopOutput", "LedgerEntry", "RouteDecision", "RouteState", "Router", "RunStatus",
-    "SupervisorGraph", "SupervisorInput", "SupervisorState", "SupervisorView", "SynthesisInput",
-    "Synthesizer", "Worker", "WorkerAgent", "WorkerResult", "WorkerSlot", "WorkerStatus",
-    "WorkerTask", "WorkerTimeoutError", "__version__", "aopen_checkpointer", "aopen_store", "open_store",
-    "create_supervisor", "default_worker_retry", "open_checkpointer", "route_decision_model",
+    "DEFAULT_SUPERVISOR_PROMPT",
+    "DEFAULT_SYNTHESIS_PROMPT",
+    "FINISH",
+    "HaltReason",
+    "HopOutput",
+    "LedgerEntry",
+    "RouteDecision",
+    "RouteState",
+    "Router",
+    "RunStatus",
+    "SupervisorGraph",
+    "SupervisorInput",
+    "SupervisorState",
+    "SupervisorView",
+    "SynthesisInput",
+    "Synthesizer",
+    "Worker",
+    "WorkerAgent",
+    "WorkerResult",
+    "WorkerSlot",
+    "WorkerStatus",
+    "WorkerTask",
+    "WorkerTimeoutError",
+    "__version__",
+    "aopen_checkpointer",
+    "aopen_store",
+    "open_store",
+    "create_supervisor",
+    "default_worker_retry",
+    "open_checkpointer",
+    "route_decision_model",
 }
 
 
@@ -28,8 +53,13 @@ def test_public_callables_and_classes_have_docstrings_with_examples():
         if inspect.isfunction(obj) or inspect.isclass(obj):
             doc = inspect.getdoc(obj) or ""
             assert doc, f"{name} has no docstring"
-            if inspect.isfunction(obj) or name in {"Worker", "WorkerResult", "RouteDecision",
-                                                   "WorkerTask", "SupervisorView"}:
+            if inspect.isfunction(obj) or name in {
+                "Worker",
+                "WorkerResult",
+                "RouteDecision",
+                "WorkerTask",
+                "SupervisorView",
+            }:
                 assert "Example" in doc, f"{name} docstring has no example"
 
 
@@ -43,13 +73,24 @@ def test_signatures_are_pinned():
         "ledger_window: 'int' = 8, ping_pong_window: 'int | None' = 4) -> 'SupervisorGraph'"
     )
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
-    assert fields == [("name", True), ("description", True), ("agent", True), ("tools", True),
-                      ("timeout", True), ("retry", True), ("max_visits", True)]
+    assert fields == [
+        ("name", True),
+        ("description", True),
+        ("agent", True),
+        ("tools", True),
+        ("timeout", True),
+        ("retry", True),
+        ("max_visits", True),
+    ]
     assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
-    assert list(lgsp.WorkerTask.model_fields) == ["worker", "step", "task", "instructions",
-                                                  "messages"]
-    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer, lgsp.open_store,
-               lgsp.aopen_store):
+    assert list(lgsp.WorkerTask.model_fields) == [
+        "worker",
+        "step",
+        "task",
+        "instructions",
+        "messages",
+    ]
+    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer, lgsp.open_store, lgsp.aopen_store):
         params = inspect.signature(fn).parameters
         assert next(iter(params)) == "url"
         assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "url")
@@ -64,7 +105,8 @@ def test_no_private_langgraph_imports_in_the_package():
     import re
 
     root = pathlib.Path(lgsp.__file__).parent
-    pattern = re.compile(r"^\s*(from|import)\s+(langgraph\._|langchain_core\._|langgraph\.\w+\._)",
-                         re.M)
+    pattern = re.compile(
+        r"^\s*(from|import)\s+(langgraph\._|langchain_core\._|langgraph\.\w+\._)", re.M
+    )
     offenders = [p.name for p in root.glob("*.py") if pattern.search(p.read_text())]
     assert offenders == []
