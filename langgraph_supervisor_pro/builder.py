@@ -10,12 +10,15 @@ from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._compaction_node import COMPACTION_NODE, CompactionNode
 from langgraph_supervisor_pro._trace import NODE_TRACE_POLICY
+from langgraph_supervisor_pro._worker_node import UsageMeter, WorkerNode
+from langgraph_supervisor_pro.compaction import Compaction, Compactor
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
 from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
 from langgraph_supervisor_pro.supervisor import SYNTHESIS_NODE, Router, SupervisorNode
 from langgraph_supervisor_pro.synthesis import SynthesisNode, Synthesizer
-from langgraph_supervisor_pro.workers import Worker, WorkerNode
+from langgraph_supervisor_pro.workers import Worker
 
 __all__ = ["SupervisorGraph", "create_supervisor"]
 
@@ -35,6 +38,7 @@ def create_supervisor(
     name: str = "supervisor",
     ledger_window: int = 8,
     ping_pong_window: int | None = 4,
+    compaction: Compaction | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -57,6 +61,11 @@ def create_supervisor(
             counted, not shown), which keeps the supervisor's prompt flat.
         ping_pong_window: Halt when this many hops in a row would alternate between the
             same two workers with no success; None disables the check.
+        compaction: How contexts are kept inside their windows: the default for every
+            worker without its own `Worker.compaction`, and the budget of the
+            supervisor's view. With it, every model call's utilisation is recorded
+            in `usage`, and a worker's history is compacted before a hop that would
+            pass the trigger (or on its `every_n_steps` cadence).
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -85,6 +94,15 @@ def create_supervisor(
         name=name,
         ledger_window=ledger_window,
         ping_pong_window=ping_pong_window,
+        compaction=compaction,
+    )
+    chat_model = model if isinstance(model, BaseChatModel) else None
+    compactors = _compactors(workers, compaction)
+    compaction_node = CompactionNode(compactors) if compactors else None
+    supervisor_meter = (
+        UsageMeter(counter=compaction.counter(chat_model), window=compaction.window(chat_model))
+        if compaction is not None
+        else None
     )
     supervisor = SupervisorNode(
         name=name,
@@ -97,21 +115,42 @@ def create_supervisor(
         fallback=fallback,
         ledger_window=ledger_window,
         ping_pong_window=ping_pong_window,
+        meter=supervisor_meter,
+        view_trigger=compaction.trigger if compaction is not None else 0.7,
+        compaction=compaction_node,
     )
     synthesis = SynthesisNode(synthesizer, answer_name=name)
 
     graph: SupervisorGraph = StateGraph(SupervisorState, input_schema=SupervisorInput)
+    destinations = [w.name for w in workers]
+    if compaction_node is not None:
+        destinations.append(COMPACTION_NODE)
     graph.add_node(
         name,
         supervisor.runnable(),
-        destinations=(*[w.name for w in workers], SYNTHESIS_NODE),
+        destinations=(*destinations, SYNTHESIS_NODE),
         retry_policy=RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
         trace_policy=NODE_TRACE_POLICY,
     )
+    if compaction_node is not None:
+        graph.add_node(
+            COMPACTION_NODE,
+            compaction_node.runnable(),
+            destinations=tuple(compactors),
+            retry_policy=RetryPolicy(max_attempts=3),
+            metadata={"lgsp_role": "compaction"},
+            trace_policy=NODE_TRACE_POLICY,
+        )
     for worker in workers:
-        node = WorkerNode(worker, supervisor=name)
+        compactor = compactors.get(worker.name)
+        meter = (
+            UsageMeter(counter=compactor.counter, window=compactor.window)
+            if compactor is not None
+            else None
+        )
+        node = WorkerNode(worker, supervisor=name, meter=meter)
         graph.add_node(
             worker.name,
             node.runnable(),
@@ -134,6 +173,24 @@ def create_supervisor(
     return graph
 
 
+def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[str, Compactor]:
+    """One compactor per worker that compacts; the window must be known for each."""
+    compactors: dict[str, Compactor] = {}
+    for worker in workers:
+        config = worker.compaction or default
+        if config is None:
+            continue
+        try:
+            compactors[worker.name] = config.compactor()
+        except ValueError as exc:
+            raise ValueError(
+                f"compaction: worker {worker.name!r} has no known context window ({exc}); "
+                "give it Worker(compaction=Compaction(model=<its chat model>, ...)) or set "
+                "max_context_tokens"
+            ) from exc
+    return compactors
+
+
 def _handler(fn: Any) -> Any:
     """LangGraph injects `NodeError` by annotation; its stubs only know one-argument nodes."""
     return cast(Any, fn)
@@ -149,6 +206,7 @@ def _validate(
     name: str,
     ledger_window: int,
     ping_pong_window: int | None,
+    compaction: Compaction | None,
 ) -> list[Worker]:
     if isinstance(workers, Worker | str) or not isinstance(workers, Sequence):
         raise TypeError("workers: give a list of Worker objects")
@@ -196,5 +254,16 @@ def _validate(
         raise ValueError(
             f"ping_pong_window: got {ping_pong_window!r}; give an integer >= 3 "
             "(hops in an A, B, A... run), or None to disable ping-pong detection"
+        )
+    for worker in workers:
+        unknown = sorted(set(worker.reads) - set(names))
+        if unknown:
+            raise ValueError(
+                f"Worker.reads: worker {worker.name!r} reads {unknown}, which are not workers "
+                f"of this supervisor ({names})"
+            )
+    if compaction is not None and not isinstance(compaction, Compaction):
+        raise TypeError(
+            f"compaction: got {type(compaction).__name__}; give a Compaction(...) or None"
         )
     return workers

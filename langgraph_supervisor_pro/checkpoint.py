@@ -25,6 +25,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiosqlite
@@ -199,7 +200,7 @@ _POOL_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_
 @contextmanager
 def _sqlite_connection(url: str, *, autocommit: bool = False) -> Iterator[sqlite3.Connection]:
     # The stores manage their own transactions and need an autocommit connection.
-    isolation = None if autocommit else ""
+    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
     path = _sqlite_path(url)
     with closing(sqlite3.connect(path, check_same_thread=False, isolation_level=isolation)) as conn:
         yield conn
@@ -209,7 +210,7 @@ def _sqlite_connection(url: str, *, autocommit: bool = False) -> Iterator[sqlite
 async def _asqlite_connection(
     url: str, *, autocommit: bool = False
 ) -> AsyncIterator[aiosqlite.Connection]:
-    isolation = None if autocommit else ""
+    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
     async with aiosqlite.connect(_sqlite_path(url), isolation_level=isolation) as conn:
         yield conn
 

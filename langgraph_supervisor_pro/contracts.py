@@ -131,6 +131,10 @@ class WorkerTask(BaseModel):
     messages: list[AnyMessage] = Field(
         default_factory=list, description="This worker's own earlier messages, oldest first."
     )
+    reads: dict[str, WorkerResult] = Field(
+        default_factory=dict,
+        description="The latest full output of each worker named in `Worker.reads` that has one.",
+    )
 
     def prompt(self) -> str:
         """Render the task and instructions as the text a model-backed worker is given.
@@ -145,6 +149,9 @@ class WorkerTask(BaseModel):
         text = f"Task: {self.task}"
         if self.instructions:
             text += f"\n\nInstructions for you: {self.instructions}"
+        for worker, result in self.reads.items():
+            text += f"\n\nLatest output of {worker} ({result.status}):\n"
+            text += result.result_text() or result.summary
         return text
 
 
@@ -202,6 +209,9 @@ class WorkerResult(BaseModel):
         if isinstance(self.result, str):
             return self.result
         return json.dumps(self.result, ensure_ascii=False)
+
+
+WorkerTask.model_rebuild()
 
 
 def _derive_summary(result: WorkerResult) -> str:

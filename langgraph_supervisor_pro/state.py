@@ -18,10 +18,12 @@ from langgraph.graph.message import add_messages
 from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
 
 __all__ = [
+    "CompactionEntry",
     "LedgerEntry",
     "RouteState",
     "SupervisorInput",
     "SupervisorState",
+    "UsageEntry",
     "WorkerSlot",
 ]
 
@@ -47,6 +49,38 @@ class LedgerEntry(TypedDict):
     """What went wrong, for failed hops."""
 
 
+class UsageEntry(TypedDict):
+    """The context utilisation of one model call."""
+
+    turn: int
+    step: int
+    """The hop the call belongs to (the supervisor's decision for hop `step`)."""
+    role: Literal["supervisor", "worker"]
+    worker: str | None
+    tokens: int
+    """Input tokens the model received (by the configured counter)."""
+    window: int
+    """The model's input window."""
+    utilisation: float
+    """tokens / window."""
+
+
+class CompactionEntry(TypedDict):
+    """One compaction of a worker's history."""
+
+    turn: int
+    step: int
+    worker: str
+    reason: Literal["trigger", "cadence"]
+    tokens_before: int
+    tokens_after: int
+    removed: int
+    """How many messages the summary replaced (0 when it failed)."""
+    attempts: int
+    error: str | None
+    """Why the summarizer failed (the history was kept as it was)."""
+
+
 class WorkerSlot(TypedDict):
     """A worker's own namespace in state: its messages and its results."""
 
@@ -65,9 +99,7 @@ class RouteState(TypedDict):
     decided_by: Literal["router", "model", "fallback"]
 
 
-def _append_ledger(
-    current: Sequence[LedgerEntry], batches: Sequence[Sequence[LedgerEntry]]
-) -> list[LedgerEntry]:
+def _append(current: Sequence[Any], batches: Sequence[Sequence[Any]]) -> list[Any]:
     merged = list(current)
     for batch in batches:
         merged.extend(batch)
@@ -86,18 +118,40 @@ def _merge_worker_slots(
     merged: dict[str, WorkerSlot] = dict(current)
     for batch in batches:
         for name, write in batch.items():
-            unknown = set(write) - {"messages", "results"}
+            unknown = set(write) - {"messages", "results", "compact"}
             if unknown:
                 raise ValueError(
-                    f"workers[{name!r}]: a slot write may only carry 'messages' and "
-                    f"'results', got {sorted(unknown)}"
+                    f"workers[{name!r}]: a slot write may only carry 'messages', 'results' "
+                    f"and 'compact', got {sorted(unknown)}"
                 )
             slot = merged.get(name) or WorkerSlot(messages=[], results=[])
+            messages = list(slot["messages"])
+            if "compact" in write:
+                messages = _apply_compaction(messages, write["compact"])
             merged[name] = WorkerSlot(
-                messages=[*slot["messages"], *write.get("messages", ())],
+                messages=[*messages, *write.get("messages", ())],
                 results=[*slot["results"], *write.get("results", ())],
             )
     return merged
+
+
+def _apply_compaction(messages: list[Any], compact: Mapping[str, Any]) -> list[Any]:
+    """Replace the messages whose ids are in `compact["remove"]` by `compact["summary"]`.
+
+    The summary takes the place of the first removed message. Removing ids that are
+    already gone is a no-op, so replaying the same write is harmless.
+    """
+    remove = set(compact["remove"])
+    out: list[Any] = []
+    placed = False
+    for message in messages:
+        if getattr(message, "id", None) in remove:
+            if not placed:
+                out.append(compact["summary"])
+                placed = True
+            continue
+        out.append(message)
+    return out
 
 
 class SupervisorInput(TypedDict):
@@ -115,10 +169,14 @@ class SupervisorState(SupervisorInput, total=False):
         ('done', ['researcher', 'writer'])
     """
 
-    ledger: Annotated[list[LedgerEntry], DeltaChannel(_append_ledger)]
+    ledger: Annotated[list[LedgerEntry], DeltaChannel(_append)]
     """One entry per completed hop, across turns."""
     workers: Annotated[dict[str, WorkerSlot], DeltaChannel(_merge_worker_slots)]
     """One namespaced slot per worker that has run."""
+    usage: Annotated[list[UsageEntry], DeltaChannel(_append)]
+    """Context utilisation of every model call the graph saw, oldest first."""
+    compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]
+    """Every compaction of a worker's history (and every failed one), oldest first."""
     route: RouteState | None
     """The hop in flight (None when none is)."""
     step: int

@@ -27,10 +27,12 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro import _guards
 from langgraph_supervisor_pro._aio import run_sync
+from langgraph_supervisor_pro._compaction_node import COMPACTION_NODE, CompactionNode
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
+from langgraph_supervisor_pro._worker_node import UsageMeter
 from langgraph_supervisor_pro.contracts import FINISH, RouteDecision
-from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
 
 __all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
 
@@ -112,8 +114,14 @@ class SupervisorNode:
         fallback: str | None,
         ledger_window: int,
         ping_pong_window: int | None,
+        meter: UsageMeter | None = None,
+        view_trigger: float = 0.7,
+        compaction: CompactionNode | None = None,
     ) -> None:
         self.name = name
+        self.meter = meter
+        self.view_trigger = view_trigger
+        self.compaction = compaction
         self.worker_names = tuple(w[0] for w in workers)
         self.max_visits = {w[0]: w[2] for w in workers}
         self.decision_model = decision_model
@@ -171,7 +179,22 @@ class SupervisorNode:
             + (f", last {last_status[name]}" if name in last_status else "")
             for name in self.worker_names
         )
-        shown = view.ledger[-self.ledger_window :]
+        shown = list(view.ledger[-self.ledger_window :])
+        while True:
+            messages = self._render(view, status, shown)
+            # Compact the view itself: drop the oldest shown ledger lines while the
+            # prompt is above the trigger budget (the counts above them remain).
+            if (
+                self.meter is None
+                or len(shown) <= 1
+                or self.meter.counter(messages) < (self.meter.window * self.view_trigger)
+            ):
+                return messages
+            shown = shown[1:]
+
+    def _render(
+        self, view: SupervisorView, status: str, shown: Sequence[LedgerEntry]
+    ) -> list[BaseMessage]:
         lines = [
             f"#{e['step']} {e['worker']} [{e['status']}] "
             f"asked: {one_line(e['instructions'], 120)} -> {one_line(e['summary'], 200)}"
@@ -260,9 +283,10 @@ class SupervisorNode:
                 awaitable = raw
                 raw = run_sync(lambda: awaitable)
             choice = self._route_from_router(view, raw)
+        sent: list[list[BaseMessage]] = []
         if choice is None:
-            choice = self._ask_model(view, config)
-        return self._command(state, intake, view, choice)
+            choice = self._ask_model(view, config, sent)
+        return self._command(state, intake, view, choice, sent)
 
     async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         intake = self._intake(state)
@@ -273,9 +297,10 @@ class SupervisorNode:
             if inspect.isawaitable(raw):
                 raw = await raw
             choice = self._route_from_router(view, raw)
+        sent: list[list[BaseMessage]] = []
         if choice is None:
-            choice = await self._aask_model(view, config)
-        return self._command(state, intake, view, choice)
+            choice = await self._aask_model(view, config, sent)
+        return self._command(state, intake, view, choice, sent)
 
     def _asking(
         self, view: SupervisorView
@@ -294,21 +319,8 @@ class SupervisorNode:
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
 
-    def _ask_model(self, view: SupervisorView, config: RunnableConfig) -> _Decision | _Invalid:
-        if self._structured is None:
-            return _Invalid(_NO_MODEL)
-        cfg = self._model_config(config, view)
-        asking = self._asking(view)
-        messages = next(asking)
-        while True:
-            try:
-                messages = asking.send(_invoke_structured(self._structured, messages, cfg))
-            except StopIteration as done:
-                result: _Decision | _Invalid = done.value
-                return result
-
-    async def _aask_model(
-        self, view: SupervisorView, config: RunnableConfig
+    def _ask_model(
+        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
     ) -> _Decision | _Invalid:
         if self._structured is None:
             return _Invalid(_NO_MODEL)
@@ -316,6 +328,23 @@ class SupervisorNode:
         asking = self._asking(view)
         messages = next(asking)
         while True:
+            sent.append(messages)
+            try:
+                messages = asking.send(_invoke_structured(self._structured, messages, cfg))
+            except StopIteration as done:
+                result: _Decision | _Invalid = done.value
+                return result
+
+    async def _aask_model(
+        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
+    ) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid(_NO_MODEL)
+        cfg = self._model_config(config, view)
+        asking = self._asking(view)
+        messages = next(asking)
+        while True:
+            sent.append(messages)
             raw = await _ainvoke_structured(self._structured, messages, cfg)
             try:
                 messages = asking.send(raw)
@@ -357,13 +386,34 @@ class SupervisorNode:
             "route": None,
         }
 
+    def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
+        if self.meter is None:
+            return []
+        window = self.meter.window
+        return [
+            UsageEntry(
+                turn=view.turn,
+                step=view.step + 1,
+                role="supervisor",
+                worker=None,
+                tokens=tokens,
+                window=window,
+                utilisation=round(tokens / window, 4),
+            )
+            for tokens in (self.meter.counter(messages) for messages in sent)
+        ]
+
     def _command(
         self,
         state: SupervisorState,
         intake: dict[str, Any],
         view: SupervisorView,
         choice: _Decision | _Invalid,
+        sent: list[list[BaseMessage]] | None = None,
     ) -> Command[str]:
+        usage = self._usage(view, sent or [])
+        if usage:
+            intake = {**intake, "usage": usage}
         if isinstance(choice, _Invalid):
             if self.fallback is None:
                 return self._halt(intake, "invalid_route", f"no valid route: {choice.error}")
@@ -395,7 +445,10 @@ class SupervisorNode:
             step=step,
             decided_by=choice.decided_by,
         )
-        return Command(goto=choice.next, update={**intake, "route": route, "step": step})
+        goto = choice.next
+        if self.compaction is not None and self.compaction.needed(state, route, view.task):
+            goto = COMPACTION_NODE
+        return Command(goto=goto, update={**intake, "route": route, "step": step})
 
     def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
         return Command(

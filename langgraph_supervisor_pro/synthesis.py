@@ -10,17 +10,19 @@ that says why, without calling the synthesizer.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langgraph.config import get_store
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import content_text, truncate
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
+from langgraph_supervisor_pro.memory import aload_result, load_result
 from langgraph_supervisor_pro.state import SupervisorState
 
 __all__ = ["DEFAULT_SYNTHESIS_PROMPT", "HopOutput", "SynthesisInput", "Synthesizer"]
@@ -101,12 +103,12 @@ def default_answer(inp: SynthesisInput) -> str:
     return inp.finish_note or "The supervisor finished without any successful worker result."
 
 
-def synthesis_input(state: SupervisorState) -> SynthesisInput:
-    """Collect this turn's hops with their full results from the worker slots."""
+def _turn_entries(state: SupervisorState) -> list[tuple[int, str, Mapping[str, Any]]]:
+    """This turn's hops as (step, worker, slot result entry), oldest first."""
     turn = state.get("turn", 1)
     slots = state.get("workers") or {}
     seen: dict[str, int] = {}
-    hops: list[HopOutput] = []
+    entries: list[tuple[int, str, Mapping[str, Any]]] = []
     # The k-th ledger entry of a worker and its k-th result were written together.
     for entry in state.get("ledger") or ():
         index = seen.get(entry["worker"], 0)
@@ -115,17 +117,36 @@ def synthesis_input(state: SupervisorState) -> SynthesisInput:
             continue
         results = slots.get(entry["worker"], {"results": []})["results"]
         if index < len(results):
-            result = WorkerResult.model_validate(results[index])
-            hops.append(HopOutput(step=entry["step"], worker=entry["worker"], result=result))
+            entries.append((entry["step"], entry["worker"], results[index]))
+    return entries
+
+
+def synthesis_input(state: SupervisorState, results: Sequence[WorkerResult]) -> SynthesisInput:
+    """The synthesizer's input: this turn's hops with their full (resolved) results."""
+    entries = _turn_entries(state)
     route = state.get("route")
     return SynthesisInput(
         task=state.get("task", ""),
-        hops=hops,
+        hops=[
+            HopOutput(step=step, worker=worker, result=result)
+            for (step, worker, _), result in zip(entries, results, strict=True)
+        ],
         status=state.get("status", "running"),
         halt_reason=state.get("halt_reason"),
         halt_detail=state.get("halt_detail"),
         finish_note=route["instructions"] if route and route["next"] == FINISH else "",
     )
+
+
+def _load(state: SupervisorState) -> SynthesisInput:
+    store = get_store()
+    return synthesis_input(state, [load_result(store, e) for _, _, e in _turn_entries(state)])
+
+
+async def _aload(state: SupervisorState) -> SynthesisInput:
+    store = get_store()
+    results = [await aload_result(store, e) for _, _, e in _turn_entries(state)]
+    return synthesis_input(state, results)
 
 
 def _model_messages(inp: SynthesisInput) -> list[BaseMessage]:
@@ -168,14 +189,14 @@ class SynthesisNode:
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer synchronously."""
-        inp = synthesis_input(state)
+        inp = _load(state)
         if self._runnable is None or inp.status != "running":
             return self._update(inp, default_answer(inp))
         return self._update(inp, self._runnable.invoke(self._payload(inp), config))
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer on the event loop."""
-        inp = synthesis_input(state)
+        inp = await _aload(state)
         if self._runnable is None or inp.status != "running":
             return self._update(inp, default_answer(inp))
         return self._update(inp, await self._runnable.ainvoke(self._payload(inp), config))
@@ -188,7 +209,7 @@ class SynthesisNode:
 
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
         """LangGraph error handler: the synthesizer failed; answer with what the run has."""
-        inp = synthesis_input(state)
+        inp = _load(state)
         detail = truncate(
             f"the synthesizer failed: {type(error.error).__name__}: {error.error}", 500
         )

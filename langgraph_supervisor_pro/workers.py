@@ -1,41 +1,23 @@
-"""Worker specs, and the node that runs one worker hop inside its own namespace.
+"""Worker specs: who a worker is, what runs it, and the limits it runs under.
 
-A worker node reads only what its `WorkerTask` needs (the task, the route's
-instructions, its own slot's messages), runs the worker's agent, turns whatever
-comes back into a `WorkerResult`, and writes only its own slot plus one ledger
-entry. Exceptions, time-outs and garbage become a `failed` result (after the
-retry policy has had its turn), never a crash of the graph.
+The node that runs a hop lives in `_worker_node.py`; the coercion of whatever an
+agent returns into a `WorkerResult` in `_coerce.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 import inspect
 import re
-import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langgraph.errors import NodeError, ParentCommand
-from langgraph.types import Command, RetryPolicy
-from pydantic import BaseModel, ValidationError
+from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro._aio import run_sync
-from langgraph_supervisor_pro._node import GraphNode
-from langgraph_supervisor_pro._text import message_text, one_line, truncate
-from langgraph_supervisor_pro.contracts import (
-    FINISH,
-    WorkerResult,
-    WorkerTask,
-)
-from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro.compaction import Compaction
+from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 
@@ -47,7 +29,6 @@ taking a `WorkerTask`."""
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _DESCRIPTION_MAX_CHARS = 300
-_ERROR_MAX_CHARS = 500
 
 
 class WorkerTimeoutError(Exception):
@@ -124,6 +105,10 @@ class Worker:
     """LangGraph retry policy for transient errors (see `default_worker_retry`)."""
     max_visits: int | None = None
     """How many hops this worker may take per run before the run halts."""
+    reads: tuple[str, ...] = ()
+    """Workers whose latest full output this worker is given (`WorkerTask.reads`)."""
+    compaction: Compaction | None = None
+    """How this worker's history is compacted (default: the supervisor's `compaction`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
@@ -148,7 +133,7 @@ class Worker:
                 "characters (the supervisor reads it at every decision)"
             )
         object.__setattr__(self, "description", description)
-        _agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
+        agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
         if self.tools is not None:
             object.__setattr__(self, "tools", _tool_names(self.name, self.tools))
         if self.timeout is not None and (
@@ -164,6 +149,19 @@ class Worker:
             raise TypeError(
                 f"Worker.retry: worker {self.name!r} got {type(self.retry).__name__}; give a "
                 "langgraph.types.RetryPolicy"
+            )
+        if isinstance(self.reads, str) or not all(
+            isinstance(name, str) and _NAME_RE.fullmatch(name) for name in self.reads
+        ):
+            raise ValueError(
+                f"Worker.reads: worker {self.name!r} got {self.reads!r}; give a list of "
+                "worker names whose outputs it should be given"
+            )
+        object.__setattr__(self, "reads", tuple(self.reads))
+        if self.compaction is not None and not isinstance(self.compaction, Compaction):
+            raise TypeError(
+                f"Worker.compaction: worker {self.name!r} got "
+                f"{type(self.compaction).__name__}; give a Compaction(...) or None"
             )
         if self.max_visits is not None and (
             isinstance(self.max_visits, bool)
@@ -200,7 +198,7 @@ def _tool_names(worker: str, tools: Sequence[Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _agent_kind(worker: str, agent: Any) -> str:
+def agent_kind(worker: str, agent: Any) -> str:
     if isinstance(agent, Runnable):
         return "runnable"
     if callable(agent):
@@ -215,297 +213,4 @@ def _agent_kind(worker: str, agent: Any) -> str:
 def _is_async_callable(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
-    )
-
-
-# --------------------------------------------------------------------------- the node
-
-
-@dataclass(frozen=True)
-class _Hop:
-    """Everything a worker node needs for one hop, read from state."""
-
-    task: WorkerTask
-    route: RouteState
-    turn: int
-
-
-class WorkerNode:
-    """Runs one worker hop; `invoke` and `ainvoke` share one implementation of the parts.
-
-    Built by `create_supervisor`; not public API.
-    """
-
-    def __init__(self, worker: Worker, *, supervisor: str) -> None:
-        self.worker = worker
-        self.supervisor = supervisor
-        kind = _agent_kind(worker.name, worker.agent)
-        self._takes_messages = kind == "runnable"
-        self._is_async = kind == "async"
-        self._runnable: Runnable[Any, Any] = (
-            worker.agent
-            if isinstance(worker.agent, Runnable)
-            else RunnableLambda(worker.agent, name=f"{worker.name}.agent")
-        )
-
-    def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
-        """The node as a Runnable with native sync and async bodies."""
-        return GraphNode(self.worker.name, self.invoke, self.ainvoke)
-
-    # -- reading the hop --------------------------------------------------------------
-
-    def _hop(self, state: SupervisorState) -> _Hop:
-        route = state.get("route")
-        if not route or route["next"] != self.worker.name:
-            raise RuntimeError(
-                f"worker {self.worker.name!r} ran without a route addressed to it "
-                f"(route={route!r}); worker nodes are only reached from the supervisor"
-            )
-        slot = (state.get("workers") or {}).get(self.worker.name)
-        task = WorkerTask(
-            worker=self.worker.name,
-            step=route["step"],
-            task=state.get("task", ""),
-            instructions=route["instructions"],
-            messages=list(slot["messages"]) if slot else [],
-        )
-        return _Hop(task=task, route=route, turn=state.get("turn", 1))
-
-    def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
-        # The prompt's id is derived from the task's namespace (which embeds LangGraph's
-        # task id), so a hop re-run after a crash or an interrupt sends the same message
-        # a checkpointed sub-agent already holds, and it is not stored twice.
-        namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
-        prompt_id = (
-            str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{namespace}:prompt"))
-            if namespace
-            else str(uuid.uuid4())
-        )
-        prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
-        if self._takes_messages:
-            return {"messages": [*hop.task.messages, prompt]}, [prompt]
-        return hop.task, [prompt]
-
-    def _config(self, config: RunnableConfig, hop: _Hop) -> RunnableConfig:
-        return merge_configs(
-            config,
-            {
-                "metadata": {
-                    "lgsp_worker": self.worker.name,
-                    "lgsp_step": hop.route["step"],
-                    "lgsp_turn": hop.turn,
-                    "lgsp_instructions": hop.route["instructions"],
-                },
-                "tags": [f"lgsp:worker:{self.worker.name}"],
-            },
-        )
-
-    # -- running -----------------------------------------------------------------------
-
-    def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Run the hop synchronously."""
-        hop = self._hop(state)
-        payload, sent = self._payload(hop, config)
-        child = self._config(config, hop)
-        if self._is_async:
-            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
-                lambda: self._runnable.ainvoke(payload, child)
-            )
-        else:
-            call = lambda: self._runnable.invoke(payload, child)  # noqa: E731
-        try:
-            output = self._call_with_timeout(call)
-        except ParentCommand as exc:
-            output = _namespace_violation(self.worker.name, exc)
-        return self._update(hop, sent, output)
-
-    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Run the hop natively on the event loop (sync agents go to the executor)."""
-        hop = self._hop(state)
-        payload, sent = self._payload(hop, config)
-        child = self._config(config, hop)
-        call = self._runnable.ainvoke(payload, child)
-        timeout = self.worker.timeout
-        try:
-            if timeout is None:
-                output = await call
-            else:
-                try:
-                    output = await asyncio.wait_for(call, timeout)
-                except TimeoutError as exc:
-                    raise WorkerTimeoutError(self.worker.name, timeout) from exc
-        except ParentCommand as exc:
-            output = _namespace_violation(self.worker.name, exc)
-        return self._update(hop, sent, output)
-
-    def _call_with_timeout(self, call: Callable[[], Any]) -> Any:
-        timeout = self.worker.timeout
-        if timeout is None:
-            return call()
-        # Sync Python cannot be cancelled in-process: the attempt runs in a thread
-        # that carries this context (callbacks, stream writer), and is abandoned
-        # when it overruns. Async runs cancel the worker for real.
-        ctx = contextvars.copy_context()
-        pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix=f"lgsp-{self.worker.name}"
-        )
-        try:
-            future = pool.submit(ctx.run, call)
-            try:
-                return future.result(timeout=timeout)
-            except concurrent.futures.TimeoutError as exc:
-                raise WorkerTimeoutError(self.worker.name, timeout) from exc
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    # -- writing the hop ---------------------------------------------------------------
-
-    def _update(self, hop: _Hop, sent: list[BaseMessage], output: Any) -> dict[str, Any]:
-        # The agent echoes back its own history: none of it is new output.
-        given = [*hop.task.messages, *sent]
-        result, produced = coerce_worker_output(output, worker=self.worker.name, sent=given)
-        if not self._takes_messages and not produced:
-            produced = [
-                AIMessage(
-                    content=result.result_text() or result.summary,
-                    name=self.worker.name,
-                    id=str(uuid.uuid4()),
-                )
-            ]
-        return hop_update(self.worker.name, hop.route, hop.turn, [*sent, *produced], result)
-
-    def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
-        """LangGraph error handler: after retries, record a `failed` hop and go back."""
-        exc = error.error
-        text = truncate(f"{type(exc).__name__}: {exc}", _ERROR_MAX_CHARS)
-        route = state.get("route") or RouteState(
-            next=self.worker.name,
-            instructions="",
-            step=state.get("step", 0),
-            decided_by="model",
-        )
-        slot = (state.get("workers") or {}).get(self.worker.name)
-        task = WorkerTask(
-            worker=self.worker.name,
-            step=max(route["step"], 1),
-            task=state.get("task", ""),
-            instructions=route["instructions"],
-            messages=list(slot["messages"]) if slot else [],
-        )
-        prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
-        result = WorkerResult(status="failed", error=text)
-        update = hop_update(self.worker.name, route, state.get("turn", 1), [prompt], result)
-        return Command(goto=self.supervisor, update=update)
-
-
-def _namespace_violation(worker: str, exc: ParentCommand) -> WorkerResult:
-    """A worker tried to write the supervisor's state (`Command(graph=Command.PARENT)`)."""
-    goto = getattr(exc.args[0], "goto", None) if exc.args else None
-    return WorkerResult(
-        status="failed",
-        error=(
-            f"worker {worker!r} tried to update the supervisor's state or route to {goto!r} "
-            "with Command(graph=Command.PARENT); workers only write their own slot, so the "
-            "command was refused. Return a result instead and let the supervisor route."
-        ),
-    )
-
-
-def hop_update(
-    worker: str,
-    route: RouteState,
-    turn: int,
-    messages: Sequence[BaseMessage],
-    result: WorkerResult,
-) -> dict[str, Any]:
-    """The state update for one finished hop: the worker's slot, one ledger line, no route."""
-    entry = LedgerEntry(
-        turn=turn,
-        step=route["step"],
-        worker=worker,
-        instructions=one_line(route["instructions"], 200),
-        decided_by=route["decided_by"],
-        status=result.status,
-        summary=result.summary,
-        error=result.error,
-    )
-    return {
-        "workers": {worker: {"messages": list(messages), "results": [result.model_dump()]}},
-        "ledger": [entry],
-        "route": None,
-    }
-
-
-def coerce_worker_output(
-    output: Any, *, worker: str, sent: Sequence[BaseMessage] = ()
-) -> tuple[WorkerResult, list[BaseMessage]]:
-    """Turn whatever a worker returned into a valid `WorkerResult` and its new messages.
-
-    Accepted: a `WorkerResult`; a `str`; an AI message or a list of messages; an
-    agent state dict with `messages` (and `structured_response`, as `create_agent`
-    returns); a dict with a `status` key (validated as a `WorkerResult`); any other
-    JSON-serialisable dict; a pydantic model. Anything else becomes `failed`.
-
-    Args:
-        output: What the agent returned.
-        worker: The worker's name (for error messages).
-        sent: The messages the worker was given, which are not new output.
-
-    Returns:
-        The result, and the messages the worker produced during the hop.
-    """
-    sent_ids = {m.id for m in sent if m.id}
-    try:
-        if isinstance(output, WorkerResult):
-            return output, []
-        if isinstance(output, str):
-            return WorkerResult(status="success", result=output), []
-        if isinstance(output, BaseMessage):
-            return _from_messages([output], None), [output]
-        if isinstance(output, list) and output and all(isinstance(m, BaseMessage) for m in output):
-            new = [m for m in output if m.id not in sent_ids or m.id is None]
-            return _from_messages(new, None), new
-        if isinstance(output, Mapping):
-            if "messages" in output and isinstance(output["messages"], list):
-                new = [
-                    m
-                    for m in output["messages"]
-                    if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)
-                ]
-                return _from_messages(new, output.get("structured_response")), new
-            if "status" in output:
-                return WorkerResult.model_validate(dict(output)), []
-            return WorkerResult(status="success", result=dict(output)), []
-        if isinstance(output, BaseModel):
-            return WorkerResult(status="success", result=output.model_dump(mode="json")), []
-    except ValidationError as exc:
-        return WorkerResult(
-            status="failed",
-            error=truncate(
-                f"worker {worker!r} returned an invalid result: {exc}", _ERROR_MAX_CHARS
-            ),
-        ), []
-    return WorkerResult(
-        status="failed",
-        error=(
-            f"worker {worker!r} returned {type(output).__name__}, which is not a result; "
-            "return a WorkerResult, str, dict, pydantic model or messages"
-        ),
-    ), []
-
-
-def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerResult:
-    if structured is not None:
-        value = (
-            structured.model_dump(mode="json")
-            if isinstance(structured, BaseModel)
-            else (structured)
-        )
-        return WorkerResult(status="success", result=value)
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and not message.tool_calls:
-            return WorkerResult(status="success", result=message_text(message))
-    return WorkerResult(
-        status="failed",
-        error="the worker produced no final AI message (it ended on a tool call or said nothing)",
     )

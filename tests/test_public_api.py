@@ -70,7 +70,8 @@ def test_signatures_are_pinned():
         "router: 'Router | None' = None, prompt: 'str | None' = None, "
         "max_steps: 'int' = 20, fallback: 'str | None' = None, "
         "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
-        "ledger_window: 'int' = 8, ping_pong_window: 'int | None' = 4) -> 'SupervisorGraph'"
+        "ledger_window: 'int' = 8, ping_pong_window: 'int | None' = 4, "
+        "compaction: 'Compaction | None' = None) -> 'SupervisorGraph'"
     )
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
     assert fields == [
@@ -81,6 +82,8 @@ def test_signatures_are_pinned():
         ("timeout", True),
         ("retry", True),
         ("max_visits", True),
+        ("reads", True),
+        ("compaction", True),
     ]
     assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
     assert list(lgsp.WorkerTask.model_fields) == [
@@ -89,6 +92,7 @@ def test_signatures_are_pinned():
         "task",
         "instructions",
         "messages",
+        "reads",
     ]
     for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer, lgsp.open_store, lgsp.aopen_store):
         params = inspect.signature(fn).parameters

@@ -10,7 +10,7 @@ from langgraph.types import Send
 
 from langgraph_supervisor_pro.state import (
     SupervisorState,
-    _append_ledger,
+    _append,
     _merge_worker_slots,
 )
 
@@ -56,7 +56,7 @@ def test_worker_slot_merge_is_pure_and_keeps_each_worker_apart(xs):
 
 
 def test_worker_slot_rejects_foreign_keys():
-    with pytest.raises(ValueError, match="only carry 'messages' and 'results'"):
+    with pytest.raises(ValueError, match="only carry 'messages', 'results' and 'compact'"):
         _merge_worker_slots({}, [{"a": {"messages": [], "status": "x"}}])
 
 
@@ -66,7 +66,7 @@ def test_worker_slot_rejects_foreign_keys():
     st.lists(st.lists(st.integers(), max_size=3), max_size=5),
 )
 def test_ledger_append_is_batching_invariant(xs, ys):
-    assert _append_ledger([], xs + ys) == _append_ledger(_append_ledger([], xs), ys)
+    assert _append([], xs + ys) == _append(_append([], xs), ys)
 
 
 def test_parallel_fan_out_writes_merge_without_collision():

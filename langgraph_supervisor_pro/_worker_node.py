@@ -1,0 +1,348 @@
+"""The node that runs one worker hop inside its own namespace (private).
+
+It reads only what the hop's `WorkerTask` needs (the task, the route's
+instructions, the worker's own messages, and the outputs it declared it `reads`),
+runs the agent, turns whatever comes back into a `WorkerResult`, and writes only
+its own slot, one ledger entry and the hop's model-call utilisation. With a store,
+the full output goes to external memory and the slot keeps a reference.
+Exceptions, time-outs and garbage become a `failed` result (after the retry
+policy has had its turn), never a crash of the graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs
+from langgraph.config import get_store
+from langgraph.errors import NodeError, ParentCommand
+from langgraph.store.base import BaseStore
+from langgraph.types import Command
+
+from langgraph_supervisor_pro._aio import run_sync
+from langgraph_supervisor_pro._coerce import ERROR_MAX_CHARS, coerce_worker_output
+from langgraph_supervisor_pro._node import GraphNode
+from langgraph_supervisor_pro._text import one_line, truncate
+from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.memory import (
+    aload_result,
+    latest_results,
+    load_result,
+    output_key,
+    output_namespace,
+    reference,
+    stored_value,
+    thread_of,
+)
+from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
+from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
+
+TokenCounter = Callable[[Sequence[BaseMessage]], int]
+
+
+@dataclass(frozen=True)
+class UsageMeter:
+    """How a worker's model calls are measured: its token counter and input window."""
+
+    counter: TokenCounter
+    window: int
+
+
+class _UsageRecorder(BaseCallbackHandler):
+    """Counts the input tokens of every chat-model call made during one hop."""
+
+    run_inline = True
+
+    def __init__(self, meter: UsageMeter) -> None:
+        self.meter = meter
+        self.tokens: list[int] = []
+        self._lock = threading.Lock()
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
+    ) -> None:
+        counts = [self.meter.counter(batch) for batch in messages]
+        with self._lock:
+            self.tokens.extend(counts)
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """Everything a worker node needs for one hop, read from state."""
+
+    task: WorkerTask
+    route: RouteState
+    turn: int
+
+
+class WorkerNode:
+    """Runs one worker hop; `invoke` and `ainvoke` share every part but the awaits.
+
+    Built by `create_supervisor`; not public API.
+    """
+
+    def __init__(self, worker: Worker, *, supervisor: str, meter: UsageMeter | None) -> None:
+        self.worker = worker
+        self.supervisor = supervisor
+        self.meter = meter
+        kind = agent_kind(worker.name, worker.agent)
+        self._takes_messages = kind == "runnable"
+        self._is_async = kind == "async"
+        self._runnable: Runnable[Any, Any] = (
+            worker.agent
+            if isinstance(worker.agent, Runnable)
+            else RunnableLambda(worker.agent, name=f"{worker.name}.agent")
+        )
+
+    def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return GraphNode(self.worker.name, self.invoke, self.ainvoke)
+
+    # -- reading the hop --------------------------------------------------------------
+
+    def _route(self, state: SupervisorState) -> RouteState:
+        route = state.get("route")
+        if not route or route["next"] != self.worker.name:
+            raise RuntimeError(
+                f"worker {self.worker.name!r} ran without a route addressed to it "
+                f"(route={route!r}); worker nodes are only reached from the supervisor"
+            )
+        return route
+
+    def _reads(self, state: SupervisorState) -> dict[str, Mapping[str, Any]]:
+        return latest_results(state.get("workers") or {}, self.worker.reads)
+
+    def _hop(
+        self, state: SupervisorState, route: RouteState, reads: Mapping[str, WorkerResult]
+    ) -> _Hop:
+        slot = (state.get("workers") or {}).get(self.worker.name)
+        task = WorkerTask(
+            worker=self.worker.name,
+            step=route["step"],
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+            messages=list(slot["messages"]) if slot else [],
+            reads=dict(reads),
+        )
+        return _Hop(task=task, route=route, turn=state.get("turn", 1))
+
+    def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
+        # The prompt's id is derived from the task's namespace (which embeds LangGraph's
+        # task id), so a hop re-run after a crash or an interrupt sends the same message
+        # a checkpointed sub-agent already holds, and it is not stored twice.
+        namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
+        prompt_id = (
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{namespace}:prompt"))
+            if namespace
+            else str(uuid.uuid4())
+        )
+        prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
+        if self._takes_messages:
+            return {"messages": [*hop.task.messages, prompt]}, [prompt]
+        return hop.task, [prompt]
+
+    def _config(
+        self, config: RunnableConfig, hop: _Hop, recorder: _UsageRecorder | None
+    ) -> RunnableConfig:
+        extra: RunnableConfig = {
+            "metadata": {
+                "lgsp_worker": self.worker.name,
+                "lgsp_step": hop.route["step"],
+                "lgsp_turn": hop.turn,
+                "lgsp_instructions": hop.route["instructions"],
+            },
+            "tags": [f"lgsp:worker:{self.worker.name}"],
+        }
+        if recorder is not None:
+            extra["callbacks"] = [recorder]
+        return merge_configs(config, extra)
+
+    # -- running -----------------------------------------------------------------------
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Run the hop synchronously."""
+        route = self._route(state)
+        store = get_store()
+        reads = {n: load_result(store, e) for n, e in self._reads(state).items()}
+        hop = self._hop(state, route, reads)
+        payload, sent = self._payload(hop, config)
+        recorder = _UsageRecorder(self.meter) if self.meter else None
+        child = self._config(config, hop, recorder)
+        if self._is_async:
+            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
+                lambda: self._runnable.ainvoke(payload, child)
+            )
+        else:
+            call = lambda: self._runnable.invoke(payload, child)  # noqa: E731
+        try:
+            output = self._call_with_timeout(call)
+        except ParentCommand as exc:
+            output = _namespace_violation(self.worker.name, exc)
+        update, record = self._finish(hop, sent, output, recorder, config, store)
+        if record is not None and store is not None:
+            store.put(*record)
+        return update
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Run the hop natively on the event loop (sync agents go to the executor)."""
+        route = self._route(state)
+        store = get_store()
+        reads = {n: await aload_result(store, e) for n, e in self._reads(state).items()}
+        hop = self._hop(state, route, reads)
+        payload, sent = self._payload(hop, config)
+        recorder = _UsageRecorder(self.meter) if self.meter else None
+        child = self._config(config, hop, recorder)
+        call = self._runnable.ainvoke(payload, child)
+        timeout = self.worker.timeout
+        try:
+            if timeout is None:
+                output = await call
+            else:
+                try:
+                    output = await asyncio.wait_for(call, timeout)
+                except TimeoutError as exc:
+                    raise WorkerTimeoutError(self.worker.name, timeout) from exc
+        except ParentCommand as exc:
+            output = _namespace_violation(self.worker.name, exc)
+        update, record = self._finish(hop, sent, output, recorder, config, store)
+        if record is not None and store is not None:
+            await store.aput(*record)
+        return update
+
+    def _call_with_timeout(self, call: Callable[[], Any]) -> Any:
+        timeout = self.worker.timeout
+        if timeout is None:
+            return call()
+        # Sync Python cannot be cancelled in-process: the attempt runs in a thread
+        # that carries this context (callbacks, stream writer), and is abandoned
+        # when it overruns. Async runs cancel the worker for real.
+        ctx = contextvars.copy_context()
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"lgsp-{self.worker.name}"
+        )
+        try:
+            future = pool.submit(ctx.run, call)
+            try:
+                return future.result(timeout=timeout)
+            except concurrent.futures.TimeoutError as exc:
+                raise WorkerTimeoutError(self.worker.name, timeout) from exc
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- writing the hop ---------------------------------------------------------------
+
+    def _finish(
+        self,
+        hop: _Hop,
+        sent: list[BaseMessage],
+        output: Any,
+        recorder: _UsageRecorder | None,
+        config: RunnableConfig,
+        store: BaseStore | None,
+    ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
+        """The hop's state update, and the store record to write (None without a store)."""
+        name = self.worker.name
+        # The agent echoes back its own history: none of it is new output.
+        given = [*hop.task.messages, *sent]
+        result, produced = coerce_worker_output(output, worker=name, sent=given)
+        record = None
+        entry: dict[str, Any] = result.model_dump()
+        if store is not None:
+            thread_id = thread_of(config)
+            turn, step = hop.turn, hop.route["step"]
+            record = (
+                output_namespace(thread_id, name),
+                output_key(turn, step),
+                stored_value(name, turn, step, hop.route["instructions"], result),
+            )
+            entry = reference(thread_id, name, turn, step, result)
+        if not self._takes_messages and not produced:
+            text = result.summary if store is not None else (result.result_text() or result.summary)
+            produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
+        update = hop_update(name, hop.route, hop.turn, [*sent, *produced], entry, result)
+        if recorder is not None and self.meter is not None:
+            update["usage"] = [
+                UsageEntry(
+                    turn=hop.turn,
+                    step=hop.route["step"],
+                    role="worker",
+                    worker=name,
+                    tokens=tokens,
+                    window=self.meter.window,
+                    utilisation=round(tokens / self.meter.window, 4),
+                )
+                for tokens in recorder.tokens
+            ]
+        return update, record
+
+    def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
+        """LangGraph error handler: after retries, record a `failed` hop and go back."""
+        exc = error.error
+        text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
+        route = state.get("route") or RouteState(
+            next=self.worker.name,
+            instructions="",
+            step=state.get("step", 0),
+            decided_by="model",
+        )
+        task = WorkerTask(
+            worker=self.worker.name,
+            step=max(route["step"], 1),
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+        )
+        prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
+        result = WorkerResult(status="failed", error=text)
+        update = hop_update(
+            self.worker.name, route, state.get("turn", 1), [prompt], result.model_dump(), result
+        )
+        return Command(goto=self.supervisor, update=update)
+
+
+def _namespace_violation(worker: str, exc: ParentCommand) -> WorkerResult:
+    """A worker tried to write the supervisor's state (`Command(graph=Command.PARENT)`)."""
+    goto = getattr(exc.args[0], "goto", None) if exc.args else None
+    return WorkerResult(
+        status="failed",
+        error=(
+            f"worker {worker!r} tried to update the supervisor's state or route to {goto!r} "
+            "with Command(graph=Command.PARENT); workers only write their own slot, so the "
+            "command was refused. Return a result instead and let the supervisor route."
+        ),
+    )
+
+
+def hop_update(
+    worker: str,
+    route: RouteState,
+    turn: int,
+    messages: Sequence[BaseMessage],
+    entry: Mapping[str, Any],
+    result: WorkerResult,
+) -> dict[str, Any]:
+    """The state update for one finished hop: the worker's slot, one ledger line, no route."""
+    ledger = LedgerEntry(
+        turn=turn,
+        step=route["step"],
+        worker=worker,
+        instructions=one_line(route["instructions"], 200),
+        decided_by=route["decided_by"],
+        status=result.status,
+        summary=result.summary,
+        error=result.error,
+    )
+    return {
+        "workers": {worker: {"messages": list(messages), "results": [dict(entry)]}},
+        "ledger": [ledger],
+        "route": None,
+    }
