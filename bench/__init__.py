@@ -1,0 +1,1 @@
+"""Benchmarks against langgraph-supervisor; run `python bench/compare.py --help`."""

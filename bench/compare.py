@@ -1,0 +1,635 @@
+"""Side-by-side benchmark: langgraph-supervisor-pro vs langgraph-supervisor on one workload.
+
+The workload (see `bench/_workload.py`): N hops round-robin over three workers
+(researcher, analyst, writer), each answering about 2,000 characters, then FINISH.
+Every model is a `ScriptedChatModel` (no network). Three graphs run it:
+
+- `reference`: langgraph-supervisor 0.0.31 `create_supervisor` with prebuilt agent
+  workers and `output_mode="last_message"`;
+- `ours (a)`: our `create_supervisor` with the same kind of agent workers (like for
+  like; the targets are judged on this one);
+- `ours (b)`: our `create_supervisor` with plain function workers.
+
+For N in --hops it prints, side by side:
+
+- supervisor input tokens per decision: first, last and total over the N+1 calls the
+  supervisor model received (`count_tokens_approximately` of each call's messages,
+  system prompt included; the constant tool schemas are reported separately);
+- ms per hop: one run's wall-clock / N, median of --repeat runs, in memory
+  (`InMemorySaver`, default durability) and on Postgres (`durability="sync"`);
+- checkpoint bytes per hop on Postgres: the stored size of one fresh thread's rows in
+  `checkpoints`, `checkpoint_blobs` and `checkpoint_writes`, divided by N.
+
+Every run is verified (N ledger entries / N worker answers in round-robin order, N+1
+supervisor calls, one worker model call per hop); the benchmark aborts if one is not.
+
+Postgres: `$LGSP_POSTGRES_URI` if set (a dedicated database is created there and dropped
+at the end), else an embedded server from `pgserver`; `--no-postgres` skips it.
+
+Run (from the repository root):
+
+    LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python bench/compare.py --hops 6 12 24 48 --repeat 3
+
+Exit code: 0 (targets missed included), 1 if a run did not do the scripted work, 2 on
+bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import uuid
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+# Run as a script (`python bench/compare.py`): make the repository root importable, for
+# `bench._workload` and the test suite's Postgres helpers.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from rich.console import Console
+from rich.table import Table
+
+import langgraph_supervisor_pro
+from bench._postgres import (
+    CHECKPOINT_TABLES,
+    bench_database,
+    server_version,
+    thread_bytes,
+)
+from bench._workload import (
+    AGENT_FACTORIES,
+    ANSWER_CHARS,
+    Prepared,
+    RunResult,
+    WorkloadError,
+    build_pro,
+    build_reference,
+    pro_tool_schema_tokens,
+    reference_tool_schema_tokens,
+    run,
+)
+from langgraph_supervisor_pro import open_checkpointer
+
+REFERENCE = "reference"
+OURS_AGENT = "ours_agent"
+OURS_FUNCTION = "ours_function"
+ANCHOR_HOPS = 12
+"""The hop count the ratio targets are judged at."""
+FLAT_FROM, FLAT_TO = 6, 48
+"""Per-decision tokens must stay flat from this many hops to that many."""
+WARM_UP_HOPS = 3
+
+
+@dataclass(frozen=True)
+class Side:
+    """One graph under test."""
+
+    key: str
+    label: str
+    short: str
+    """The column prefix in the tables."""
+    build: Callable[[int, BaseCheckpointSaver[Any]], Prepared]
+
+
+@dataclass
+class Cell:
+    """What one side measured at one hop count."""
+
+    tokens: tuple[int, ...] = ()
+    memory_ms: list[float] = field(default_factory=list)
+    """ms per hop of each in-memory run."""
+    postgres_ms: list[float] = field(default_factory=list)
+    """ms per hop of each Postgres run."""
+    postgres_bytes: dict[str, int] | None = None
+    """Stored bytes per checkpoint table of the first Postgres run's thread."""
+
+    def record_tokens(self, tokens: tuple[int, ...], side: str, hops: int) -> None:
+        """Keep the per-decision tokens; every repetition must see the same prompts."""
+        if self.tokens and tokens != self.tokens:
+            raise WorkloadError(
+                f"{side}, {hops} hops: the supervisor's prompts changed between runs"
+            )
+        self.tokens = tokens
+
+
+Results = dict[tuple[str, int], Cell]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The command line, parsed."""
+
+    hops: tuple[int, ...]
+    repeat: int
+    large_hops: int
+    large_repeat: int
+    postgres: bool
+    agent: str
+    markdown: Path | None
+
+    def repeats(self, hops: int) -> int:
+        """Repetitions at `hops` hops (fewer for large N when asked)."""
+        return self.large_repeat if hops >= self.large_hops else self.repeat
+
+
+# ------------------------------------------------------------------------------ the CLI
+
+
+def parse_args(argv: Sequence[str] | None) -> Settings:
+    """Parse the command line."""
+    parser = argparse.ArgumentParser(
+        prog="bench/compare.py",
+        description="langgraph-supervisor-pro vs langgraph-supervisor on a scripted workload.",
+    )
+    parser.add_argument("--hops", type=int, nargs="+", default=[6, 12, 24, 48], metavar="N")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument(
+        "--large-repeat",
+        type=int,
+        default=None,
+        help="runs per figure from --large-hops hops on (default: --repeat)",
+    )
+    parser.add_argument("--large-hops", type=int, default=48, metavar="N")
+    parser.add_argument("--no-postgres", action="store_true", help="skip the Postgres columns")
+    parser.add_argument(
+        "--agent",
+        choices=sorted(AGENT_FACTORIES),
+        default="create_react_agent",
+        help="how the agent workers are built, on both sides",
+    )
+    parser.add_argument("--markdown", type=Path, help="also write the tables there, as Markdown")
+    args = parser.parse_args(argv)
+    if any(n < 1 for n in args.hops) or args.repeat < 1:
+        parser.error("--hops and --repeat take integers >= 1")
+    large_repeat = args.repeat if args.large_repeat is None else args.large_repeat
+    if large_repeat < 1:
+        parser.error("--large-repeat takes an integer >= 1")
+    return Settings(
+        hops=tuple(sorted(set(args.hops))),
+        repeat=args.repeat,
+        large_hops=args.large_hops,
+        large_repeat=large_repeat,
+        postgres=not args.no_postgres,
+        agent=args.agent,
+        markdown=args.markdown,
+    )
+
+
+def make_sides(agent: str) -> list[Side]:
+    """The three graphs, in table order."""
+    factory = AGENT_FACTORIES[agent]
+    return [
+        Side(
+            REFERENCE,
+            "langgraph-supervisor, agent workers",
+            "ref",
+            lambda hops, saver: build_reference(hops, saver, factory),
+        ),
+        Side(
+            OURS_AGENT,
+            "ours (a), agent workers",
+            "(a)",
+            lambda hops, saver: build_pro(hops, saver, factory),
+        ),
+        Side(
+            OURS_FUNCTION,
+            "ours (b), function workers",
+            "(b)",
+            lambda hops, saver: build_pro(hops, saver, None),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+def thread_id(side: Side, hops: int, repetition: int) -> str:
+    """A thread id no other run uses."""
+    return f"{side.key}-{hops}-{repetition}-{uuid.uuid4().hex[:8]}"
+
+
+def measure_memory(side: Side, hops: int, cell: Cell) -> None:
+    """One verified in-memory run (default durability)."""
+    result = run(side.build(hops, InMemorySaver()), thread_id(side, hops, len(cell.memory_ms)))
+    cell.record_tokens(result.tokens, side.label, hops)
+    cell.memory_ms.append(ms_per_hop(result, hops))
+
+
+def measure_postgres(
+    side: Side, hops: int, cell: Cell, saver: BaseCheckpointSaver[Any], database_uri: str
+) -> None:
+    """One verified Postgres run (`durability="sync"`); the first one's thread is sized."""
+    thread = thread_id(side, hops, len(cell.postgres_ms))
+    result = run(side.build(hops, saver), thread, durability="sync")
+    cell.record_tokens(result.tokens, side.label, hops)
+    cell.postgres_ms.append(ms_per_hop(result, hops))
+    if cell.postgres_bytes is None:
+        cell.postgres_bytes = thread_bytes(database_uri, thread)
+
+
+def ms_per_hop(result: RunResult, hops: int) -> float:
+    """Wall-clock of the run divided by its hops, in ms."""
+    return result.seconds * 1000 / hops
+
+
+def warm_up(sides: Sequence[Side], saver: BaseCheckpointSaver[Any] | None) -> None:
+    """One untimed small run per side and saver, so first-call costs are not timed."""
+    for side in sides:
+        run(side.build(WARM_UP_HOPS, InMemorySaver()), thread_id(side, WARM_UP_HOPS, 0))
+        if saver is not None:
+            thread = thread_id(side, WARM_UP_HOPS, 0)
+            run(side.build(WARM_UP_HOPS, saver), thread, durability="sync")
+
+
+def measure_all(
+    settings: Settings,
+    sides: Sequence[Side],
+    postgres: tuple[BaseCheckpointSaver[Any], str] | None,
+    progress: Console,
+) -> Results:
+    """Run every side at every hop count; repetitions interleave the sides."""
+    warm_up(sides, None if postgres is None else postgres[0])
+    results: Results = {}
+    for hops in settings.hops:
+        for repetition in range(settings.repeats(hops)):
+            for side in sides:
+                cell = results.setdefault((side.key, hops), Cell())
+                progress.print(f"{hops:>3} hops, run {repetition + 1}: {side.label}")
+                measure_memory(side, hops, cell)
+                if postgres is not None:
+                    measure_postgres(side, hops, cell, *postgres)
+    return results
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table rendered both with rich and as Markdown."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def to_rich(self) -> Table:
+        """The table for the terminal."""
+        table = Table(title=self.title, caption=self.note or None, title_justify="left")
+        for index, header in enumerate(self.headers):
+            table.add_column(header, justify="left" if index == 0 else "right")
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+    def to_markdown(self) -> str:
+        """The table as GitHub Markdown."""
+        lines = [
+            f"**{self.title}**",
+            "",
+            "| " + " | ".join(self.headers) + " |",
+            "|" + "|".join([":---"] + ["---:"] * (len(self.headers) - 1)) + "|",
+        ]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        if self.note:
+            lines += ["", self.note]
+        return "\n".join(lines)
+
+
+def fmt_int(value: float | None) -> str:
+    """An integer with thousands separators ('-' when missing)."""
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds with two decimals ('-' when missing)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_ratio(numerator: float | None, denominator: float | None) -> str:
+    """`numerator / denominator` as a percentage ('-' when missing)."""
+    value = ratio(numerator, denominator)
+    return "-" if value is None else f"{value:.1%}"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """`numerator / denominator`, or None when either is missing or the denominator is 0."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or None for no values."""
+    return statistics.median(values) if values else None
+
+
+def total_bytes(cell: Cell) -> int | None:
+    """All stored checkpoint bytes of the cell's sized thread."""
+    return None if cell.postgres_bytes is None else sum(cell.postgres_bytes.values())
+
+
+def per_hop(value: int | None, hops: int) -> float | None:
+    """`value / hops`, keeping None."""
+    return None if value is None else value / hops
+
+
+def token_table(results: Results, sides: Sequence[Side], hops: Sequence[int]) -> TextTable:
+    """Supervisor input tokens: first, last and total decision, per side."""
+    headers = ["hops"]
+    for side in sides:
+        headers += [f"{side.short} first", f"{side.short} last", f"{side.short} total"]
+    headers.append("total (a)/ref")
+    rows = []
+    for n in hops:
+        row = [str(n)]
+        for side in sides:
+            tokens = results[(side.key, n)].tokens
+            row += [fmt_int(tokens[0]), fmt_int(tokens[-1]), fmt_int(sum(tokens))]
+        row.append(
+            fmt_ratio(sum(results[(OURS_AGENT, n)].tokens), sum(results[(REFERENCE, n)].tokens))
+        )
+        rows.append(tuple(row))
+    note = (
+        f"Per decision: count_tokens_approximately(call.messages) of each of the N+1 calls the "
+        f"supervisor model received, system prompt included. Not counted (constant per call): "
+        f"tool schemas, ours {pro_tool_schema_tokens()} tokens (RouteDecision), "
+        f"langgraph-supervisor {reference_tool_schema_tokens()} tokens (3 handoff tools)."
+    )
+    return TextTable("Supervisor input tokens per decision", tuple(headers), tuple(rows), note)
+
+
+def timing_table(
+    results: Results, sides: Sequence[Side], hops: Sequence[int], settings: Settings
+) -> TextTable:
+    """Median ms per hop, in memory and on Postgres, with the ratios of medians and of minima."""
+    stores: list[tuple[str, Callable[[Cell], list[float]]]] = [("mem", lambda c: c.memory_ms)]
+    if settings.postgres:
+        stores.append(("pg", lambda c: c.postgres_ms))
+    headers = ["hops", "runs"]
+    for store, _ in stores:
+        headers += [f"{side.short} {store}" for side in sides]
+        headers += [f"(a)/ref {store}", f"(a)/ref {store} min"]
+    rows = []
+    for n in hops:
+        row = [str(n), str(settings.repeats(n))]
+        for _, runs in stores:
+            times = {s.key: runs(results[(s.key, n)]) for s in sides}
+            row += [fmt_ms(median(times[s.key])) for s in sides]
+            row.append(fmt_ratio(median(times[OURS_AGENT]), median(times[REFERENCE])))
+            row.append(fmt_ratio(min(times[OURS_AGENT]), min(times[REFERENCE])))
+        rows.append(tuple(row))
+    note = (
+        "Wall-clock of one graph.invoke / N, median of the runs ('min': ratio of the fastest "
+        "runs); graph building and compiling are not timed. mem: InMemorySaver, default "
+        "durability ('async')."
+    )
+    if settings.postgres:
+        note += " pg: PostgresSaver from open_checkpointer, durability='sync'. Same on both sides."
+    return TextTable("ms per hop", tuple(headers), tuple(rows), note)
+
+
+def bytes_table(results: Results, sides: Sequence[Side], hops: Sequence[int]) -> TextTable:
+    """Stored checkpoint bytes per hop on Postgres, per side."""
+    headers = ("hops", *[side.short for side in sides], "(a)/ref")
+    rows = []
+    for n in hops:
+        values = {s.key: per_hop(total_bytes(results[(s.key, n)]), n) for s in sides}
+        rows.append(
+            (
+                str(n),
+                *[fmt_int(values[s.key]) for s in sides],
+                fmt_ratio(values[OURS_AGENT], values[REFERENCE]),
+            )
+        )
+    note = (
+        "sum(pg_column_size(row)) over the thread's rows in checkpoints, checkpoint_blobs and "
+        "checkpoint_writes (all namespaces, so worker subgraphs count) after one run on a "
+        "fresh thread, divided by N."
+    )
+    return TextTable("Checkpoint bytes per hop (Postgres)", headers, tuple(rows), note)
+
+
+def bytes_detail_table(results: Results, sides: Sequence[Side], hops: Sequence[int]) -> TextTable:
+    """Checkpoint bytes per hop, split by table."""
+    rows = []
+    for n in hops:
+        for side in sides:
+            sizes = results[(side.key, n)].postgres_bytes or {}
+            rows.append(
+                (
+                    str(n),
+                    side.short,
+                    *[fmt_int(per_hop(sizes.get(t), n)) for t in CHECKPOINT_TABLES],
+                )
+            )
+    return TextTable(
+        "Checkpoint bytes per hop, by table",
+        ("hops", "graph", *CHECKPOINT_TABLES),
+        tuple(rows),
+    )
+
+
+# ---------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target of the issue, with what was measured."""
+
+    statement: str
+    measured: float | None
+    limit: float
+    detail: str
+
+    @property
+    def verdict(self) -> str:
+        """PASS, MISS, or n/a when the figure was not measured."""
+        if self.measured is None:
+            return "n/a"
+        return "PASS" if self.measured <= self.limit else "MISS"
+
+
+def _cell(results: Results, key: str, hops: int) -> Cell | None:
+    return results.get((key, hops))
+
+
+def targets(results: Results) -> list[Target]:
+    """The issue's four targets, judged on ours (a) against the reference."""
+    ours, ref = _cell(results, OURS_AGENT, ANCHOR_HOPS), _cell(results, REFERENCE, ANCHOR_HOPS)
+    small, large = _cell(results, OURS_AGENT, FLAT_FROM), _cell(results, OURS_AGENT, FLAT_TO)
+    token_ratio = ratio(sum(ours.tokens), sum(ref.tokens)) if ours and ref else None
+    flat_ratio = ratio(large.tokens[-1], small.tokens[-1]) if small and large else None
+    mean_flat = (
+        ratio(statistics.mean(large.tokens), statistics.mean(small.tokens))
+        if small and large
+        else None
+    )
+    ms_ratio = ratio(median(ours.memory_ms), median(ref.memory_ms)) if ours and ref else None
+    ms_min = ratio(min(ours.memory_ms), min(ref.memory_ms)) if ours and ref else None
+    bytes_ratio = ratio(total_bytes(ours), total_bytes(ref)) if ours and ref else None
+    return [
+        Target(
+            f"total supervisor tokens at {ANCHOR_HOPS} hops <= 10% of langgraph-supervisor's",
+            token_ratio,
+            0.10,
+            "ours (a) total / reference total",
+        ),
+        Target(
+            f"per-decision tokens flat: {FLAT_TO} hops within 1.5x of {FLAT_FROM} hops",
+            flat_ratio,
+            1.5,
+            "ours (a) last decision at "
+            f"{FLAT_TO} / at {FLAT_FROM} hops"
+            + ("" if mean_flat is None else f"; mean per decision: {mean_flat:.2f}x"),
+        ),
+        Target(
+            f"ms per hop in memory at {ANCHOR_HOPS} hops <= 25% of langgraph-supervisor's",
+            ms_ratio,
+            0.25,
+            "ours (a) / reference, medians"
+            + ("" if ms_min is None else f"; fastest runs: {ms_min:.3f}"),
+        ),
+        Target(
+            f"checkpoint bytes per hop at {ANCHOR_HOPS} hops <= 20% of langgraph-supervisor's",
+            bytes_ratio,
+            0.20,
+            "ours (a) / reference, Postgres",
+        ),
+    ]
+
+
+def targets_table(items: Sequence[Target]) -> TextTable:
+    """The targets block."""
+    rows = []
+    for item in items:
+        shown = "-" if item.measured is None else f"{item.measured:.3f}"
+        rows.append((item.statement, f"<= {item.limit:g}", shown, item.verdict, item.detail))
+    return TextTable(
+        "Targets", ("target", "limit", "measured", "result", "measured as"), tuple(rows)
+    )
+
+
+# ------------------------------------------------------------------------------- main
+
+
+def package_revision() -> str:
+    """Where the measured package was imported from, its commit, and whether it was modified."""
+    package = Path(langgraph_supervisor_pro.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return f"{package} (not in a git checkout)"
+    modified = git("status", "--porcelain", "--", ".")
+    return f"{package} at {commit}" + (" + uncommitted changes" if modified else "")
+
+
+def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -> list[str]:
+    """Lines saying what ran where."""
+    packages = ", ".join(
+        f"{name} {version(name)}"
+        for name in ("langgraph", "langchain-core", "langchain", "langgraph-supervisor")
+    )
+    large = (
+        f"; {settings.large_repeat} from {settings.large_hops} hops"
+        if settings.large_repeat != settings.repeat
+        else ""
+    )
+    legend = "; ".join(f"{side.short} = {side.label}" for side in sides)
+    load = os.getloadavg()
+    return [
+        f"command: python bench/compare.py {' '.join(sys.argv[1:])}".rstrip(),
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; package code: {package_revision()}",
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {platform.system()} {platform.release()}; load average "
+        f"(1, 5 min) at the end: {load[0]:.2f}, {load[1]:.2f}",
+        f"packages: {packages}",
+        f"workload: hops round-robin over researcher/analyst/writer, {ANSWER_CHARS:,}-char "
+        f"answers; agent workers: {settings.agent} (both sides)",
+        f"runs per figure: {settings.repeat}{large} (median); postgres: {postgres_note}",
+        f"columns: {legend}",
+    ]
+
+
+def render(
+    console: Console, settings: Settings, results: Results, sides: Sequence[Side], note: str
+) -> None:
+    """Print the tables and targets; write them as Markdown when asked."""
+    tables = [
+        token_table(results, sides, settings.hops),
+        timing_table(results, sides, settings.hops, settings),
+    ]
+    if settings.postgres:
+        tables += [
+            bytes_table(results, sides, settings.hops),
+            bytes_detail_table(results, sides, settings.hops),
+        ]
+    tables.append(targets_table(targets(results)))
+    header = environment(settings, sides, note)
+    console.print()
+    for line in header:
+        console.print(line)
+    for table in tables:
+        console.print()
+        console.print(table.to_rich())
+    if settings.markdown is not None:
+        body = ["\n".join(f"- {line}" for line in header)]
+        body += [table.to_markdown() for table in tables]
+        settings.markdown.write_text("\n\n".join(body) + "\n")
+        console.print(f"\nMarkdown written to {settings.markdown}")
+
+
+def run_bench(settings: Settings, console: Console, progress: Console) -> None:
+    """Measure everything (with a throw-away Postgres database unless skipped) and report."""
+    sides = make_sides(settings.agent)
+    note = "skipped (--no-postgres)"
+    with ExitStack() as stack:
+        postgres: tuple[BaseCheckpointSaver[Any], str] | None = None
+        if settings.postgres:
+            try:
+                database_uri, source = stack.enter_context(bench_database())
+            except Exception as exc:  # no server: report without the Postgres columns
+                console.print(f"[yellow]Postgres unavailable, skipping its columns: {exc}[/]")
+                settings, note = replace(settings, postgres=False), f"skipped ({exc})"
+            else:
+                version_text = server_version(database_uri).split()[0]
+                note = f"{source}, PostgreSQL {version_text}, fresh database"
+                postgres = (stack.enter_context(open_checkpointer(database_uri)), database_uri)
+        results = measure_all(settings, sides, postgres, progress)
+    render(console, settings, results, sides, note)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; 0 unless a run did not do the scripted work."""
+    settings = parse_args(argv)
+    # The reference builds on LangGraph's deprecated prebuilt agent; keep the output readable.
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    progress = Console(stderr=True)
+    try:
+        run_bench(settings, console, progress)
+    except WorkloadError as exc:
+        console.print(f"[red]Aborted: a run did not do the scripted work: {exc}[/]")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
