@@ -354,7 +354,7 @@ def _field(text: str, label: str) -> str:
 
 # --------------------------------------------------------------------------- supervisor
 
-_LEDGER_LINE = re.compile(r"^#(\d+) (\S+) \[(\w+)\] asked: .*? -> (.*)$", re.M)
+_LEDGER_LINE = re.compile(r"^#(\d+) (\S+) \[(\w+)\] (.*)$", re.M)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ malformed reaches the graph's state.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -214,8 +215,17 @@ class WorkerResult(BaseModel):
 WorkerTask.model_rebuild()
 
 
+DERIVED_SUMMARY_CHARS = 160
+"""A derived summary is the result's first sentence, cut to this many characters."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
 def _derive_summary(result: WorkerResult) -> str:
     if result.status == "failed":
-        return f"failed: {result.error or 'no error given'}"
+        return truncate(f"failed: {result.error or 'no error given'}", DERIVED_SUMMARY_CHARS)
     text = " ".join(result.result_text().split())
-    return text or f"{result.status}: no output"
+    if not text:
+        return f"{result.status}: no output"
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return truncate(first, DERIVED_SUMMARY_CHARS)

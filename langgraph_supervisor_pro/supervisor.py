@@ -48,6 +48,9 @@ replaces them; the worker catalogue and the answer format are always appended)."
 
 SYNTHESIS_NODE = "synthesis"
 
+LINE_CHARS = 160
+"""The most of a hop's summary one ledger line shows the supervisor."""
+
 _NO_MODEL = "the router deferred (returned None) and no model is configured"
 
 DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
@@ -134,7 +137,7 @@ class SupervisorNode:
         if model is not None:
             try:
                 self._structured = model.with_structured_output(  # type: ignore[union-attr]
-                    decision_model, include_raw=True
+                    decision_model
                 )
             except (NotImplementedError, AttributeError) as exc:
                 raise TypeError(
@@ -196,8 +199,7 @@ class SupervisorNode:
         self, view: SupervisorView, status: str, shown: Sequence[LedgerEntry]
     ) -> list[BaseMessage]:
         lines = [
-            f"#{e['step']} {e['worker']} [{e['status']}] "
-            f"asked: {one_line(e['instructions'], 120)} -> {one_line(e['summary'], 200)}"
+            f"#{e['step']} {e['worker']} [{e['status']}] {one_line(e['summary'], LINE_CHARS)}"
             for e in shown
         ]
         omitted = len(view.ledger) - len(shown)
@@ -243,13 +245,11 @@ class SupervisorNode:
         if isinstance(value, Mapping) and {"raw", "parsed"} <= set(value):
             if value.get("parsing_error") is not None:
                 return _Invalid(_short_error(value["parsing_error"]))
-            raw = value.get("raw")
             value = value["parsed"]
             if value is None:
-                said = one_line(message_text(raw), 120) if isinstance(raw, BaseMessage) else ""
                 return _Invalid(
-                    "the reply held no structured decision"
-                    + (f" (it said: {said!r})" if said else "")
+                    "the reply held no structured decision (free text, or no call of the "
+                    "RouteDecision tool)"
                 )
         if isinstance(value, str):
             value = {"next": value}
@@ -478,20 +478,23 @@ class SupervisorNode:
 
 def _invoke_structured(
     structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
-) -> Any:
+) -> dict[str, Any]:
+    # `include_raw=True` would run the parse in a RunnableParallel (two threads per
+    # call); the plain chain raises on a parsing error instead, which we keep as data.
     try:
-        return structured.invoke(messages, config)
+        return {"raw": None, "parsed": structured.invoke(messages, config), "parsing_error": None}
     except (OutputParserException, ValidationError) as exc:
         return {"raw": None, "parsed": None, "parsing_error": exc}
 
 
 async def _ainvoke_structured(
     structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
-) -> Any:
+) -> dict[str, Any]:
     try:
-        return await structured.ainvoke(messages, config)
+        parsed = await structured.ainvoke(messages, config)
     except (OutputParserException, ValidationError) as exc:
         return {"raw": None, "parsed": None, "parsing_error": exc}
+    return {"raw": None, "parsed": parsed, "parsing_error": None}
 
 
 def _short_error(exc: Any) -> str:

@@ -136,7 +136,7 @@ def test_per_worker_compaction_overrides_the_default():
 def test_supervisor_usage_is_recorded_and_its_view_shrinks_to_fit():
     decisions = [{"next": "a", "instructions": "go " * 20}] * 10 + [{"next": "FINISH"}]
     model = ScriptedChatModel(script=decisions)
-    compaction = Compaction(summarizer=summarizer(), max_context_tokens=900, trigger=0.7)
+    compaction = Compaction(summarizer=summarizer(), max_context_tokens=600, trigger=0.7)
     app = compile_team(
         [Worker(name="a", description="A.", agent=lambda t: "summary " * 30)],
         model=model,
@@ -146,7 +146,7 @@ def test_supervisor_usage_is_recorded_and_its_view_shrinks_to_fit():
     out = app.invoke(ask(), thread())
     sup = [u for u in out["usage"] if u["role"] == "supervisor"]
     assert len(sup) == len(model.calls) == 11
-    assert all(u["window"] == 900 for u in sup)
+    assert all(u["window"] == 600 for u in sup)
     assert max(u["utilisation"] for u in sup) < 0.7 + 0.1
     last_prompt = model.calls[-1].messages[1].content
     assert "10 hops so far" in last_prompt

@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from langgraph_supervisor_pro import FINISH, WorkerResult, WorkerTask, route_decision_model
-from langgraph_supervisor_pro.contracts import SUMMARY_MAX_CHARS
+from langgraph_supervisor_pro.contracts import DERIVED_SUMMARY_CHARS, SUMMARY_MAX_CHARS
 
 
 def test_route_decision_accepts_workers_and_finish_only():
@@ -32,8 +32,11 @@ def test_route_decision_needs_workers():
 def test_worker_result_derives_and_truncates_summary():
     long = "word " * 200
     result = WorkerResult(status="success", result=long)
-    assert len(result.summary) == SUMMARY_MAX_CHARS
+    assert len(result.summary) == DERIVED_SUMMARY_CHARS
     assert result.summary.endswith("…")
+    # a derived summary is the first sentence
+    two = WorkerResult(status="success", result="Cats sleep a lot. They also purr.")
+    assert two.summary == "Cats sleep a lot."
     assert WorkerResult(status="success", result={"a": 1}).summary == '{"a": 1}'
     assert WorkerResult(status="failed", error="boom").summary == "failed: boom"
     assert WorkerResult(status="needs_review").summary == "needs_review: no output"

@@ -44,7 +44,7 @@ def test_prompt_holds_task_catalogue_and_ledger_never_transcripts():
     assert "- a: Does a work." in system.content and "- b: Does b work." in system.content
     assert "a, b, FINISH" in system.content
     assert "Task: Compare cats and dogs" in human.content
-    assert "#1 a [success] asked: please a -> a found 3" in human.content
+    assert "#1 a [success] a found 3" in human.content
     assert "#2 b [success]" in human.content
     for call in model.calls:  # never a worker's transcript or full output
         text = "".join(m.content for m in call.messages)
