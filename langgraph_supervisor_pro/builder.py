@@ -36,7 +36,7 @@ def create_supervisor(
     fallback: str | None = None,
     synthesizer: Synthesizer | None = None,
     name: str = "supervisor",
-    ledger_window: int = 8,
+    ledger_window: int = 6,
     ping_pong_window: int | None = 4,
     compaction: Compaction | None = None,
 ) -> SupervisorGraph:

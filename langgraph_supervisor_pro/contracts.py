@@ -32,7 +32,7 @@ __all__ = [
 FINISH = "FINISH"
 """The route that ends delegation and hands over to the synthesis step."""
 
-SUMMARY_MAX_CHARS = 280
+SUMMARY_MAX_CHARS = 200
 """Longest summary kept for a hop; the supervisor sees nothing longer from a worker."""
 
 WorkerStatus = Literal["success", "failed", "needs_review"]
@@ -215,7 +215,7 @@ class WorkerResult(BaseModel):
 WorkerTask.model_rebuild()
 
 
-DERIVED_SUMMARY_CHARS = 160
+DERIVED_SUMMARY_CHARS = 120
 """A derived summary is the result's first sentence, cut to this many characters."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")

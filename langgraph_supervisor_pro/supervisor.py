@@ -21,6 +21,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import NodeError
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
@@ -31,25 +32,23 @@ from langgraph_supervisor_pro._compaction_node import COMPACTION_NODE, Compactio
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
 from langgraph_supervisor_pro._worker_node import UsageMeter
-from langgraph_supervisor_pro.contracts import FINISH, RouteDecision
+from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
 
 __all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
 
 DEFAULT_SUPERVISOR_PROMPT = (
-    "You are a supervisor. You route work to workers; you never do the work yourself.\n"
-    "Each time, pick the one worker best placed to make progress and give it short, "
-    "specific instructions, or choose FINISH when the task is complete or cannot progress.\n"
-    "Workers see only the task and your instructions, so put what they need in the "
-    "instructions."
+    "You are a supervisor: you route work to workers and never do it yourself. Pick the "
+    "worker best placed to make progress and give it short, specific instructions (it sees "
+    "only the task and them), or FINISH when the task is done or cannot progress."
 )
 """The instructions at the top of the supervisor's system message (the `prompt` argument
 replaces them; the worker catalogue and the answer format are always appended)."""
 
 SYNTHESIS_NODE = "synthesis"
 
-LINE_CHARS = 160
-"""The most of a hop's summary one ledger line shows the supervisor."""
+LINE_CHARS = SUMMARY_MAX_CHARS
+"""A ledger line shows a hop's whole summary (summaries are capped at this length)."""
 
 _NO_MODEL = "the router deferred (returned None) and no model is configured"
 
@@ -136,8 +135,11 @@ class SupervisorNode:
         self._structured: Runnable[Any, Any] | None = None
         if model is not None:
             try:
+                # The schema goes in as a JSON-schema tool dict built once here: given
+                # the pydantic class, LangChain rebuilds its JSON schema on every call
+                # (for tracing metadata). `_parse` validates with the class itself.
                 self._structured = model.with_structured_output(  # type: ignore[union-attr]
-                    decision_model
+                    convert_to_openai_tool(decision_model)
                 )
             except (NotImplementedError, AttributeError) as exc:
                 raise TypeError(
@@ -148,7 +150,7 @@ class SupervisorNode:
         catalogue = "\n".join(f"- {name}: {description}" for name, description, _ in workers)
         self.system_prompt = (
             f"{(prompt or DEFAULT_SUPERVISOR_PROMPT).strip()}\n\nWorkers:\n{catalogue}\n\n"
-            f"Answer with `next` (exactly one of: {options}) and `instructions` for that worker."
+            f"Answer with `next` (exactly one of: {options}) and `instructions`."
         )
         self._options = options
 

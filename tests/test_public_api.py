@@ -70,7 +70,7 @@ def test_signatures_are_pinned():
         "router: 'Router | None' = None, prompt: 'str | None' = None, "
         "max_steps: 'int' = 20, fallback: 'str | None' = None, "
         "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
-        "ledger_window: 'int' = 8, ping_pong_window: 'int | None' = 4, "
+        "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
         "compaction: 'Compaction | None' = None) -> 'SupervisorGraph'"
     )
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
