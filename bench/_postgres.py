@@ -2,13 +2,14 @@
 
 The server is `$LGSP_POSTGRES_URI` when set, else an embedded one started with the
 test suite's `pgserver` helpers. The benchmark gets its own database (created with
-autocommit, dropped at the end), so nothing else's checkpoints are counted.
+autocommit, dropped at the end), so nothing else's checkpoints or store items are
+counted.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import psycopg
@@ -73,3 +74,19 @@ def thread_bytes(database_uri: str, thread_id: str) -> dict[str, int]:
             row = conn.execute(query, (thread_id,)).fetchone()
             sizes[table] = int(row[0]) if row else 0
     return sizes
+
+
+def store_bytes(database_uri: str, namespaces: Sequence[tuple[str, ...]]) -> tuple[int, int]:
+    """Stored bytes and row count of the `store` table's items in `namespaces`.
+
+    `PostgresStore` keeps a namespace as its parts joined with '.' in the `prefix`
+    column; items are sized like checkpoint rows (`pg_column_size` of the whole row).
+    """
+    prefixes = [".".join(namespace) for namespace in namespaces]
+    with psycopg.connect(database_uri) as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(pg_column_size(s.*)), 0), count(*) FROM store AS s "
+            "WHERE prefix = ANY(%s)",
+            (prefixes,),
+        ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)

@@ -265,6 +265,8 @@ class RunResult:
     seconds: float
     tokens: tuple[int, ...]
     """Input tokens of each supervisor decision, in order."""
+    final: Mapping[str, Any] = field(repr=False)
+    """The graph's final state."""
 
 
 def run(prepared: Prepared, thread_id: str, durability: Durability | None = None) -> RunResult:
@@ -275,7 +277,7 @@ def run(prepared: Prepared, thread_id: str, durability: Durability | None = None
     final = prepared.graph.invoke(payload, config, durability=durability)
     seconds = perf_counter() - start
     prepared.check(final)
-    return RunResult(seconds=seconds, tokens=decision_tokens(prepared.supervisor))
+    return RunResult(seconds=seconds, tokens=decision_tokens(prepared.supervisor), final=final)
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -357,7 +359,11 @@ def _is_answer(message: AIMessage) -> bool:
 def build_pro(
     hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentFactory | None
 ) -> Prepared:
-    """Our `create_supervisor`: agent workers when `agent` is given, else function workers."""
+    """Our `create_supervisor`: agent workers when `agent` is given, else function workers.
+
+    No compaction, no store: the comparison's section. The long-run section builds its
+    own graph (`bench/_long.py`).
+    """
     supervisor = pro_supervisor_model(hops)
     models: dict[str, ScriptedChatModel] = {}
     workers: list[Worker] = []
@@ -375,11 +381,12 @@ def build_pro(
         graph=builder.compile(checkpointer=checkpointer),
         supervisor=supervisor,
         workers=models,
-        check_final=_check_pro,
+        check_final=check_pro,
     )
 
 
-def _check_pro(final: Mapping[str, Any], hops: int) -> None:
+def check_pro(final: Mapping[str, Any], hops: int) -> None:
+    """Raise `WorkloadError` unless our run did all hops, round-robin, and answered."""
     ledger = final.get("ledger") or []
     _expect(
         final.get("status") == "done",

@@ -1,8 +1,10 @@
-"""Side-by-side benchmark: langgraph-supervisor-pro vs langgraph-supervisor on one workload.
+"""Benchmark: langgraph-supervisor-pro vs langgraph-supervisor, then ours on long runs.
 
-The workload (see `bench/_workload.py`): N hops round-robin over three workers
-(researcher, analyst, writer), each answering about 2,000 characters, then FINISH.
-Every model is a `ScriptedChatModel` (no network). Three graphs run it:
+Two sections (`--section all`, the default, runs both; `compare` or `long` runs one).
+
+**compare**: the workload (see `bench/_workload.py`): N hops round-robin over three
+workers (researcher, analyst, writer), each answering about 2,000 characters, then
+FINISH. Every model is a `ScriptedChatModel` (no network). Three graphs run it:
 
 - `reference`: langgraph-supervisor 0.0.31 `create_supervisor` with prebuilt agent
   workers and `output_mode="last_message"`;
@@ -20,11 +22,21 @@ For N in --hops it prints, side by side:
 - checkpoint bytes per hop on Postgres: the stored size of one fresh thread's rows in
   `checkpoints`, `checkpoint_blobs` and `checkpoint_writes`, divided by N.
 
+**long** (see `bench/_long.py`): ours alone, the same workload with agent workers, with
+`compaction=Compaction(..., max_context_tokens=--long-window, trigger=0.7)` and the graph
+compiled with `open_checkpointer(uri)` and `open_store(uri)`, for N in --long-hops
+(6 to 96): the largest prompt of any model call, compactions, utilisation, checkpoint
+and store bytes per hop; and, for contrast, the reference's largest prompt at the same
+hop counts (up to --long-reference-cap hops).
+
 Every run is verified (N ledger entries / N worker answers in round-robin order, N+1
-supervisor calls, one worker model call per hop); the benchmark aborts if one is not.
+supervisor calls, one worker model call per hop; in the long runs also the usage log
+against the models' calls, the compactions and the store); the benchmark aborts if one
+is not.
 
 Postgres: `$LGSP_POSTGRES_URI` if set (a dedicated database is created there and dropped
-at the end), else an embedded server from `pgserver`; `--no-postgres` skips it.
+at the end), else an embedded server from `pgserver`; `--no-postgres` skips it (the long
+runs then use an in-memory checkpointer and store, without the bytes columns).
 
 Run (from the repository root):
 
@@ -60,14 +72,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
-from rich.table import Table
 
 import langgraph_supervisor_pro
+from bench import _long
 from bench._postgres import (
     CHECKPOINT_TABLES,
     bench_database,
     server_version,
     thread_bytes,
+)
+from bench._report import (
+    Target,
+    TextTable,
+    fmt_int,
+    fmt_ms,
+    fmt_ratio,
+    median,
+    per_hop,
+    ratio,
+    targets_table,
 )
 from bench._workload import (
     AGENT_FACTORIES,
@@ -81,7 +104,7 @@ from bench._workload import (
     reference_tool_schema_tokens,
     run,
 )
-from langgraph_supervisor_pro import open_checkpointer
+from langgraph_supervisor_pro import open_checkpointer, open_store
 
 REFERENCE = "reference"
 OURS_AGENT = "ours_agent"
@@ -91,6 +114,7 @@ ANCHOR_HOPS = 12
 FLAT_FROM, FLAT_TO = 6, 48
 """Per-decision tokens must stay flat from this many hops to that many."""
 WARM_UP_HOPS = 3
+SECTIONS = ("all", "compare", "long")
 
 
 @dataclass(frozen=True)
@@ -139,6 +163,20 @@ class Settings:
     postgres: bool
     agent: str
     markdown: Path | None
+    section: str = "all"
+    long_hops: tuple[int, ...] = _long.LONG_HOPS
+    long_window: int = _long.DEFAULT_WINDOW
+    long_reference_cap: int = max(_long.LONG_HOPS)
+
+    @property
+    def compare(self) -> bool:
+        """Whether the comparison section runs."""
+        return self.section in ("all", "compare")
+
+    @property
+    def long(self) -> bool:
+        """Whether the long-run section runs."""
+        return self.section in ("all", "long")
 
     def repeats(self, hops: int) -> int:
         """Repetitions at `hops` hops (fewer for large N when asked)."""
@@ -152,9 +190,25 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
     """Parse the command line."""
     parser = argparse.ArgumentParser(
         prog="bench/compare.py",
-        description="langgraph-supervisor-pro vs langgraph-supervisor on a scripted workload.",
+        description=(
+            "langgraph-supervisor-pro vs langgraph-supervisor on a scripted workload, then "
+            "ours on long runs with compaction and external memory."
+        ),
     )
-    parser.add_argument("--hops", type=int, nargs="+", default=[6, 12, 24, 48], metavar="N")
+    parser.add_argument(
+        "--section",
+        choices=SECTIONS,
+        default="all",
+        help="compare: the side-by-side comparison; long: the long runs; all: both (default)",
+    )
+    parser.add_argument(
+        "--hops",
+        type=int,
+        nargs="+",
+        default=[6, 12, 24, 48],
+        metavar="N",
+        help="hop counts of the comparison",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
     parser.add_argument(
         "--large-repeat",
@@ -170,10 +224,36 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         default="create_react_agent",
         help="how the agent workers are built, on both sides",
     )
+    parser.add_argument(
+        "--long-hops",
+        type=int,
+        nargs="+",
+        default=list(_long.LONG_HOPS),
+        metavar="N",
+        help="hop counts of the long runs (flatness is judged on the last vs the first)",
+    )
+    parser.add_argument(
+        "--long-window",
+        type=int,
+        default=_long.DEFAULT_WINDOW,
+        metavar="TOKENS",
+        help="the long runs' input window (Compaction.max_context_tokens)",
+    )
+    parser.add_argument(
+        "--long-reference-cap",
+        type=int,
+        default=max(_long.LONG_HOPS),
+        metavar="N",
+        help="run the reference's largest-prompt contrast up to this many hops (0: skip)",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the tables there, as Markdown")
     args = parser.parse_args(argv)
-    if any(n < 1 for n in args.hops) or args.repeat < 1:
-        parser.error("--hops and --repeat take integers >= 1")
+    if any(n < 1 for n in (*args.hops, *args.long_hops)) or args.repeat < 1:
+        parser.error("--hops, --long-hops and --repeat take integers >= 1")
+    if len(set(args.long_hops)) < 2:
+        parser.error("--long-hops takes at least two different hop counts")
+    if args.long_window < 1 or args.long_reference_cap < 0:
+        parser.error("--long-window takes an integer >= 1, --long-reference-cap one >= 0")
     large_repeat = args.repeat if args.large_repeat is None else args.large_repeat
     if large_repeat < 1:
         parser.error("--large-repeat takes an integer >= 1")
@@ -185,6 +265,10 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         postgres=not args.no_postgres,
         agent=args.agent,
         markdown=args.markdown,
+        section=args.section,
+        long_hops=tuple(sorted(set(args.long_hops))),
+        long_window=args.long_window,
+        long_reference_cap=args.long_reference_cap,
     )
 
 
@@ -277,74 +361,9 @@ def measure_all(
 # ----------------------------------------------------------------------------- tables
 
 
-@dataclass(frozen=True)
-class TextTable:
-    """A table rendered both with rich and as Markdown."""
-
-    title: str
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    note: str = ""
-
-    def to_rich(self) -> Table:
-        """The table for the terminal."""
-        table = Table(title=self.title, caption=self.note or None, title_justify="left")
-        for index, header in enumerate(self.headers):
-            table.add_column(header, justify="left" if index == 0 else "right")
-        for row in self.rows:
-            table.add_row(*row)
-        return table
-
-    def to_markdown(self) -> str:
-        """The table as GitHub Markdown."""
-        lines = [
-            f"**{self.title}**",
-            "",
-            "| " + " | ".join(self.headers) + " |",
-            "|" + "|".join([":---"] + ["---:"] * (len(self.headers) - 1)) + "|",
-        ]
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
-        if self.note:
-            lines += ["", self.note]
-        return "\n".join(lines)
-
-
-def fmt_int(value: float | None) -> str:
-    """An integer with thousands separators ('-' when missing)."""
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def fmt_ms(value: float | None) -> str:
-    """Milliseconds with two decimals ('-' when missing)."""
-    return "-" if value is None else f"{value:.2f}"
-
-
-def fmt_ratio(numerator: float | None, denominator: float | None) -> str:
-    """`numerator / denominator` as a percentage ('-' when missing)."""
-    value = ratio(numerator, denominator)
-    return "-" if value is None else f"{value:.1%}"
-
-
-def ratio(numerator: float | None, denominator: float | None) -> float | None:
-    """`numerator / denominator`, or None when either is missing or the denominator is 0."""
-    if numerator is None or not denominator:
-        return None
-    return numerator / denominator
-
-
-def median(values: Sequence[float]) -> float | None:
-    """The median, or None for no values."""
-    return statistics.median(values) if values else None
-
-
 def total_bytes(cell: Cell) -> int | None:
     """All stored checkpoint bytes of the cell's sized thread."""
     return None if cell.postgres_bytes is None else sum(cell.postgres_bytes.values())
-
-
-def per_hop(value: int | None, hops: int) -> float | None:
-    """`value / hops`, keeping None."""
-    return None if value is None else value / hops
 
 
 def token_table(results: Results, sides: Sequence[Side], hops: Sequence[int]) -> TextTable:
@@ -446,23 +465,6 @@ def bytes_detail_table(results: Results, sides: Sequence[Side], hops: Sequence[i
 # ---------------------------------------------------------------------------- targets
 
 
-@dataclass(frozen=True)
-class Target:
-    """One target of the issue, with what was measured."""
-
-    statement: str
-    measured: float | None
-    limit: float
-    detail: str
-
-    @property
-    def verdict(self) -> str:
-        """PASS, MISS, or n/a when the figure was not measured."""
-        if self.measured is None:
-            return "n/a"
-        return "PASS" if self.measured <= self.limit else "MISS"
-
-
 def _cell(results: Results, key: str, hops: int) -> Cell | None:
     return results.get((key, hops))
 
@@ -512,17 +514,6 @@ def targets(results: Results) -> list[Target]:
     ]
 
 
-def targets_table(items: Sequence[Target]) -> TextTable:
-    """The targets block."""
-    rows = []
-    for item in items:
-        shown = "-" if item.measured is None else f"{item.measured:.3f}"
-        rows.append((item.statement, f"<= {item.limit:g}", shown, item.verdict, item.detail))
-    return TextTable(
-        "Targets", ("target", "limit", "measured", "result", "measured as"), tuple(rows)
-    )
-
-
 # ------------------------------------------------------------------------------- main
 
 
@@ -554,7 +545,7 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     )
     legend = "; ".join(f"{side.short} = {side.label}" for side in sides)
     load = os.getloadavg()
-    return [
+    lines = [
         f"command: python bench/compare.py {' '.join(sys.argv[1:])}".rstrip(),
         f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; package code: {package_revision()}",
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
@@ -562,33 +553,73 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
         f"(1, 5 min) at the end: {load[0]:.2f}, {load[1]:.2f}",
         f"packages: {packages}",
         f"workload: hops round-robin over researcher/analyst/writer, {ANSWER_CHARS:,}-char "
-        f"answers; agent workers: {settings.agent} (both sides)",
-        f"runs per figure: {settings.repeat}{large} (median); postgres: {postgres_note}",
-        f"columns: {legend}",
+        f"answers; agent workers: {settings.agent}",
+        f"postgres: {postgres_note}",
     ]
-
-
-def render(
-    console: Console, settings: Settings, results: Results, sides: Sequence[Side], note: str
-) -> None:
-    """Print the tables and targets; write them as Markdown when asked."""
-    tables = [
-        token_table(results, sides, settings.hops),
-        timing_table(results, sides, settings.hops, settings),
-    ]
-    if settings.postgres:
-        tables += [
-            bytes_table(results, sides, settings.hops),
-            bytes_detail_table(results, sides, settings.hops),
+    if settings.compare:
+        lines += [
+            f"comparison: hops {', '.join(map(str, settings.hops))}; runs per figure: "
+            f"{settings.repeat}{large} (median); columns: {legend}",
         ]
-    tables.append(targets_table(targets(results)))
-    header = environment(settings, sides, note)
+    if settings.long:
+        cap = settings.long_reference_cap
+        reference = "skipped" if cap < min(settings.long_hops) else f"in memory, up to {cap} hops"
+        storage = (
+            "open_checkpointer(uri) and open_store(uri) on the Postgres above"
+            if settings.postgres
+            else "InMemorySaver and InMemoryStore"
+        )
+        lines += [
+            f"long runs: hops {', '.join(map(str, settings.long_hops))}, one run each; ours "
+            f"with all three workers as agent workers, compaction=Compaction(summarizer="
+            f"<scripted>, max_context_tokens={settings.long_window:,}, trigger={_long.TRIGGER}), "
+            f"compiled with {storage}, durability='sync'; "
+            f"reference contrast: {reference}",
+        ]
+    return lines
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the sections measured."""
+
+    compare: Results | None
+    long: _long.LongResults | None
+    postgres_note: str
+
+
+def render(console: Console, settings: Settings, report: Report, sides: Sequence[Side]) -> None:
+    """Print the tables and targets; write them as Markdown when asked."""
+    tables: list[TextTable] = []
+    goals: list[Target] = []
+    if report.compare is not None:
+        results = report.compare
+        tables += [
+            token_table(results, sides, settings.hops),
+            timing_table(results, sides, settings.hops, settings),
+        ]
+        if settings.postgres:
+            tables += [
+                bytes_table(results, sides, settings.hops),
+                bytes_detail_table(results, sides, settings.hops),
+            ]
+        goals += targets(results)
+    if report.long is not None:
+        tables += _long.tables(report.long)
+        goals += _long.targets(report.long)
+    tables.append(targets_table(goals))
+    header = environment(settings, sides, report.postgres_note)
     console.print()
     for line in header:
         console.print(line)
     for table in tables:
         console.print()
         console.print(table.to_rich())
+    if report.long is not None and not report.long.runs[max(report.long.runs)].compactions:
+        console.print(
+            "\n[yellow]No compaction fired in the longest run: the window is too large for "
+            "these hop counts to test compaction (lower --long-window).[/]"
+        )
     if settings.markdown is not None:
         body = ["\n".join(f"- {line}" for line in header)]
         body += [table.to_markdown() for table in tables]
@@ -597,7 +628,7 @@ def render(
 
 
 def run_bench(settings: Settings, console: Console, progress: Console) -> None:
-    """Measure everything (with a throw-away Postgres database unless skipped) and report."""
+    """Measure the chosen sections (on a throw-away Postgres database unless skipped)."""
     sides = make_sides(settings.agent)
     note = "skipped (--no-postgres)"
     with ExitStack() as stack:
@@ -612,8 +643,24 @@ def run_bench(settings: Settings, console: Console, progress: Console) -> None:
                 version_text = server_version(database_uri).split()[0]
                 note = f"{source}, PostgreSQL {version_text}, fresh database"
                 postgres = (stack.enter_context(open_checkpointer(database_uri)), database_uri)
-        results = measure_all(settings, sides, postgres, progress)
-    render(console, settings, results, sides, note)
+        compare = measure_all(settings, sides, postgres, progress) if settings.compare else None
+        long = None
+        if settings.long:
+            if postgres is None:
+                backend = _long.memory_backend()
+            else:
+                saver, database_uri = postgres
+                store = stack.enter_context(open_store(database_uri))
+                backend = _long.Backend(saver=saver, store=store, database_uri=database_uri)
+            long = _long.measure_all(
+                settings.long_hops,
+                backend,
+                AGENT_FACTORIES[settings.agent],
+                settings.long_window,
+                settings.long_reference_cap,
+                progress,
+            )
+    render(console, settings, Report(compare=compare, long=long, postgres_note=note), sides)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from langgraph_supervisor_pro.checkpoint import (
     open_checkpointer,
     open_store,
 )
+from langgraph_supervisor_pro.compaction import Compaction, ContextSummary
 from langgraph_supervisor_pro.contracts import (
     FINISH,
     HaltReason,
@@ -25,11 +26,33 @@ from langgraph_supervisor_pro.contracts import (
     WorkerTask,
     route_decision_model,
 )
+from langgraph_supervisor_pro.effects import (
+    AsyncPostgresEffects,
+    PostgresEffects,
+    StoreEffects,
+    aopen_effects,
+    effect_key,
+    open_effects,
+)
+from langgraph_supervisor_pro.guard import ToolGuard
+from langgraph_supervisor_pro.memory import recall_tool
+from langgraph_supervisor_pro.policy import (
+    ConfirmRequest,
+    ReviewPolicy,
+    Risk,
+    Tier,
+    UndeclaredRiskWarning,
+    risk,
+)
+from langgraph_supervisor_pro.review import ReviewDecision, request_review, review_payload
 from langgraph_supervisor_pro.state import (
+    CompactionEntry,
     LedgerEntry,
     RouteState,
+    SecurityEntry,
     SupervisorInput,
     SupervisorState,
+    UsageEntry,
     WorkerSlot,
 )
 from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
@@ -52,19 +75,34 @@ __all__ = [
     "DEFAULT_SUPERVISOR_PROMPT",
     "DEFAULT_SYNTHESIS_PROMPT",
     "FINISH",
+    "AsyncPostgresEffects",
+    "Compaction",
+    "CompactionEntry",
+    "ConfirmRequest",
+    "ContextSummary",
     "HaltReason",
     "HopOutput",
     "LedgerEntry",
+    "PostgresEffects",
+    "ReviewDecision",
+    "ReviewPolicy",
+    "Risk",
     "RouteDecision",
     "RouteState",
     "Router",
     "RunStatus",
+    "SecurityEntry",
+    "StoreEffects",
     "SupervisorGraph",
     "SupervisorInput",
     "SupervisorState",
     "SupervisorView",
     "SynthesisInput",
     "Synthesizer",
+    "Tier",
+    "ToolGuard",
+    "UndeclaredRiskWarning",
+    "UsageEntry",
     "Worker",
     "WorkerAgent",
     "WorkerResult",
@@ -74,10 +112,17 @@ __all__ = [
     "WorkerTimeoutError",
     "__version__",
     "aopen_checkpointer",
+    "aopen_effects",
     "aopen_store",
     "create_supervisor",
     "default_worker_retry",
+    "effect_key",
     "open_checkpointer",
+    "open_effects",
     "open_store",
+    "recall_tool",
+    "request_review",
+    "review_payload",
+    "risk",
     "route_decision_model",
 ]

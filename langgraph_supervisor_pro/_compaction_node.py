@@ -18,8 +18,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._node import GraphNode
+from langgraph_supervisor_pro._usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro.compaction import CompactionOutcome, Compactor
-from langgraph_supervisor_pro.contracts import WorkerTask
+from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.memory import latest_results
 from langgraph_supervisor_pro.state import CompactionEntry, RouteState, SupervisorState
 
 COMPACTION_NODE = "compaction"
@@ -30,8 +32,14 @@ Reason = Literal["trigger", "cadence"]
 class CompactionNode:
     """Compacts the routed worker's slot, then hands over to that worker."""
 
-    def __init__(self, compactors: Mapping[str, Compactor]) -> None:
+    def __init__(
+        self,
+        compactors: Mapping[str, Compactor],
+        *,
+        reads: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.compactors = dict(compactors)
+        self.reads = dict(reads or {})
 
     def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
         """The node as a Runnable with native sync and async bodies."""
@@ -48,12 +56,35 @@ class CompactionNode:
         if not history:
             return None
         prompt = WorkerTask(
-            worker=route["next"], step=route["step"], task=task, instructions=route["instructions"]
+            worker=route["next"],
+            step=route["step"],
+            task=task,
+            instructions=route["instructions"],
+            reads=self._reads_estimate(state, route["next"]),
         ).prompt()
         upcoming = [*history, HumanMessage(content=prompt)]
         if compactor.utilisation(upcoming) >= compactor.config.trigger:
             return "trigger" if compactor.split(history) > 0 else None
         return "cadence" if compactor.should_compact(history, step=done) else None
+
+    def _reads_estimate(self, state: SupervisorState, worker: str) -> dict[str, WorkerResult]:
+        """The outputs the worker will be given (`Worker.reads`), for counting.
+
+        Outputs kept in state are used as they are; an output in the store is stood in
+        for by text of its recorded length (`chars`), so the trigger counts it without
+        a store round trip.
+        """
+        slots = state.get("workers") or {}
+        out: dict[str, WorkerResult] = {}
+        for name, entry in latest_results(slots, self.reads.get(worker, ())).items():
+            if entry.get("ref"):
+                text = "x" * int(entry.get("chars", 0))
+                out[name] = WorkerResult(
+                    status=entry["status"], result=text, summary=entry.get("summary", "")
+                )
+            else:
+                out[name] = WorkerResult.model_validate(dict(entry))
+        return out
 
     def _target(self, state: SupervisorState) -> tuple[RouteState, Compactor, list[BaseMessage]]:
         route = state.get("route")
@@ -67,17 +98,27 @@ class CompactionNode:
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Compact synchronously."""
         route, compactor, history = self._target(state)
-        outcome = compactor.compact(history, task=state.get("task", ""))
-        return self._command(state, route, outcome)
+        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+        outcome = compactor.compact(
+            history, task=state.get("task", ""), config={"callbacks": [recorder]}
+        )
+        return self._command(state, route, outcome, recorder)
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Compact on the event loop."""
         route, compactor, history = self._target(state)
-        outcome = await compactor.acompact(history, task=state.get("task", ""))
-        return self._command(state, route, outcome)
+        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+        outcome = await compactor.acompact(
+            history, task=state.get("task", ""), config={"callbacks": [recorder]}
+        )
+        return self._command(state, route, outcome, recorder)
 
     def _command(
-        self, state: SupervisorState, route: RouteState, outcome: CompactionOutcome
+        self,
+        state: SupervisorState,
+        route: RouteState,
+        outcome: CompactionOutcome,
+        recorder: UsageRecorder,
     ) -> Command[str]:
         worker = route["next"]
         reason = self.needed(state, route, state.get("task", "")) or "trigger"
@@ -93,6 +134,11 @@ class CompactionNode:
             error=outcome.error,
         )
         update: dict[str, Any] = {"compactions": [entry]}
+        usage = recorder.entries(
+            turn=entry["turn"], step=entry["step"], role="summarizer", worker=worker
+        )
+        if usage:
+            update["usage"] = usage
         if outcome.compacted:
             update["workers"] = {
                 worker: {"compact": {"remove": outcome.removed_ids, "summary": outcome.messages[0]}}

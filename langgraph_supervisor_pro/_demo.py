@@ -491,6 +491,7 @@ def build_demo_team() -> DemoTeam:
             description="Finds market facts with the search_market_data tool.",
             agent=_build_researcher(researcher_model),
             tools=("search_market_data",),
+            risks={"search_market_data": "low"},
             max_visits=3,
         ),
         Worker(

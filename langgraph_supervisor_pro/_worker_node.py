@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import threading
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
@@ -33,7 +32,9 @@ from langgraph_supervisor_pro._aio import run_sync
 from langgraph_supervisor_pro._coerce import ERROR_MAX_CHARS, coerce_worker_output
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import one_line, truncate
+from langgraph_supervisor_pro._usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.guard import SECURITY_LOGGER
 from langgraph_supervisor_pro.memory import (
     aload_result,
     latest_results,
@@ -44,36 +45,15 @@ from langgraph_supervisor_pro.memory import (
     stored_value,
     thread_of,
 )
-from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
+from langgraph_supervisor_pro.state import (
+    LedgerEntry,
+    RouteState,
+    SecurityEntry,
+    SupervisorState,
+)
 from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
 
-TokenCounter = Callable[[Sequence[BaseMessage]], int]
-
-
-@dataclass(frozen=True)
-class UsageMeter:
-    """How a worker's model calls are measured: its token counter and input window."""
-
-    counter: TokenCounter
-    window: int
-
-
-class _UsageRecorder(BaseCallbackHandler):
-    """Counts the input tokens of every chat-model call made during one hop."""
-
-    run_inline = True
-
-    def __init__(self, meter: UsageMeter) -> None:
-        self.meter = meter
-        self.tokens: list[int] = []
-        self._lock = threading.Lock()
-
-    def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
-    ) -> None:
-        counts = [self.meter.counter(batch) for batch in messages]
-        with self._lock:
-            self.tokens.extend(counts)
+_log = logging.getLogger(SECURITY_LOGGER)
 
 
 @dataclass(frozen=True)
@@ -83,6 +63,7 @@ class _Hop:
     task: WorkerTask
     route: RouteState
     turn: int
+    autonomy: str | None = None
 
 
 class WorkerNode:
@@ -91,17 +72,25 @@ class WorkerNode:
     Built by `create_supervisor`; not public API.
     """
 
-    def __init__(self, worker: Worker, *, supervisor: str, meter: UsageMeter | None) -> None:
+    def __init__(
+        self,
+        worker: Worker,
+        *,
+        supervisor: str,
+        meter: UsageMeter | None,
+        agent: Runnable[Any, Any] | Callable[..., Any],
+    ) -> None:
         self.worker = worker
         self.supervisor = supervisor
         self.meter = meter
-        kind = agent_kind(worker.name, worker.agent)
+        self.allowed = set(worker.tool_names) if worker.tools is not None else None
+        kind = agent_kind(worker.name, agent)
         self._takes_messages = kind == "runnable"
         self._is_async = kind == "async"
         self._runnable: Runnable[Any, Any] = (
-            worker.agent
-            if isinstance(worker.agent, Runnable)
-            else RunnableLambda(worker.agent, name=f"{worker.name}.agent")
+            agent
+            if isinstance(agent, Runnable)
+            else RunnableLambda(agent, name=f"{worker.name}.agent")
         )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
@@ -134,7 +123,9 @@ class WorkerNode:
             messages=list(slot["messages"]) if slot else [],
             reads=dict(reads),
         )
-        return _Hop(task=task, route=route, turn=state.get("turn", 1))
+        return _Hop(
+            task=task, route=route, turn=state.get("turn", 1), autonomy=state.get("autonomy")
+        )
 
     def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
         # The prompt's id is derived from the task's namespace (which embeds LangGraph's
@@ -152,7 +143,7 @@ class WorkerNode:
         return hop.task, [prompt]
 
     def _config(
-        self, config: RunnableConfig, hop: _Hop, recorder: _UsageRecorder | None
+        self, config: RunnableConfig, hop: _Hop, recorder: UsageRecorder | None
     ) -> RunnableConfig:
         extra: RunnableConfig = {
             "metadata": {
@@ -160,6 +151,7 @@ class WorkerNode:
                 "lgsp_step": hop.route["step"],
                 "lgsp_turn": hop.turn,
                 "lgsp_instructions": hop.route["instructions"],
+                "lgsp_autonomy": hop.autonomy,
             },
             "tags": [f"lgsp:worker:{self.worker.name}"],
         }
@@ -176,7 +168,7 @@ class WorkerNode:
         reads = {n: load_result(store, e) for n, e in self._reads(state).items()}
         hop = self._hop(state, route, reads)
         payload, sent = self._payload(hop, config)
-        recorder = _UsageRecorder(self.meter) if self.meter else None
+        recorder = UsageRecorder(self.meter) if self.meter else None
         child = self._config(config, hop, recorder)
         if self._is_async:
             call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
@@ -200,7 +192,7 @@ class WorkerNode:
         reads = {n: await aload_result(store, e) for n, e in self._reads(state).items()}
         hop = self._hop(state, route, reads)
         payload, sent = self._payload(hop, config)
-        recorder = _UsageRecorder(self.meter) if self.meter else None
+        recorder = UsageRecorder(self.meter) if self.meter else None
         child = self._config(config, hop, recorder)
         call = self._runnable.ainvoke(payload, child)
         timeout = self.worker.timeout
@@ -246,7 +238,7 @@ class WorkerNode:
         hop: _Hop,
         sent: list[BaseMessage],
         output: Any,
-        recorder: _UsageRecorder | None,
+        recorder: UsageRecorder | None,
         config: RunnableConfig,
         store: BaseStore | None,
     ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
@@ -269,21 +261,64 @@ class WorkerNode:
         if not self._takes_messages and not produced:
             text = result.summary if store is not None else (result.result_text() or result.summary)
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
-        update = hop_update(name, hop.route, hop.turn, [*sent, *produced], entry, result)
-        if recorder is not None and self.meter is not None:
-            update["usage"] = [
-                UsageEntry(
-                    turn=hop.turn,
-                    step=hop.route["step"],
-                    role="worker",
-                    worker=name,
-                    tokens=tokens,
-                    window=self.meter.window,
-                    utilisation=round(tokens / self.meter.window, 4),
-                )
-                for tokens in recorder.tokens
-            ]
+        security = self._security(hop, produced)
+        update = hop_update(
+            name,
+            hop.route,
+            hop.turn,
+            [*sent, *produced],
+            entry,
+            result,
+            refused=[e["tool"] for e in security],
+        )
+        if security:
+            update["security"] = security
+        if recorder is not None:
+            update["usage"] = recorder.entries(
+                turn=hop.turn, step=hop.route["step"], role="worker", worker=name
+            )
         return update, record
+
+    def _security(self, hop: _Hop, produced: Sequence[BaseMessage]) -> list[SecurityEntry]:
+        """Refused tool calls of this hop.
+
+        The guard's records, and any call outside the allowlist that reached an agent
+        without a guard (its ToolNode has no such tool, so it was not executed either).
+        """
+        entries: list[SecurityEntry] = []
+        recorded: set[str] = set()
+        for message in produced:
+            record = message.additional_kwargs.get("lgsp_security")
+            if isinstance(message, ToolMessage) and isinstance(record, Mapping):
+                recorded.add(message.tool_call_id)
+                entries.append(
+                    self._entry(
+                        hop, record["tool"], record.get("args", {}), str(record.get("reason", ""))
+                    )
+                )
+        if self.allowed is None:
+            return entries
+        for message in produced:
+            for call in getattr(message, "tool_calls", None) or []:
+                if call["name"] not in self.allowed and call.get("id") not in recorded:
+                    entries.append(
+                        self._entry(
+                            hop, call["name"], call.get("args", {}), "not in the worker's allowlist"
+                        )
+                    )
+        return entries
+
+    def _entry(self, hop: _Hop, tool: str, args: Any, reason: str) -> SecurityEntry:
+        _log.warning("worker %r: refused tool call %r (%s)", self.worker.name, tool, reason)
+        return SecurityEntry(
+            turn=hop.turn,
+            step=hop.route["step"],
+            worker=self.worker.name,
+            tool=tool,
+            args=dict(args),
+            kind="out_of_scope",
+            reason=reason,
+        )
 
     def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
         """LangGraph error handler: after retries, record a `failed` hop and go back."""
@@ -329,6 +364,8 @@ def hop_update(
     messages: Sequence[BaseMessage],
     entry: Mapping[str, Any],
     result: WorkerResult,
+    *,
+    refused: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The state update for one finished hop: the worker's slot, one ledger line, no route."""
     ledger = LedgerEntry(
@@ -340,6 +377,7 @@ def hop_update(
         status=result.status,
         summary=result.summary,
         error=result.error,
+        refused=list(refused),
     )
     return {
         "workers": {worker: {"messages": list(messages), "results": [dict(entry)]}},

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, cast
 
+from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.pregel import Pregel
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._compaction_node import COMPACTION_NODE, CompactionNode
+from langgraph_supervisor_pro._review_node import REVIEW_NODE, DispatchReviewNode
 from langgraph_supervisor_pro._trace import NODE_TRACE_POLICY
-from langgraph_supervisor_pro._worker_node import UsageMeter, WorkerNode
+from langgraph_supervisor_pro._usage import UsageMeter
+from langgraph_supervisor_pro._worker_node import WorkerNode
 from langgraph_supervisor_pro.compaction import Compaction, Compactor
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
+from langgraph_supervisor_pro.guard import ToolGuard
+from langgraph_supervisor_pro.policy import ReviewPolicy, UndeclaredRiskWarning, undeclared_tools
 from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
 from langgraph_supervisor_pro.supervisor import SYNTHESIS_NODE, Router, SupervisorNode
 from langgraph_supervisor_pro.synthesis import SynthesisNode, Synthesizer
@@ -39,6 +47,7 @@ def create_supervisor(
     ledger_window: int = 6,
     ping_pong_window: int | None = 4,
     compaction: Compaction | None = None,
+    review: ReviewPolicy | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -66,6 +75,11 @@ def create_supervisor(
             supervisor's view. With it, every model call's utilisation is recorded
             in `usage`, and a worker's history is compacted before a hop that would
             pass the trigger (or on its `every_n_steps` cadence).
+        review: Autonomy tier, tool risk levels, confirmation and review deadlines
+            (default: `ReviewPolicy.from_env()`, i.e. `LGSP_POLICY_FILE` /
+            `LGSP_AUTONOMY`, else the supervised tier). A run may pick its tier with
+            `config["configurable"]["autonomy"]`. In the manual tier every dispatch
+            pauses for a human; workers built from `model=` get a `ToolGuard`.
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -96,14 +110,14 @@ def create_supervisor(
         ping_pong_window=ping_pong_window,
         compaction=compaction,
     )
+    policy = review if review is not None else ReviewPolicy.from_env()
+    agents = {w.name: _agent_of(w, policy) for w in workers}
     chat_model = model if isinstance(model, BaseChatModel) else None
     compactors = _compactors(workers, compaction)
-    compaction_node = CompactionNode(compactors) if compactors else None
-    supervisor_meter = (
-        UsageMeter(counter=compaction.counter(chat_model), window=compaction.window(chat_model))
-        if compaction is not None
-        else None
+    compaction_node = (
+        CompactionNode(compactors, reads={w.name: w.reads for w in workers}) if compactors else None
     )
+    supervisor_meter = _meter(compaction, chat_model)
     supervisor = SupervisorNode(
         name=name,
         workers=[(w.name, w.description, w.max_visits) for w in workers],
@@ -118,11 +132,24 @@ def create_supervisor(
         meter=supervisor_meter,
         view_trigger=compaction.trigger if compaction is not None else 0.7,
         compaction=compaction_node,
+        policy=policy,
     )
-    synthesis = SynthesisNode(synthesizer, answer_name=name)
+    review_node = DispatchReviewNode(
+        policy=policy,
+        workers=tuple(w.name for w in workers),
+        supervisor=name,
+        next_step=supervisor.next_step,
+    )
+    synth_model = synthesizer if isinstance(synthesizer, BaseChatModel) else None
+    synthesis = SynthesisNode(
+        synthesizer,
+        answer_name=name,
+        meter=_meter(compaction, synth_model) if synth_model is not None else None,
+        trigger=compaction.trigger if compaction is not None else 0.7,
+    )
 
     graph: SupervisorGraph = StateGraph(SupervisorState, input_schema=SupervisorInput)
-    destinations = [w.name for w in workers]
+    destinations = [*[w.name for w in workers], REVIEW_NODE]
     if compaction_node is not None:
         destinations.append(COMPACTION_NODE)
     graph.add_node(
@@ -132,6 +159,17 @@ def create_supervisor(
         retry_policy=RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
+        trace_policy=NODE_TRACE_POLICY,
+    )
+    graph.add_node(
+        REVIEW_NODE,
+        review_node.runnable(),
+        destinations=(
+            *[w.name for w in workers],
+            name,
+            *([COMPACTION_NODE] if compaction_node is not None else []),
+        ),
+        metadata={"lgsp_role": "review"},
         trace_policy=NODE_TRACE_POLICY,
     )
     if compaction_node is not None:
@@ -150,7 +188,7 @@ def create_supervisor(
             if compactor is not None
             else None
         )
-        node = WorkerNode(worker, supervisor=name, meter=meter)
+        node = WorkerNode(worker, supervisor=name, meter=meter, agent=agents[worker.name])
         graph.add_node(
             worker.name,
             node.runnable(),
@@ -173,6 +211,13 @@ def create_supervisor(
     return graph
 
 
+def _meter(compaction: Compaction | None, model: BaseChatModel | None) -> UsageMeter | None:
+    """How calls of `model` are measured, when compaction (and so a window) is configured."""
+    if compaction is None:
+        return None
+    return UsageMeter(counter=compaction.counter(model), window=compaction.window(model))
+
+
 def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[str, Compactor]:
     """One compactor per worker that compacts; the window must be known for each."""
     compactors: dict[str, Compactor] = {}
@@ -189,6 +234,57 @@ def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[s
                 "max_context_tokens"
             ) from exc
     return compactors
+
+
+def _agent_of(worker: Worker, policy: ReviewPolicy) -> Any:
+    """The worker's agent: its own, or a guarded `create_agent` built from its model.
+
+    Also checks least privilege at build time: a compiled agent may not hold tools
+    outside the worker's allowlist, and tools with no declared risk level are listed
+    in an `UndeclaredRiskWarning` (they are treated as high risk).
+    """
+    mapping = {**worker.risks, **policy.risks}
+    if worker.tools is not None:
+        undeclared = undeclared_tools(worker.tools, mapping)
+        if undeclared:
+            warnings.warn(
+                UndeclaredRiskWarning(
+                    f"worker {worker.name!r}: tools {undeclared} have no declared risk level "
+                    "and are treated as high risk (fail closed); declare them with @risk(...), "
+                    "Worker(risks=...) or the policy file"
+                ),
+                stacklevel=3,
+            )
+    if worker.model is not None:
+        guard = ToolGuard(
+            worker=worker.name, tools=worker.tools or (), risks=worker.risks, policy=policy
+        )
+        return create_agent(
+            worker.model,
+            tools=[t for t in worker.tools or () if not isinstance(t, str)],
+            system_prompt=worker.prompt,
+            middleware=[guard],
+            name=worker.name,
+        )
+    agent = worker.agent
+    if worker.tools is not None and isinstance(agent, Pregel):
+        extra = sorted(_graph_tools(agent) - set(worker.tool_names))
+        if extra:
+            raise ValueError(
+                f"Worker.tools: worker {worker.name!r}'s agent holds tools outside its "
+                f"allowlist: {extra}; remove them from the agent or add them to `tools`"
+            )
+    return agent
+
+
+def _graph_tools(agent: Pregel[Any, Any, Any, Any]) -> set[str]:
+    """The tool names of every ToolNode in a compiled graph."""
+    names: set[str] = set()
+    for node in agent.nodes.values():
+        bound = getattr(node, "bound", None)
+        if isinstance(bound, ToolNode):
+            names |= set(bound.tools_by_name)
+    return names
 
 
 def _handler(fn: Any) -> Any:

@@ -46,7 +46,12 @@ def output_namespace(thread_id: str, worker: str) -> tuple[str, ...]:
         >>> output_namespace("t-1", "researcher")
         ('lgsp', 'outputs', 't-1', 'researcher')
     """
-    return (*_ROOT, thread_id, worker)
+    return (*_ROOT, store_label(thread_id), worker)
+
+
+def store_label(text: str) -> str:
+    """`text` made safe as a store namespace label (stores reject `.` in labels)."""
+    return text.replace("%", "%25").replace(".", "%2E")
 
 
 def output_key(turn: int, step: int) -> str:
@@ -77,7 +82,8 @@ def reference(
 ) -> dict[str, Any]:
     """The slot entry that stands for a stored result: no blob, a reference."""
     ref = OutputRef(namespace=list(output_namespace(thread_id, worker)), key=output_key(turn, step))
-    return {**result.model_dump(), "result": None, "ref": ref}
+    chars = len(result.result_text())
+    return {**result.model_dump(), "result": None, "ref": ref, "chars": chars}
 
 
 def _resolved(entry: Mapping[str, Any], value: Mapping[str, Any] | None) -> WorkerResult:

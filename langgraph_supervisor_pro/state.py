@@ -21,9 +21,11 @@ __all__ = [
     "CompactionEntry",
     "LedgerEntry",
     "RouteState",
+    "SecurityEntry",
     "SupervisorInput",
     "SupervisorState",
     "UsageEntry",
+    "UsageRole",
     "WorkerSlot",
 ]
 
@@ -47,6 +49,24 @@ class LedgerEntry(TypedDict):
     """The worker's short summary (never its full output)."""
     error: str | None
     """What went wrong, for failed hops."""
+    refused: list[str]
+    """Tool calls refused during the hop (outside the worker's allowlist)."""
+
+
+class SecurityEntry(TypedDict):
+    """A tool call refused for least privilege (never executed)."""
+
+    turn: int
+    step: int
+    worker: str
+    tool: str
+    args: dict[str, Any]
+    kind: Literal["out_of_scope"]
+    reason: str
+
+
+UsageRole = Literal["supervisor", "worker", "summarizer", "synthesis"]
+"""Who made a model call."""
 
 
 class UsageEntry(TypedDict):
@@ -55,8 +75,9 @@ class UsageEntry(TypedDict):
     turn: int
     step: int
     """The hop the call belongs to (the supervisor's decision for hop `step`)."""
-    role: Literal["supervisor", "worker"]
+    role: UsageRole
     worker: str | None
+    """The worker whose hop (or history, for the summarizer) the call served."""
     tokens: int
     """Input tokens the model received (by the configured counter)."""
     window: int
@@ -175,6 +196,10 @@ class SupervisorState(SupervisorInput, total=False):
     """One namespaced slot per worker that has run."""
     usage: Annotated[list[UsageEntry], DeltaChannel(_append)]
     """Context utilisation of every model call the graph saw, oldest first."""
+    security: Annotated[list[SecurityEntry], DeltaChannel(_append)]
+    """Every refused tool call (least privilege), oldest first."""
+    autonomy: str
+    """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
     compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]
     """Every compaction of a worker's history (and every failed one), oldest first."""
     route: RouteState | None

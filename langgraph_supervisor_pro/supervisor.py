@@ -30,9 +30,11 @@ from langgraph_supervisor_pro import _guards
 from langgraph_supervisor_pro._aio import run_sync
 from langgraph_supervisor_pro._compaction_node import COMPACTION_NODE, CompactionNode
 from langgraph_supervisor_pro._node import GraphNode
+from langgraph_supervisor_pro._review_node import REVIEW_NODE
 from langgraph_supervisor_pro._text import message_text, one_line, truncate
-from langgraph_supervisor_pro._worker_node import UsageMeter
+from langgraph_supervisor_pro._usage import UsageMeter
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
+from langgraph_supervisor_pro.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
 
 __all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
@@ -119,8 +121,10 @@ class SupervisorNode:
         meter: UsageMeter | None = None,
         view_trigger: float = 0.7,
         compaction: CompactionNode | None = None,
+        policy: ReviewPolicy | None = None,
     ) -> None:
         self.name = name
+        self.policy = policy if policy is not None else ReviewPolicy()
         self.meter = meter
         self.view_trigger = view_trigger
         self.compaction = compaction
@@ -276,6 +280,8 @@ class SupervisorNode:
         return parsed
 
     def _decide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        tier = self.policy.tier_for(config)
+        config = _with_tier(config, tier)
         intake = self._intake(state)
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None
@@ -288,9 +294,11 @@ class SupervisorNode:
         sent: list[list[BaseMessage]] = []
         if choice is None:
             choice = self._ask_model(view, config, sent)
-        return self._command(state, intake, view, choice, sent)
+        return self._command(state, intake, view, choice, sent, tier)
 
     async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        tier = self.policy.tier_for(config)
+        config = _with_tier(config, tier)
         intake = self._intake(state)
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None
@@ -302,7 +310,7 @@ class SupervisorNode:
         sent: list[list[BaseMessage]] = []
         if choice is None:
             choice = await self._aask_model(view, config, sent)
-        return self._command(state, intake, view, choice, sent)
+        return self._command(state, intake, view, choice, sent, tier)
 
     def _asking(
         self, view: SupervisorView
@@ -391,18 +399,16 @@ class SupervisorNode:
     def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
         if self.meter is None:
             return []
-        window = self.meter.window
+        meter = self.meter
         return [
-            UsageEntry(
+            meter.entry(
                 turn=view.turn,
                 step=view.step + 1,
                 role="supervisor",
                 worker=None,
-                tokens=tokens,
-                window=window,
-                utilisation=round(tokens / window, 4),
+                tokens=meter.counter(messages),
             )
-            for tokens in (self.meter.counter(messages) for messages in sent)
+            for messages in sent
         ]
 
     def _command(
@@ -412,10 +418,12 @@ class SupervisorNode:
         view: SupervisorView,
         choice: _Decision | _Invalid,
         sent: list[list[BaseMessage]] | None = None,
+        tier: str = "supervised",
     ) -> Command[str]:
         usage = self._usage(view, sent or [])
+        intake = {**intake, "autonomy": tier}
         if usage:
-            intake = {**intake, "usage": usage}
+            intake["usage"] = usage
         if isinstance(choice, _Invalid):
             if self.fallback is None:
                 return self._halt(intake, "invalid_route", f"no valid route: {choice.error}")
@@ -447,10 +455,16 @@ class SupervisorNode:
             step=step,
             decided_by=choice.decided_by,
         )
-        goto = choice.next
-        if self.compaction is not None and self.compaction.needed(state, route, view.task):
-            goto = COMPACTION_NODE
+        goto = REVIEW_NODE if tier == "manual" else self.next_step(state, route)
         return Command(goto=goto, update={**intake, "route": route, "step": step})
+
+    def next_step(self, state: SupervisorState, route: RouteState) -> str:
+        """Where an approved route goes: the compaction step when due, else the worker."""
+        if self.compaction is not None and self.compaction.needed(
+            state, route, state.get("task", "")
+        ):
+            return COMPACTION_NODE
+        return route["next"]
 
     def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
         return Command(
@@ -476,6 +490,11 @@ class SupervisorNode:
                 "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500),
             },
         )
+
+
+def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
+    """The config with the tier in force in its trace metadata (for every child run)."""
+    return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 
 def _invoke_structured(

@@ -15,12 +15,14 @@ from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import content_text, truncate
+from langgraph_supervisor_pro._usage import TokenCounter, UsageMeter, UsageRecorder
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
 from langgraph_supervisor_pro.memory import aload_result, load_result
 from langgraph_supervisor_pro.state import SupervisorState
@@ -149,23 +151,54 @@ async def _aload(state: SupervisorState) -> SynthesisInput:
     return synthesis_input(state, results)
 
 
-def _model_messages(inp: SynthesisInput) -> list[BaseMessage]:
-    parts = [f"Task: {inp.task}"]
-    for hop in inp.successes():
-        parts.append(f"Result of {hop.worker} (hop {hop.step}):\n{hop.result.result_text()}")
-    if inp.finish_note:
-        parts.append(f"Supervisor's note: {inp.finish_note}")
-    return [
-        SystemMessage(content=DEFAULT_SYNTHESIS_PROMPT),
-        HumanMessage(content="\n\n".join(parts)),
-    ]
+def _model_messages(
+    inp: SynthesisInput, *, budget: int | None = None, counter: TokenCounter | None = None
+) -> list[BaseMessage]:
+    """The synthesizer model's input; within `budget` tokens when one is given.
+
+    Full results go in newest first while they fit; older ones are reduced to their
+    summaries, and a single result larger than the budget is cut to fit.
+    """
+
+    def render(parts: list[str]) -> list[BaseMessage]:
+        return [
+            SystemMessage(content=DEFAULT_SYNTHESIS_PROMPT),
+            HumanMessage(content="\n\n".join(parts)),
+        ]
+
+    head = [f"Task: {inp.task}"]
+    tail = [f"Supervisor's note: {inp.finish_note}"] if inp.finish_note else []
+    hops = inp.successes()
+    full = [f"Result of {h.worker} (hop {h.step}):\n{h.result.result_text()}" for h in hops]
+    if budget is None or counter is None:
+        return render([*head, *full, *tail])
+    short = [f"Result of {h.worker} (hop {h.step}), summary only: {h.result.summary}" for h in hops]
+    chosen = list(short)
+    for index in reversed(range(len(hops))):
+        trial = [*chosen[:index], full[index], *chosen[index + 1 :]]
+        if counter(render([*head, *trial, *tail])) <= budget:
+            chosen = trial
+    messages = render([*head, *chosen, *tail])
+    while counter(messages) > budget and len(messages[-1].content) > 200:
+        text = str(messages[-1].content)
+        messages = render([text[: int(len(text) * 0.8)] + "…"])
+    return messages
 
 
 class SynthesisNode:
     """The synthesis node. Built by `create_supervisor`; not public API."""
 
-    def __init__(self, synthesizer: Synthesizer | None, *, answer_name: str) -> None:
+    def __init__(
+        self,
+        synthesizer: Synthesizer | None,
+        *,
+        answer_name: str,
+        meter: UsageMeter | None = None,
+        trigger: float = 0.7,
+    ) -> None:
         self.answer_name = answer_name
+        self.meter = meter
+        self.trigger = trigger
         self._takes_messages = isinstance(synthesizer, Runnable)
         self._runnable: Runnable[Any, Any] | None
         if synthesizer is None:
@@ -185,27 +218,53 @@ class SynthesisNode:
         return GraphNode("synthesis", self.invoke, self.ainvoke)
 
     def _payload(self, inp: SynthesisInput) -> Any:
-        return _model_messages(inp) if self._takes_messages else inp
+        if not self._takes_messages:
+            return inp
+        if self.meter is None:
+            return _model_messages(inp)
+        budget = int(self.meter.window * self.trigger)
+        return _model_messages(inp, budget=budget, counter=self.meter.counter)
+
+    def _config(self, config: RunnableConfig) -> tuple[RunnableConfig, UsageRecorder | None]:
+        if self.meter is None or not self._takes_messages:
+            return config, None
+        recorder = UsageRecorder(self.meter)
+        return merge_configs(config, {"callbacks": [recorder]}), recorder
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer synchronously."""
         inp = _load(state)
         if self._runnable is None or inp.status != "running":
             return self._update(inp, default_answer(inp))
-        return self._update(inp, self._runnable.invoke(self._payload(inp), config))
+        child, recorder = self._config(config)
+        answer = self._runnable.invoke(self._payload(inp), child)
+        return self._update(inp, answer, state, recorder)
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer on the event loop."""
         inp = await _aload(state)
         if self._runnable is None or inp.status != "running":
             return self._update(inp, default_answer(inp))
-        return self._update(inp, await self._runnable.ainvoke(self._payload(inp), config))
+        child, recorder = self._config(config)
+        answer = await self._runnable.ainvoke(self._payload(inp), child)
+        return self._update(inp, answer, state, recorder)
 
-    def _update(self, inp: SynthesisInput, answer: Any) -> dict[str, Any]:
+    def _update(
+        self,
+        inp: SynthesisInput,
+        answer: Any,
+        state: SupervisorState | None = None,
+        recorder: UsageRecorder | None = None,
+    ) -> dict[str, Any]:
         text = content_text(answer.content) if isinstance(answer, BaseMessage) else str(answer)
         message = AIMessage(content=text, name=self.answer_name, id=str(uuid.uuid4()))
         status = "done" if inp.status == "running" else inp.status
-        return {"messages": [message], "status": status, "route": None}
+        update: dict[str, Any] = {"messages": [message], "status": status, "route": None}
+        if recorder is not None and state is not None:
+            update["usage"] = recorder.entries(
+                turn=state.get("turn", 1), step=state.get("step", 0), role="synthesis", worker=None
+            )
+        return update
 
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
         """LangGraph error handler: the synthesizer failed; answer with what the run has."""

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro.compaction import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
+from langgraph_supervisor_pro.policy import Risk
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 
@@ -94,11 +96,19 @@ class Worker:
     """Identifier-like (letters, digits, `_`, `-`; starts with a letter), unique, not FINISH."""
     description: str
     """One sentence the supervisor sees in its catalogue."""
-    agent: WorkerAgent
+    agent: WorkerAgent | None = None
     """A compiled LangGraph graph (e.g. from `create_agent`) or any Runnable taking
-    `{"messages": [...]}`, or a plain sync or async function taking a `WorkerTask`."""
-    tools: tuple[str, ...] | None = None
-    """The worker's tool allowlist (names, or tools whose names are taken)."""
+    `{"messages": [...]}`, or a plain sync or async function taking a `WorkerTask`.
+    Give either `agent` or `model`."""
+    model: BaseChatModel | None = None
+    """A chat model: the worker becomes a `create_agent` agent over `tools`, guarded by
+    `ToolGuard` (allowlist, risk levels, review gates)."""
+    prompt: str | None = None
+    """The system prompt of the agent built from `model`."""
+    tools: tuple[BaseTool | Callable[..., Any] | str, ...] | None = None
+    """The worker's tool allowlist: tools (or functions), or tool names for an `agent`."""
+    risks: Mapping[str, Risk] = field(default_factory=dict)
+    """Risk levels of this worker's tools by name (`low`, `medium`, `high`)."""
     timeout: float | None = None
     """Seconds one attempt may take; past it the attempt fails with `WorkerTimeoutError`."""
     retry: RetryPolicy = field(default_factory=default_worker_retry)
@@ -133,9 +143,32 @@ class Worker:
                 "characters (the supervisor reads it at every decision)"
             )
         object.__setattr__(self, "description", description)
-        agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
+        if (self.agent is None) == (self.model is None):
+            raise ValueError(
+                f"Worker.agent: worker {self.name!r} needs exactly one of `agent` (a graph, "
+                "Runnable or function) or `model` (a chat model to build a guarded agent from)"
+            )
+        if self.agent is not None:
+            agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
+        elif not isinstance(self.model, BaseChatModel):
+            raise TypeError(
+                f"Worker.model: worker {self.name!r} got {type(self.model).__name__}; give a "
+                "LangChain chat model"
+            )
         if self.tools is not None:
-            object.__setattr__(self, "tools", _tool_names(self.name, self.tools))
+            _tool_names(self.name, self.tools)  # validates
+            object.__setattr__(self, "tools", tuple(self.tools))
+        if self.model is not None and any(isinstance(t, str) for t in self.tools or ()):
+            raise TypeError(
+                f"Worker.tools: worker {self.name!r} builds its agent from `model`, so give "
+                "the tools themselves (BaseTool or functions), not their names"
+            )
+        if self.prompt is not None and self.model is None:
+            raise ValueError(
+                f"Worker.prompt: worker {self.name!r} has an `agent`; `prompt` only applies "
+                "to agents built from `model`"
+            )
+        object.__setattr__(self, "risks", _risk_map(self.name, self.risks))
         if self.timeout is not None and (
             isinstance(self.timeout, bool)
             or not isinstance(self.timeout, int | float)
@@ -172,6 +205,35 @@ class Worker:
                 f"Worker.max_visits: worker {self.name!r} got {self.max_visits!r}; give an "
                 "integer >= 1, or None for no per-worker limit"
             )
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names in the allowlist (empty when `tools` is None).
+
+        Example:
+            >>> Worker(name="a", description="A.", agent=lambda t: "x",
+            ...        tools=["lookup"]).tool_names
+            ('lookup',)
+        """
+        return _tool_names(self.name, self.tools or ())
+
+
+_RISKS = ("low", "medium", "high")
+
+
+def _risk_map(worker: str, risks: Mapping[str, Any]) -> dict[str, Risk]:
+    if not isinstance(risks, Mapping):
+        raise TypeError(
+            f"Worker.risks: worker {worker!r} got {type(risks).__name__}; give a mapping of "
+            "tool name to 'low', 'medium' or 'high'"
+        )
+    bad = {name: level for name, level in risks.items() if level not in _RISKS}
+    if bad:
+        raise ValueError(
+            f"Worker.risks: worker {worker!r} has unknown levels {bad}; use 'low', 'medium' "
+            "or 'high'"
+        )
+    return dict(risks)
 
 
 def _tool_names(worker: str, tools: Sequence[Any]) -> tuple[str, ...]:

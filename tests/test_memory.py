@@ -159,3 +159,11 @@ def test_reads_must_name_workers():
         )
     with pytest.raises(ValueError, match=r"Worker\.reads"):
         Worker(name="a", description="d", agent=lambda t: "x", reads="b")
+
+
+def test_thread_ids_with_dots_work_with_a_store():
+    app, store = compile_with_store([w("a", lambda t: "A")], router=routes("a"))
+    out = app.invoke(ask(), {"configurable": {"thread_id": "run.1%x"}})
+    assert out["status"] == "done" and out["ledger"][0]["status"] == "success"
+    assert output_namespace("run.1%x", "a") == ("lgsp", "outputs", "run%2E1%25x", "a")
+    assert store.search(output_namespace("run.1%x", "a"))[0].value["result"] == "A"

@@ -7,22 +7,37 @@ import langgraph_supervisor_pro as lgsp
 from langgraph_supervisor_pro import testing
 
 EXPECTED = {
+    "AsyncPostgresEffects",
+    "Compaction",
+    "CompactionEntry",
+    "ConfirmRequest",
+    "ContextSummary",
     "DEFAULT_SUPERVISOR_PROMPT",
     "DEFAULT_SYNTHESIS_PROMPT",
     "FINISH",
     "HaltReason",
     "HopOutput",
     "LedgerEntry",
+    "PostgresEffects",
+    "ReviewDecision",
+    "ReviewPolicy",
+    "Risk",
     "RouteDecision",
     "RouteState",
     "Router",
     "RunStatus",
+    "SecurityEntry",
+    "StoreEffects",
     "SupervisorGraph",
     "SupervisorInput",
     "SupervisorState",
     "SupervisorView",
     "SynthesisInput",
     "Synthesizer",
+    "Tier",
+    "ToolGuard",
+    "UndeclaredRiskWarning",
+    "UsageEntry",
     "Worker",
     "WorkerAgent",
     "WorkerResult",
@@ -32,11 +47,18 @@ EXPECTED = {
     "WorkerTimeoutError",
     "__version__",
     "aopen_checkpointer",
+    "aopen_effects",
     "aopen_store",
-    "open_store",
     "create_supervisor",
     "default_worker_retry",
+    "effect_key",
     "open_checkpointer",
+    "open_effects",
+    "open_store",
+    "recall_tool",
+    "request_review",
+    "review_payload",
+    "risk",
     "route_decision_model",
 }
 
@@ -71,14 +93,18 @@ def test_signatures_are_pinned():
         "max_steps: 'int' = 20, fallback: 'str | None' = None, "
         "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
         "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
-        "compaction: 'Compaction | None' = None) -> 'SupervisorGraph'"
+        "compaction: 'Compaction | None' = None, review: 'ReviewPolicy | None' = None) "
+        "-> 'SupervisorGraph'"
     )
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
     assert fields == [
         ("name", True),
         ("description", True),
         ("agent", True),
+        ("model", True),
+        ("prompt", True),
         ("tools", True),
+        ("risks", True),
         ("timeout", True),
         ("retry", True),
         ("max_visits", True),

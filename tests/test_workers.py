@@ -71,7 +71,8 @@ def test_worker_normalises_description_and_tools():
         name="r", description=" Finds\n facts. ", agent=lambda t: "x", tools=["lookup", search]
     )
     assert worker.description == "Finds facts."
-    assert worker.tools == ("lookup", "search")
+    assert worker.tools == ("lookup", search)
+    assert worker.tool_names == ("lookup", "search")
     assert default_worker_retry().max_attempts == 3
 
 

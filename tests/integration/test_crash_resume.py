@@ -198,6 +198,7 @@ def assert_completed_exactly_once(result: dict[str, Any], decider: str) -> None:
             "status": "success",
             "summary": worker_result(worker, hop),
             "error": None,
+            "refused": [],
         }
         for hop, worker in enumerate(PLAN, start=1)
     ]

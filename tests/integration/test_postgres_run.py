@@ -145,6 +145,7 @@ def ledger_entry(step: int, worker: str, summary: str, *, turn: int = 1) -> dict
         "status": "success",
         "summary": summary,
         "error": None,
+        "refused": [],
     }
 
 

@@ -1,0 +1,107 @@
+"""Tables, number formats and targets shared by the benchmark's sections."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table rendered both with rich and as Markdown."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def to_rich(self) -> Table:
+        """The table for the terminal."""
+        table = Table(title=self.title, caption=self.note or None, title_justify="left")
+        for index, header in enumerate(self.headers):
+            table.add_column(header, justify="left" if index == 0 else "right")
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+    def to_markdown(self) -> str:
+        """The table as GitHub Markdown."""
+        lines = [
+            f"**{self.title}**",
+            "",
+            "| " + " | ".join(self.headers) + " |",
+            "|" + "|".join([":---"] + ["---:"] * (len(self.headers) - 1)) + "|",
+        ]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        if self.note:
+            lines += ["", self.note]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target of an issue, with what was measured."""
+
+    statement: str
+    measured: float | None
+    limit: float
+    detail: str
+
+    @property
+    def verdict(self) -> str:
+        """PASS, MISS, or n/a when the figure was not measured."""
+        if self.measured is None:
+            return "n/a"
+        return "PASS" if self.measured <= self.limit else "MISS"
+
+
+def targets_table(items: Sequence[Target]) -> TextTable:
+    """The targets block."""
+    rows = []
+    for item in items:
+        shown = "-" if item.measured is None else f"{item.measured:.3f}"
+        rows.append((item.statement, f"<= {item.limit:g}", shown, item.verdict, item.detail))
+    return TextTable(
+        "Targets", ("target", "limit", "measured", "result", "measured as"), tuple(rows)
+    )
+
+
+def fmt_int(value: float | None) -> str:
+    """An integer with thousands separators ('-' when missing)."""
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds with two decimals ('-' when missing)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_ratio(numerator: float | None, denominator: float | None) -> str:
+    """`numerator / denominator` as a percentage ('-' when missing)."""
+    value = ratio(numerator, denominator)
+    return "-" if value is None else f"{value:.1%}"
+
+
+def fmt_times(value: float | None) -> str:
+    """A ratio as a multiple, e.g. '1.23x' ('-' when missing)."""
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """`numerator / denominator`, or None when either is missing or the denominator is 0."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or None for no values."""
+    return statistics.median(values) if values else None
+
+
+def per_hop(value: int | None, hops: int) -> float | None:
+    """`value / hops`, keeping None."""
+    return None if value is None else value / hops

@@ -1,0 +1,218 @@
+"""Crash tests for exactly-once side effects: SIGKILL at each crash point, resume, count.
+
+The child process is `tests/integration/_effects_crash_app.py`: a two-hop team on
+Postgres (`durability="sync"`) whose `cashier` charges through
+`PostgresEffects.run` (a row in `payments`, written in the recording transaction)
+and whose `mailer` sends a receipt through `run_external` (a line in an outbox
+file). The run phase stops at a crash point and is killed with SIGKILL; a new
+process resumes the thread with `invoke(None, config)`.
+
+Whatever the crash point, the resumed run completes, `payments` holds exactly one
+row, and each worker ends with the outcome recorded in `lgsp_effects`. The
+external effect is at-least-once across a crash between the send and the record,
+and then re-sent with the same idempotency key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from langgraph_supervisor_pro import open_checkpointer
+from tests.integration import _effects_crash_app as app_module
+from tests.integration._effects_crash_app import AMOUNT, CRASH_POINTS
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(app_module.__file__).resolve()
+MARKER_TIMEOUT = 60.0
+"""Seconds the child gets to reach its crash point (it only imports and runs 1-2 hops)."""
+EXIT_TIMEOUT = 60.0
+"""Seconds a child gets to finish (resume) or to be reaped after SIGKILL."""
+
+
+class Child:
+    """One child process and its output files; every wait is bounded."""
+
+    def __init__(self, workdir: Path, label: str, args: list[str]) -> None:
+        self.label = label
+        self.stdout_path = workdir / f"{label}.stdout"
+        self.stderr_path = workdir / f"{label}.stderr"
+        paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONUNBUFFERED": "1"}
+        with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, str(SCRIPT), *args],
+                cwd=ROOT,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+
+    def output(self) -> str:
+        return (
+            f"--- {self.label} (pid {self.proc.pid}, returncode {self.proc.returncode}) stdout:\n"
+            f"{self.stdout_path.read_text(errors='replace')[-4000:]}\n"
+            f"--- stderr:\n{self.stderr_path.read_text(errors='replace')[-8000:]}"
+        )
+
+    def wait(self) -> int:
+        try:
+            return self.proc.wait(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"{self.label} did not exit within {EXIT_TIMEOUT:g} s\n{self.output()}")
+
+    def kill(self) -> None:
+        """Kill this child if it still runs (by its own pid only) and reap it."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=EXIT_TIMEOUT)
+
+    def summary(self) -> dict[str, Any]:
+        lines = self.stdout_path.read_text().strip().splitlines()
+        assert lines, f"{self.label} printed no summary\n{self.output()}"
+        return json.loads(lines[-1])
+
+
+def wait_for_marker(child: Child, marker: Path) -> dict[str, Any]:
+    deadline = time.monotonic() + MARKER_TIMEOUT
+    while time.monotonic() < deadline:
+        if marker.exists():
+            return json.loads(marker.read_text())
+        if child.proc.poll() is not None:
+            pytest.fail(f"{child.label} exited before its crash point\n{child.output()}")
+        time.sleep(0.05)
+    child.kill()
+    pytest.fail(f"{child.label} did not reach its crash point in {MARKER_TIMEOUT:g} s")
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[str, Any]:
+    """Run to the crash point, SIGKILL, resume in a new process; return what happened."""
+    thread_id = f"effects-{uuid.uuid4().hex[:8]}"
+    common = ["--uri", uri, "--thread", thread_id, "--workdir", str(workdir), "--mode", mode]
+    children: list[Child] = []
+    try:
+        first = Child(workdir, "run", [*common, "--phase", "run", "--crash", crash])
+        children.append(first)
+        marker = wait_for_marker(first, workdir / app_module.MARKER_NAME)
+        assert marker == {"pid": first.proc.pid, "point": crash}
+        os.kill(first.proc.pid, signal.SIGKILL)
+        assert first.wait() == -signal.SIGKILL, first.output()
+
+        second = Child(workdir, "resume", [*common, "--phase", "resume"])
+        children.append(second)
+        assert second.wait() == 0, second.output()
+        summary = second.summary()
+    finally:
+        for child in children:
+            child.kill()
+    with psycopg.connect(uri) as conn:
+        payments = conn.execute("SELECT id, key, amount, pid FROM payments ORDER BY id").fetchall()
+        recorded = dict(conn.execute("SELECT key, outcome FROM lgsp_effects").fetchall())
+    with open_checkpointer(uri) as saver:
+        head = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+    assert head is not None
+    return {
+        "thread_id": thread_id,
+        "run_pid": first.proc.pid,
+        "resume_pid": second.proc.pid,
+        "summary": summary,
+        "payments": payments,
+        "recorded": recorded,
+        "log": jsonl(workdir / app_module.LOG_NAME),
+        "outbox": jsonl(workdir / app_module.OUTBOX_NAME),
+        "checkpoint": head,
+    }
+
+
+def executions(result: dict[str, Any], kind: str) -> Counter[tuple[str, str]]:
+    """How often each `kind` ran, per (phase, name)."""
+    return Counter((e["phase"], e["name"]) for e in result["log"] if e["kind"] == kind)
+
+
+# What runs in which process, per crash point: (charge effect, receipt effect) executions
+# before and after the kill, and whether each worker re-runs after the resume.
+EXPECTED = {
+    #                 charges (run, resume)  receipts (run, resume)   re-run on resume
+    "before-charge": ((0, 1), (0, 1), {"cashier", "mailer"}),
+    "inside-charge": ((1, 1), (0, 1), {"cashier", "mailer"}),
+    "after-charge": ((1, 0), (0, 1), {"cashier", "mailer"}),
+    "after-cashier": ((1, 0), (0, 1), {"mailer"}),
+    "inside-receipt": ((1, 0), (1, 1), {"mailer"}),
+    "after-receipt": ((1, 0), (1, 0), {"mailer"}),
+}
+assert set(EXPECTED) == set(CRASH_POINTS)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("crash", CRASH_POINTS)
+def test_a_side_effect_survives_a_kill_at_every_crash_point(pg_database, tmp_path, crash, mode):
+    result = crash_and_resume(pg_database, tmp_path, crash=crash, mode=mode)
+    thread_id, summary = result["thread_id"], result["summary"]
+    charge_key = f"{thread_id}/1/1/cashier/charge"
+    receipt_key = f"{thread_id}/1/2/mailer/receipt"
+    (charges_run, charges_resumed), (receipts_run, receipts_resumed), rerun = EXPECTED[crash]
+
+    # The run completed in the new process.
+    assert summary["status"] == "done"
+    assert summary["ledger"] == [[1, "cashier", "success"], [2, "mailer", "success"]]
+    assert result["checkpoint"].checkpoint["channel_values"]["status"] == "done"
+
+    # Exactly one payment, whatever the crash point: a charge killed before its commit
+    # rolled back and ran again; a committed charge was never repeated.
+    assert len(result["payments"]) == 1, result["payments"]
+    payment_id, key, amount, paid_by = result["payments"][0]
+    assert (key, amount) == (charge_key, AMOUNT)
+    charges = executions(result, "effect")
+    assert (charges[("run", "charge")], charges[("resume", "charge")]) == (
+        charges_run,
+        charges_resumed,
+    )
+    assert paid_by == (result["resume_pid"] if charges_resumed else result["run_pid"])
+    # Each execution of the charge took an id; a rolled-back one left a gap, not a row.
+    assert payment_id == charges_run + charges_resumed
+
+    # Every worker ended with the outcome recorded in lgsp_effects: a cashier re-run
+    # after its charge committed got the recorded outcome back, from the killed process.
+    assert set(result["recorded"]) == {charge_key, receipt_key}
+    charge = result["recorded"][charge_key]
+    assert charge == {"payment_id": payment_id, "pid": paid_by}
+    assert summary["results"]["cashier"] == [{"key": charge_key, "charge": charge}]
+    receipt = result["recorded"][receipt_key]
+    assert summary["results"]["mailer"] == [{"key": receipt_key, "receipt": receipt}]
+
+    # The external effect: sent once, or (killed between send and record) sent again
+    # with the same idempotency key, so a remote that honours the key sends one mail.
+    assert (charges[("run", "receipt")], charges[("resume", "receipt")]) == (
+        receipts_run,
+        receipts_resumed,
+    )
+    assert [line["key"] for line in result["outbox"]] == [receipt_key] * (
+        receipts_run + receipts_resumed
+    )
+    assert receipt == {"message_id": f"msg-{result['outbox'][-1]['pid']}", "key": receipt_key}
+
+    # Only the hop that was cut off re-ran after the resume; checkpointed hops did not.
+    workers = executions(result, "worker")
+    assert {name for (phase, name) in workers if phase == "resume"} == rerun
+    assert all(count == 1 for count in workers.values()), workers
