@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 __all__ = [
     "ApproveDecision",
@@ -164,6 +164,13 @@ def deadline_after(seconds: float, *, now: datetime | None = None) -> str:
     return (start + timedelta(seconds=seconds)).isoformat()
 
 
+def _short(exc: ValidationError) -> str:
+    errors = exc.errors()
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors[:3]
+    )
+
+
 def request_review(
     payload: Mapping[str, Any],
     *,
@@ -176,6 +183,9 @@ def request_review(
     `Command(resume={"decisions": [...]})`, the node re-runs and this returns the
     validated decision. An `escalate` decision re-opens the review for the named
     group (with a new deadline when `escalation_timeout` is given) and pauses again.
+    An invalid answer is never acted on: the review pauses again, with
+    `context["invalid_resume"]` saying what was wrong (`resolve_review` validates
+    before resuming, so the run is not touched at all).
 
     Args:
         payload: From `review_payload`.
@@ -195,8 +205,19 @@ def request_review(
     current = dict(payload)
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
-        answer = interrupt(current, response_schema=response_schema(allowed))
-        decision = cast(ReviewDecision, getattr(answer, "decisions")[0])  # noqa: B009
+        schema = response_schema(allowed)
+        try:
+            # LangGraph validates the resume value against `schema` when this call
+            # replays it; an invalid one is never acted on (`resolve_review` refuses it
+            # before resuming, leaving the run unchanged).
+            answer = interrupt(current, response_schema=schema)
+            parsed = answer if isinstance(answer, schema) else schema.model_validate(answer)
+        except ValidationError as exc:
+            # Never act on an invalid answer: pause again on the same review.
+            context = {**current["context"], "invalid_resume": _short(exc)}
+            current = {**current, "context": context}
+            continue
+        decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
         if not isinstance(decision, EscalateDecision):
             return decision
         context = dict(current["context"])
