@@ -1,0 +1,70 @@
+from typing import TypedDict
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from langgraph_supervisor_pro import request_review, review_payload
+from langgraph_supervisor_pro.review import response_schema
+
+
+class S(TypedDict):
+    out: str
+
+
+def graph(allowed=("approve", "reject")):
+    def node(state):
+        decision = request_review(
+            review_payload(kind="tool", action="refund", args={"amount": 30},
+                           description="Refund 30", allowed=list(allowed),
+                           context={"reviewers": "support", "deadline": "2026-01-01T00:00:00"}),
+            escalation_timeout=3600,
+        )
+        return {"out": decision.type}
+
+    g = StateGraph(S)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    return g.compile(checkpointer=InMemorySaver())
+
+
+def test_response_schema_accepts_only_the_allowed_decisions_and_escalation():
+    schema = response_schema(["approve", "reject"])
+    schema.model_validate({"decisions": [{"type": "reject", "message": "no"}]})
+    schema.model_validate({"decisions": [{"type": "escalate", "to": "leads"}]})
+    for bad in ({"decisions": [{"type": "edit", "edited_action": {"name": "x"}}]},
+                {"decisions": []}, {"decisions": [{"type": "approve", "extra": 1}]}):
+        with pytest.raises(ValidationError):
+            schema.model_validate(bad)
+    with pytest.raises(ValueError, match="unknown decision types"):
+        response_schema(["approve", "veto"])
+
+
+def test_escalation_reopens_the_review_for_another_group_with_a_new_deadline():
+    app = graph()
+    config = {"configurable": {"thread_id": "1"}}
+    first = app.invoke({"out": ""}, config)["__interrupt__"][0].value
+    assert first["context"]["reviewers"] == "support"
+    out = app.invoke(Command(resume={"decisions": [{"type": "escalate", "to": "leads",
+                                                    "reason": "deadline passed"}]}), config)
+    second = out["__interrupt__"][0].value
+    assert second["context"]["reviewers"] == "leads"
+    assert second["context"]["deadline"] > first["context"]["deadline"]
+    (record,) = second["context"]["escalations"]
+    assert (record["from"], record["to"], record["reason"]) == ("support", "leads",
+                                                                "deadline passed")
+    assert second["action_requests"] == first["action_requests"]
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["out"] == "approve"
+
+
+def test_disallowed_decision_is_never_acted_on():
+    app = graph(allowed=("approve",))
+    config = {"configurable": {"thread_id": "2"}}
+    app.invoke({"out": ""}, config)
+    out = app.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
+    assert "invalid_resume" in out["__interrupt__"][0].value["context"]
+    assert app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)["out"] == (
+        "approve")
