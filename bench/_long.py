@@ -22,11 +22,12 @@ must carry over.
 
 Per hop count, one verified run measures:
 
-- the largest prompt of any model call (supervisor and workers), from `state["usage"]`,
+- the largest prompt of any supervisor or worker model call, from `state["usage"]`,
   cross-checked call by call against the scripted models' recorded calls
-  (`count_tokens_approximately`); the summarizer's largest input separately (its
-  calls are not in `usage`);
-- the compactions, and the largest utilisation (tokens / window) in `usage`;
+  (`count_tokens_approximately`); the summarizer's largest input separately (also
+  from `usage`, role "summarizer", and cross-checked the same way);
+- the compactions, and the largest utilisation (tokens / window) of any call in
+  `usage`, summarizer included;
 - on Postgres: the thread's checkpoint bytes (all namespaces, as in the comparison)
   and the store bytes of the thread's output namespaces, each divided by N; ms per hop
   of that one run (`durability="sync"`).
@@ -185,10 +186,10 @@ class LongRun:
     worker_tokens: int
     """The largest input of any worker model call, from `usage`."""
     summarizer_tokens: int | None
-    """The largest input of any summarizer call (None: never called)."""
+    """The largest input of any summarizer call, from `usage` (None: never called)."""
     compactions: int
     max_utilisation: float
-    """The largest `utilisation` in `usage`."""
+    """The largest `utilisation` in `usage` (supervisor, worker and summarizer calls)."""
     checkpoint_bytes: Mapping[str, int] | None
     """Stored bytes of the thread per checkpoint table (None in memory)."""
     store_bytes: int | None
@@ -223,7 +224,7 @@ def measure(hops: int, backend: Backend, agent: AgentFactory, window: int) -> Lo
     thread_id = f"long-{hops}-{uuid.uuid4().hex[:8]}"
     result = run(prepared, thread_id, durability="sync")
     final = result.final
-    check_usage(final, prepared, window)
+    check_usage(final, prepared, summarizer, window)
     check_compactions(final, summarizer)
     namespaces = [output_namespace(thread_id, name) for name in WORKER_NAMES]
     items = sum(len(backend.store.search(ns, limit=hops + 1)) for ns in namespaces)
@@ -234,7 +235,7 @@ def measure(hops: int, backend: Backend, agent: AgentFactory, window: int) -> Lo
         checkpoint = thread_bytes(backend.database_uri, thread_id)
         stored, rows = store_bytes(backend.database_uri, namespaces)
         _expect(rows == hops, f"{hops} hops: {rows} store rows, expected {hops}")
-    summarized = call_tokens(summarizer)
+    summarized = [u["tokens"] for u in usage if u["role"] == "summarizer"]
     return LongRun(
         hops=hops,
         seconds=result.seconds,
@@ -249,7 +250,9 @@ def measure(hops: int, backend: Backend, agent: AgentFactory, window: int) -> Lo
     )
 
 
-def check_usage(final: Mapping[str, Any], prepared: Prepared, window: int) -> None:
+def check_usage(
+    final: Mapping[str, Any], prepared: Prepared, summarizer: ScriptedChatModel, window: int
+) -> None:
     """`usage` must hold exactly the calls the scripted models received, with their sizes."""
     usage: list[Mapping[str, Any]] = final.get("usage") or []
     hops = prepared.hops
@@ -257,11 +260,17 @@ def check_usage(final: Mapping[str, Any], prepared: Prepared, window: int) -> No
         all(u["window"] == window for u in usage),
         f"{hops} hops: a usage entry has a window other than {window}",
     )
-    logged = [u["tokens"] for u in usage if u["role"] == "supervisor"]
+    roles = {u["role"] for u in usage}
     _expect(
-        logged == call_tokens(prepared.supervisor),
-        f"{hops} hops: the supervisor's usage entries do not match its model's calls",
+        roles <= {"supervisor", "worker", "summarizer"},
+        f"{hops} hops: unexpected usage roles {sorted(roles)}",
     )
+    for role, model in (("supervisor", prepared.supervisor), ("summarizer", summarizer)):
+        logged = [u["tokens"] for u in usage if u["role"] == role]
+        _expect(
+            logged == call_tokens(model),
+            f"{hops} hops: the {role}'s usage entries do not match its model's calls",
+        )
     for name, model in prepared.workers.items():
         logged = [u["tokens"] for u in usage if u["role"] == "worker" and u["worker"] == name]
         _expect(
@@ -347,8 +356,9 @@ def prompt_table(results: LongResults) -> TextTable:
         "Largest prompt: max tokens over every supervisor and worker model call of the run, "
         "from state['usage'] (count_tokens_approximately of the call's messages, tool schemas "
         "not counted), checked equal call by call to the scripted models' recorded calls. "
-        "Summarizer: the largest input of its calls (not recorded in usage). Max utilisation: "
-        f"largest usage tokens / window; window {results.window:,} tokens for every model, "
+        "Summarizer: the largest input of its calls (usage role 'summarizer', checked the "
+        "same way). Max utilisation: largest usage tokens / window over all calls, summarizer "
+        f"included; window {results.window:,} tokens for every model, "
         f"compaction trigger {TRIGGER} ({int(results.window * TRIGGER):,} tokens)."
     )
     headers = (

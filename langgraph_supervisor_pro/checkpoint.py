@@ -390,7 +390,7 @@ def open_store(
     ``InMemoryStore``, ``sqlite:///path.db`` a ``SqliteStore`` and
     ``postgresql://...`` a ``PostgresStore`` (pooled, tables set up once). Pass it
     to ``compile(store=...)``; full worker outputs then live in the store, and the
-    graph's state keeps references and summaries.
+    workers' results in state keep references and summaries.
 
     Args:
         url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.

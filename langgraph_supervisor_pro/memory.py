@@ -3,9 +3,11 @@
 When the graph is compiled with a store (`compile(store=...)`, see `open_store`), each
 worker hop's full output is written to the store under
 `("lgsp", "outputs", <thread_id>, <worker>)` with the key `t<turn>.s<step>`, and the
-worker's slot keeps the status, the summary and a reference. The synthesis step,
-`Worker(reads=[...])` and the `recall_output` tool read the outputs back. Without a
-store, outputs stay in state as before.
+worker's slot keeps the status, the summary and a reference. A function worker's slot
+messages then keep only the summary; an agent worker's slot keeps its own transcript
+(its history for the next visit, which includes its answer), which compaction bounds.
+The synthesis step, `Worker(reads=[...])` and the `recall_output` tool read the outputs
+back. Without a store, outputs stay in state as before.
 """
 
 from __future__ import annotations

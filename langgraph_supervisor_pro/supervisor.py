@@ -421,7 +421,8 @@ class SupervisorNode:
         tier: str = "supervised",
     ) -> Command[str]:
         usage = self._usage(view, sent or [])
-        intake = {**intake, "autonomy": tier}
+        if state.get("autonomy") != tier:  # written when it changes, not every hop
+            intake = {**intake, "autonomy": tier}
         if usage:
             intake["usage"] = usage
         if isinstance(choice, _Invalid):
