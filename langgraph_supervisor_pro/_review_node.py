@@ -81,7 +81,7 @@ class DispatchReviewNode:
                 "tier": "manual",
                 "reason": "manual tier: a human approves each worker dispatch",
                 "summary": summary or "No hops yet.",
-                "deadline": deadline_after(self.policy.review_timeout),
+                "deadline": deadline_after(self.policy.review_timeout, now=route.get("at")),
                 "reviewers": self.policy.reviewers,
                 "on_timeout": self.policy.on_timeout,
                 "escalate_to": self.policy.escalate_to,
@@ -102,7 +102,16 @@ class DispatchReviewNode:
         if isinstance(decision, EditDecision):
             target = decision.edited_action.name.removeprefix(_DISPATCH)
             if target not in self.workers:
-                target = route["next"]
+                # Fail closed: nothing runs, the hop records why, the supervisor decides.
+                return self._closed(
+                    state,
+                    route,
+                    WorkerResult(
+                        status="failed",
+                        error=f"the reviewer's edit names {decision.edited_action.name!r}, which "
+                        f"is not a worker (dispatch:<{'|'.join(self.workers)}>); nothing ran",
+                    ),
+                )
             route = RouteState(
                 next=target,
                 instructions=str(
@@ -126,18 +135,24 @@ class DispatchReviewNode:
                     + (f": {decision.message}" if decision.message else ""),
                 )
             )
-            task = WorkerTask(
-                worker=route["next"],
-                step=route["step"],
-                task=state.get("task", ""),
-                instructions=route["instructions"],
-            )
-            prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
-            update = hop_update(
-                route["next"], route, state.get("turn", 1), [prompt], result.model_dump(), result
-            )
-            return Command(goto=self.supervisor, update=update)
+            return self._closed(state, route, result)
         return Command(goto=self.next_step(state, route))
+
+    def _closed(
+        self, state: SupervisorState, route: RouteState, result: WorkerResult
+    ) -> Command[str]:
+        """Record the hop as the reviewer settled it (no worker ran) and go back."""
+        task = WorkerTask(
+            worker=route["next"],
+            step=route["step"],
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+        )
+        prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
+        update = hop_update(
+            route["next"], route, state.get("turn", 1), [prompt], result.model_dump(), result
+        )
+        return Command(goto=self.supervisor, update=update)
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Pause for the decision and apply it (nothing to await)."""

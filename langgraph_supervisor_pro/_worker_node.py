@@ -15,6 +15,8 @@ import asyncio
 import concurrent.futures
 import contextvars
 import logging
+import random
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,9 +26,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
-from langgraph.errors import NodeError, ParentCommand
+from langgraph.errors import GraphBubbleUp, ParentCommand, is_invalid_resume
 from langgraph.store.base import BaseStore
-from langgraph.types import Command
+from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._aio import run_sync
 from langgraph_supervisor_pro._coerce import ERROR_MAX_CHARS, coerce_worker_output
@@ -152,6 +154,7 @@ class WorkerNode:
                 "lgsp_turn": hop.turn,
                 "lgsp_instructions": hop.route["instructions"],
                 "lgsp_autonomy": hop.autonomy,
+                "lgsp_dispatched_at": hop.route.get("at"),
             },
             "tags": [f"lgsp:worker:{self.worker.name}"],
         }
@@ -162,7 +165,56 @@ class WorkerNode:
     # -- running -----------------------------------------------------------------------
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Run the hop synchronously."""
+        """Run the hop synchronously, retrying transient errors per `Worker.retry`."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._attempt(state, config)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    return self._failed(state, exc)
+                time.sleep(delay)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Run the hop on the event loop, retrying transient errors per `Worker.retry`."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._aattempt(state, config)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    return self._failed(state, exc)
+                await asyncio.sleep(delay)
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before the next attempt, or None to give up.
+
+        Retries follow the worker's LangGraph `RetryPolicy` (attempts, backoff, jitter,
+        `retry_on`). They run here rather than through `add_node(retry_policy=...,
+        error_handler=...)`: a LangGraph error handler on the node also receives an
+        invalid answer to a review inside the worker's agent, and then the run can no
+        longer be resumed; here such an answer is re-raised untouched, so LangGraph
+        refuses it and the review stays open, unchanged.
+        """
+        if is_invalid_resume(exc):
+            raise exc
+        policy = self.worker.retry
+        if attempt >= policy.max_attempts or not _retries(policy, exc):
+            return None
+        interval = min(
+            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+        )
+        return interval + (random.uniform(0, 1) if policy.jitter else 0.0)
+
+    def _attempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         route = self._route(state)
         store = get_store()
         reads = {n: load_result(store, e) for n, e in self._reads(state).items()}
@@ -185,8 +237,8 @@ class WorkerNode:
             store.put(*record)
         return update
 
-    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Run the hop natively on the event loop (sync agents go to the executor)."""
+    async def _aattempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        # Async agents run natively on the event loop; sync agents go to the executor.
         route = self._route(state)
         store = get_store()
         reads = {n: await aload_result(store, e) for n, e in self._reads(state).items()}
@@ -320,9 +372,8 @@ class WorkerNode:
             reason=reason,
         )
 
-    def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
-        """LangGraph error handler: after retries, record a `failed` hop and go back."""
-        exc = error.error
+    def _failed(self, state: SupervisorState, exc: BaseException) -> dict[str, Any]:
+        """A `failed` hop for an attempt that raised (after the retries)."""
         text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
         route = state.get("route") or RouteState(
             next=self.worker.name,
@@ -338,10 +389,19 @@ class WorkerNode:
         )
         prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
         result = WorkerResult(status="failed", error=text)
-        update = hop_update(
+        return hop_update(
             self.worker.name, route, state.get("turn", 1), [prompt], result.model_dump(), result
         )
-        return Command(goto=self.supervisor, update=update)
+
+
+def _retries(policy: RetryPolicy, exc: Exception) -> bool:
+    """Whether `policy.retry_on` (a predicate, an exception type or several) covers `exc`."""
+    retry_on = policy.retry_on
+    if isinstance(retry_on, type):
+        return isinstance(exc, retry_on)
+    if isinstance(retry_on, Sequence):
+        return isinstance(exc, tuple(retry_on))
+    return bool(retry_on(exc))
 
 
 def _namespace_violation(worker: str, exc: ParentCommand) -> WorkerResult:

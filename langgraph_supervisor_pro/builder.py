@@ -191,9 +191,7 @@ def create_supervisor(
         node = WorkerNode(worker, supervisor=name, meter=meter, agent=agents[worker.name])
         graph.add_node(
             worker.name,
-            node.runnable(),
-            retry_policy=worker.retry,
-            error_handler=_handler(node.on_error),
+            node.runnable(),  # retries and failed hops are handled inside (see WorkerNode)
             metadata={"lgsp_role": "worker", "lgsp_worker": worker.name},
             trace_policy=NODE_TRACE_POLICY,
         )

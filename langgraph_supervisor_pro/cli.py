@@ -5,38 +5,76 @@ SQLite checkpointer), and shows each routing decision and worker result as it ha
 then the ledger and the final answer. Re-running it with the same `--thread-id` (and
 `--db`) shows the stored run, or resumes it if it was interrupted.
 
+`lgsp review` is the review desk (see `langgraph_supervisor_pro.reviews`): `list` shows
+the reviews pending in a checkpoint database across threads, with their context;
+`approve`, `reject`, `edit` and `respond` answer one and resume its run in this
+process; `sweep` applies the on-timeout action (reject, or escalate) to expired ones.
+Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names
+an uncompiled `StateGraph`, or a function returning one, which is compiled with the
+checkpointer opened from `--db`.
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
     $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
     $ lgsp demo --db /tmp/demo.db --thread-id launch-de   # shows the stored run
     $ python -m langgraph_supervisor_pro.cli demo --plain
+    $ lgsp review list --db postgresql://app@db/app
+    $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+    $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
+    $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
+    $ lgsp review sweep --db ... --graph ...
     ```
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import re
 import shlex
 import sqlite3
+import sys
 import uuid
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from types import ModuleType
+from typing import Annotated, Any, NoReturn
 
 import typer
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
 from langgraph.types import StreamMode
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro import _demo
-from langgraph_supervisor_pro.checkpoint import open_checkpointer
+from langgraph_supervisor_pro._text import content_text, one_line
+from langgraph_supervisor_pro.checkpoint import _mask_url, open_checkpointer
+from langgraph_supervisor_pro.reviews import (
+    DecisionInput,
+    InvalidDecisionError,
+    PendingReview,
+    ReviewNotFoundError,
+    get_review,
+    list_reviews,
+    resolve_review,
+    sweep_reviews,
+)
 from langgraph_supervisor_pro.state import SupervisorInput
 
-__all__ = ["DEFAULT_DEMO_DB", "app", "main"]
+__all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]
 
 DEFAULT_DEMO_DB = Path(".lgsp") / "demo.db"
 """Where `lgsp demo` keeps its checkpoints unless `--db` says otherwise (relative to the
@@ -263,6 +301,582 @@ def _count(saver: BaseCheckpointSaver[str], thread: str, namespace: str | None =
     if namespace is not None:
         config["configurable"]["checkpoint_ns"] = namespace
     return sum(1 for _ in saver.list(config))
+
+
+# --------------------------------------------------------------------------- lgsp review
+
+_REVIEW_HELP = """Pending human reviews: list them, answer them, sweep expired ones.
+
+A run paused at a review gate waits in the checkpoint database, for as long as it must.
+`list` shows the reviews pending across threads with their context; `approve`, `reject`,
+`edit` and `respond` answer one and resume its run here, until it ends or pauses again;
+`sweep` rejects expired reviews, or escalates them when their policy says so."""
+
+review_app = typer.Typer(
+    name="review",
+    help=_REVIEW_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(review_app, name="review")
+
+_EXIT_USAGE = 2
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_ID_SHOWN = 12
+_ARGS_SHOWN = 60
+_ANSWER_SHOWN = 300
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        help="The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file.",
+        show_default=False,
+    ),
+]
+GraphOption = Annotated[
+    str,
+    typer.Option(
+        "--graph",
+        help="The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
+        "uncompiled StateGraph or a function returning one (compiled with --db).",
+        show_default=False,
+    ),
+]
+ThreadOption = Annotated[
+    str, typer.Option("--thread", help="The thread the run is paused on.", show_default=False)
+]
+IdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--id",
+        help="The review's interrupt id (or a unique prefix), when the thread has several.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+]
+
+
+def _usage(message: str) -> NoReturn:
+    _fail(message, code=_EXIT_USAGE)
+
+
+def _db_url(db: str) -> tuple[str, str]:
+    """The checkpointer URL for `--db`, and how to show it (password masked)."""
+    text = db.strip()
+    if not text:
+        _usage("--db must not be empty; give postgresql://..., sqlite:///path.db or a file")
+    if text == "memory" or text.lower() == "sqlite:///:memory:":
+        _usage(f"--db {text} is a fresh, empty in-process database; give the database the runs use")
+    match = _SCHEME.match(text)
+    scheme = match.group(1).lower() if match and len(match.group(1)) > 1 else ""
+    if scheme in ("postgresql", "postgres"):
+        return text, _mask_url(text)
+    if scheme == "sqlite":
+        if not text.lower().startswith("sqlite:///") or len(text) == len("sqlite:///"):
+            _usage(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
+        path = Path(text[len("sqlite:///") :]).expanduser()
+    elif scheme:
+        _usage(
+            f"--db {_mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
+            "sqlite:///path.db or a SQLite file path"
+        )
+    else:
+        path = Path(text).expanduser()
+    if path.is_dir():
+        _fail(f"--db {path} is a directory; give the SQLite file the runs use")
+    if not path.is_file():
+        _fail(f"no checkpoint database at {path} (--db); give the database the runs use")
+    return f"sqlite:///{path.resolve()}", str(path)
+
+
+def _open_saver(stack: ExitStack, url: str, shown: str) -> BaseCheckpointSaver[str]:
+    try:
+        return stack.enter_context(open_checkpointer(url))
+    except Exception as exc:  # every backend's error, reported in one line
+        _fail(f"cannot open the checkpoint database {shown}: {one_line(str(exc), 300)}")
+
+
+def _load_file(path: Path) -> ModuleType:
+    absolute = path.resolve()
+    digest = hashlib.sha1(str(absolute).encode(), usedforsecurity=False).hexdigest()[:10]
+    name = f"_lgsp_graph_{re.sub(r'[^0-9A-Za-z_]', '_', absolute.stem)}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, absolute)
+    if spec is None or spec.loader is None:
+        _usage(f"--graph: cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(absolute.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # so the file can import its neighbours
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        _usage(f"--graph: importing {path} failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+    return module
+
+
+def _load_module(name: str) -> ModuleType:
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)  # like `python -m`: modules of the working directory
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            _usage(
+                f"--graph: no module named {name!r} (from the working directory {cwd}); give "
+                "package.module:ATTR or path/to/file.py:ATTR"
+            )
+        _usage(f"--graph: importing {name} failed: {exc}")
+    except Exception as exc:
+        _usage(f"--graph: importing {name} failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+
+
+def _load_graph(spec: str) -> StateGraph[Any, Any, Any, Any]:
+    """The uncompiled graph `--graph` names (a StateGraph, or a function returning one)."""
+    target, sep, attr = spec.strip().rpartition(":")
+    if not sep or not target or not attr.strip() or "/" in attr or "\\" in attr:
+        _usage(f"--graph: expected path/to/file.py:ATTR or package.module:ATTR, got {spec!r}")
+    attr = attr.strip()
+    path = Path(target).expanduser()
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        if not path.is_file():
+            _usage(f"--graph: no such file {path}")
+        module = _load_file(path)
+    else:
+        module = _load_module(target)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            _usage(f"--graph: {target} has no attribute {attr!r}{_candidates(module)}")
+        obj = getattr(obj, part)
+    where = f"--graph {spec}"
+    if isinstance(obj, StateGraph):
+        return obj
+    if isinstance(obj, Pregel):
+        _usage(
+            f"{where} is a compiled graph; name the uncompiled StateGraph (or a function "
+            "returning one) so it can be compiled with the --db checkpointer"
+        )
+    if not _is_factory(obj):
+        _usage(
+            f"{where} is a {type(obj).__name__}; name an uncompiled StateGraph or a function "
+            "returning one"
+        )
+    try:
+        built = obj()
+    except Exception as exc:
+        _usage(f"{where}: calling it failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+    if isinstance(built, StateGraph):
+        return built
+    kind = "a compiled graph" if isinstance(built, Pregel) else f"a {type(built).__name__}"
+    _usage(f"{where} returned {kind}; it must return an uncompiled StateGraph")
+
+
+def _candidates(module: ModuleType) -> str:
+    """What the module offers that `--graph` could name (graphs, then its functions)."""
+    public = {n: v for n, v in vars(module).items() if not n.startswith("_")}
+    graphs = sorted(n for n, v in public.items() if isinstance(v, StateGraph))
+    functions = sorted(
+        n
+        for n, v in public.items()
+        if _is_factory(v) and getattr(v, "__module__", None) == module.__name__
+    )
+    parts = [f"StateGraphs: {', '.join(graphs)}"] if graphs else []
+    parts += [f"functions: {', '.join(functions)}"] if functions else []
+    return f"; it has {'; '.join(parts)}" if parts else ""
+
+
+def _is_factory(value: object) -> bool:
+    return callable(value) and not isinstance(value, type | StateGraph | Pregel)
+
+
+def _now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        _usage(f"--now: {value!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def _deadline_text(review: PendingReview, now: datetime) -> Text:
+    if review.deadline is None:
+        return Text("none", style="dim")
+    shown = review.deadline.strftime("%Y-%m-%d %H:%M UTC")
+    if review.expired(now):
+        return Text(f"{shown} (expired)", style="bold red")
+    return Text(shown)
+
+
+def _args_text(review: PendingReview) -> str:
+    args = json.dumps(dict(review.args), ensure_ascii=False, default=str, sort_keys=True)
+    return one_line(args, _ARGS_SHOWN)
+
+
+@review_app.command("list")
+def review_list(
+    db: DbOption,
+    as_json: JsonOption = False,
+    thread: Annotated[
+        list[str] | None,
+        typer.Option("--thread", help="Only this thread (repeat for several).", show_default=False),
+    ] = None,
+    expired: Annotated[
+        bool, typer.Option("--expired", help="Only reviews whose deadline has passed.")
+    ] = False,
+) -> None:
+    """Show the reviews pending across threads, with their context.
+
+    Example:
+        ```console
+        $ lgsp review list --db postgresql://app@db/app --expired
+        ```
+    """
+    url, shown = _db_url(db)
+    now = datetime.now(UTC)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        try:
+            reviews = list_reviews(saver, now=now, thread_ids=thread, expired_only=expired)
+        except Exception as exc:
+            _fail(f"cannot read the reviews in {shown}: {one_line(str(exc), 300)}")
+    if as_json:
+        typer.echo(json.dumps([r.to_dict(now=now) for r in reviews], indent=2, default=str))
+        return
+    console = Console(highlight=False, emoji=False)
+    if not reviews:
+        console.print(f"No pending reviews{' past their deadline' if expired else ''} in {shown}.")
+        return
+    table = Table(
+        title=f"Pending reviews in {shown}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_lines=True,
+    )
+    table.add_column("Thread / review", no_wrap=True)
+    table.add_column("Action", overflow="fold", ratio=1)
+    table.add_column("Worker / risk", no_wrap=True)
+    table.add_column("Reviewers / deadline", no_wrap=True)
+    table.add_column("Task / reason", overflow="fold", ratio=2)
+    for review in reviews:
+        escalated = f" (escalated x{len(review.escalations)})" if review.escalated else ""
+        reviewers = f"{review.reviewers or '-'}{escalated}"
+        table.add_row(
+            Text.assemble(review.thread_id, "\n", (review.interrupt_id[:_ID_SHOWN], "dim")),
+            Text.assemble(f"{review.kind}: {review.action}", "\n", (_args_text(review), "dim")),
+            Text.assemble(review.worker or "-", "\n", review.risk or "-"),
+            Text.assemble(reviewers, "\n", _deadline_text(review, now)),
+            Text.assemble(one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim")),
+        )
+    console.print(table)
+    late = sum(1 for r in reviews if r.expired(now))
+    console.print(
+        f"{len(reviews)} pending review{'' if len(reviews) == 1 else 's'}"
+        + (f", {late} past the deadline" if late else "")
+        + ". Answer one with: lgsp review approve|reject|edit|respond --db DB --graph "
+        "MODULE:ATTR --thread THREAD [--id REVIEW]"
+    )
+
+
+def _outcome(
+    graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[str], thread: str
+) -> dict[str, Any]:
+    """Where the run stands after a decision: its status, next pause, or answer."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    pending = list_reviews(saver, thread_ids=[thread], graph=graph)
+    messages = values.get("messages") or []
+    last = messages[-1] if messages and not pending else None
+    answer = content_text(getattr(last, "content", "")) if last is not None else None
+    return {
+        "status": values.get("status"),
+        "next": list(snapshot.next),
+        "pending": [r.to_dict() for r in pending],
+        "answer": answer,
+        "halt_reason": values.get("halt_reason"),
+        "halt_detail": values.get("halt_detail"),
+    }
+
+
+def _resolve(
+    *,
+    db: str,
+    graph_spec: str,
+    thread: str,
+    interrupt_id: str | None,
+    verb: str,
+    make: Callable[[PendingReview], DecisionInput],
+    as_json: bool,
+) -> None:
+    """Answer the review on `thread` with `make(review)`, resume the run, report the outcome."""
+    if not thread.strip():
+        _usage("--thread must not be empty")
+    url, shown = _db_url(db)
+    builder = _load_graph(graph_spec)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        graph = builder.compile(checkpointer=saver)
+        try:
+            review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
+            decision = make(review)
+            resolve_review(
+                graph,
+                thread_id=thread,
+                decision=decision,
+                interrupt_id=review.interrupt_id,
+                durability="sync",
+            )
+        except ReviewNotFoundError as exc:
+            _fail(str(exc))
+        except InvalidDecisionError as exc:
+            _usage(f"{exc} (the run was not changed)")
+        except Exception as exc:
+            _fail(
+                f"the run on thread {thread!r} failed after the decision: "
+                f"{type(exc).__name__}: {one_line(str(exc), 300)}"
+            )
+        outcome = _outcome(graph, saver, thread)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "thread_id": thread,
+                    "interrupt_id": review.interrupt_id,
+                    "decision": verb,
+                    **outcome,
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return
+    console = Console(highlight=False, emoji=False)
+    console.print(
+        f"{verb.capitalize()} review {review.interrupt_id} ({review.kind} {review.action}"
+        f"{f' by {review.worker}' if review.worker and review.kind == 'tool' else ''}) on "
+        f"thread {thread}."
+    )
+    if outcome["pending"]:
+        for item in outcome["pending"]:
+            console.print(
+                f"The run paused again at review {item['interrupt_id']}: {item['kind']} "
+                f"{item['action']} ({item['reason']})."
+            )
+        return
+    status = outcome["status"] or "running"
+    line = f"Run status: {status}"
+    if outcome["halt_reason"]:
+        line += f" ({outcome['halt_reason']}: {outcome['halt_detail']})"
+    console.print(line + ".")
+    if outcome["answer"]:
+        console.print(f"Answer: {one_line(outcome['answer'], _ANSWER_SHOWN)}")
+
+
+@review_app.command("approve")
+def review_approve(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Approve a pending review: the action runs as requested, and the run goes on.
+
+    Example:
+        ```console
+        $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+        ```
+    """
+    _resolve(
+        db=db,
+        graph_spec=graph,
+        thread=thread,
+        interrupt_id=interrupt_id,
+        verb="approved",
+        make=lambda review: {"type": "approve"},
+        as_json=as_json,
+    )
+
+
+@review_app.command("reject")
+def review_reject(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    message: Annotated[
+        str,
+        typer.Option(
+            "--message",
+            help="Why: goes back to the worker (or the supervisor).",
+            show_default=False,
+        ),
+    ] = "",
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Reject a pending review: the action does not run; the message goes back to the worker.
+
+    Example:
+        ```console
+        $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
+        ```
+    """
+    _resolve(
+        db=db,
+        graph_spec=graph,
+        thread=thread,
+        interrupt_id=interrupt_id,
+        verb="rejected",
+        make=lambda review: {"type": "reject", "message": message},
+        as_json=as_json,
+    )
+
+
+@review_app.command("edit")
+def review_edit(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    args: Annotated[
+        str,
+        typer.Option(
+            "--args",
+            help="The arguments to run the action with, as a JSON object.",
+            show_default=False,
+        ),
+    ],
+    action: Annotated[
+        str | None,
+        typer.Option(
+            "--action",
+            help="The action's name (default: the reviewed one; a dispatch review may name "
+            "another worker, dispatch:<worker>).",
+            show_default=False,
+        ),
+    ] = None,
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the reviewed action with changed arguments.
+
+    Example:
+        ```console
+        $ lgsp review edit --db ... --graph ... --thread t1 --args '{"amount": 20}'
+        ```
+    """
+    try:
+        parsed = json.loads(args)
+    except ValueError as exc:
+        _usage(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
+    if not isinstance(parsed, dict):
+        _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
+    _resolve(
+        db=db,
+        graph_spec=graph,
+        thread=thread,
+        interrupt_id=interrupt_id,
+        verb="edited",
+        make=lambda review: {
+            "type": "edit",
+            "edited_action": {"name": action or review.action, "args": parsed},
+        },
+        as_json=as_json,
+    )
+
+
+@review_app.command("respond")
+def review_respond(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    message: Annotated[
+        str,
+        typer.Option(
+            "--message",
+            help="The answer that stands in for the action's result.",
+            show_default=False,
+        ),
+    ],
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer instead of the action: the message stands in for its result.
+
+    Example:
+        ```console
+        $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
+        ```
+    """
+    _resolve(
+        db=db,
+        graph_spec=graph,
+        thread=thread,
+        interrupt_id=interrupt_id,
+        verb="answered",
+        make=lambda review: {"type": "respond", "message": message},
+        as_json=as_json,
+    )
+
+
+@review_app.command("sweep")
+def review_sweep(
+    db: DbOption,
+    graph: GraphOption,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="Compare deadlines with this ISO-8601 time instead of the current time "
+            "(UTC when no offset is given).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply the on-timeout action to every expired review: reject, or escalate.
+
+    Example:
+        ```console
+        $ lgsp review sweep --db postgresql://app@db/app --graph app/team.py:graph
+        ```
+    """
+    moment = _now(now)
+    url, shown = _db_url(db)
+    builder = _load_graph(graph)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        compiled = builder.compile(checkpointer=saver)
+        try:
+            actions = sweep_reviews(compiled, saver, now=moment, durability="sync")
+        except Exception as exc:
+            _fail(f"the sweep failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+    errors = [a for a in actions if a.action == "error"]
+    if as_json:
+        typer.echo(json.dumps([a.to_dict() for a in actions], indent=2, default=str))
+    else:
+        console = Console(highlight=False, emoji=False)
+        for action in actions:
+            style = "red" if action.action == "error" else "yellow"
+            console.print(Text(action.line(), style=style))
+        rejected = sum(1 for a in actions if a.action == "reject")
+        escalated = sum(1 for a in actions if a.action == "escalate")
+        console.print(
+            f"Swept {len(actions)} expired review{'' if len(actions) == 1 else 's'}: "
+            f"{rejected} rejected, {escalated} escalated, {len(errors)} failed."
+        )
+    if errors:
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

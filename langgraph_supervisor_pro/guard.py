@@ -142,7 +142,12 @@ class ToolGuard(AgentMiddleware):
         if name not in self.allowed:
             return _Done(self._refusal(request))
         config = _config_of(request)
-        tier = self.policy.tier_for(config)
+        # The tier the worker node passed down (the run's recorded tier) unless the
+        # config names one: a resume without the original config keeps the run's tier.
+        tier = self.policy.tier_for(
+            config, recorded=config.get("metadata", {}).get("lgsp_autonomy")
+        )
+        config = {**config, "configurable": {**config.get("configurable", {}), "autonomy": tier}}
         risk = self.policy.risk_of(name, self.allowed[name])
         always = name in self.always
         action = self.policy.action(name, self.allowed[name], config, always_review=always)
@@ -221,7 +226,9 @@ class ToolGuard(AgentMiddleware):
                 "tier": review.tier,
                 "reason": review.reason,
                 "summary": summary,
-                "deadline": deadline_after(self.policy.review_timeout),
+                "deadline": deadline_after(
+                    self.policy.review_timeout, now=metadata.get("lgsp_dispatched_at")
+                ),
                 "reviewers": self.policy.reviewers,
                 "on_timeout": self.policy.on_timeout,
                 "escalate_to": self.policy.escalate_to,

@@ -847,11 +847,17 @@ class ReviewPolicy:
 
     # -- deciding -----------------------------------------------------------------------
 
-    def tier_for(self, config: RunnableConfig | None) -> Tier:
+    def tier_for(self, config: RunnableConfig | None, *, recorded: str | None = None) -> Tier:
         """The tier in force for a run: `config["configurable"]["autonomy"]`, else `tier`.
+
+        A run keeps its tier while it is resumed: pass the tier the run recorded (its
+        state's `autonomy`, or the `lgsp_autonomy` metadata) as `recorded`, and it is
+        used when the resuming config does not name one, so a resume without the
+        original config cannot fall back to a looser deployment tier.
 
         Args:
             config: The run's config (None or an unset / empty value: the policy's tier).
+            recorded: The tier the run is already in, if any.
 
         Returns:
             The tier.
@@ -867,6 +873,8 @@ class ReviewPolicy:
         configurable = (config or {}).get("configurable") or {}
         value = configurable.get(AUTONOMY_CONFIG_KEY)
         if value is None or (isinstance(value, str) and not value.strip()):
+            if recorded:
+                return _check_tier(recorded, "the run's recorded autonomy", unset="")
             return self.tier
         return _check_tier(
             value,

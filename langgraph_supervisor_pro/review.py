@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeAlias, cast
 
 from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 __all__ = [
     "ApproveDecision",
@@ -158,17 +158,14 @@ def review_payload(
     }
 
 
-def deadline_after(seconds: float, *, now: datetime | None = None) -> str:
-    """An ISO-8601 UTC deadline `seconds` from now."""
-    start = now or datetime.now(UTC)
-    return (start + timedelta(seconds=seconds)).isoformat()
+def deadline_after(seconds: float, *, now: datetime | str | None = None) -> str:
+    """An ISO-8601 UTC deadline `seconds` after `now` (a datetime or ISO text; default: now).
 
-
-def _short(exc: ValidationError) -> str:
-    errors = exc.errors()
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in errors[:3]
-    )
+    Review gates pass the hop's dispatch time, which is stored in state, so a node that
+    re-runs (every resume replays it) computes the same deadline.
+    """
+    start = datetime.fromisoformat(now) if isinstance(now, str) else now
+    return ((start or datetime.now(UTC)) + timedelta(seconds=seconds)).isoformat()
 
 
 def request_review(
@@ -183,9 +180,8 @@ def request_review(
     `Command(resume={"decisions": [...]})`, the node re-runs and this returns the
     validated decision. An `escalate` decision re-opens the review for the named
     group (with a new deadline when `escalation_timeout` is given) and pauses again.
-    An invalid answer is never acted on: the review pauses again, with
-    `context["invalid_resume"]` saying what was wrong (`resolve_review` validates
-    before resuming, so the run is not touched at all).
+    An invalid answer is never acted on: LangGraph raises its `ValidationError` from
+    `invoke` and saves nothing, so the review stays open, unchanged.
 
     Args:
         payload: From `review_payload`.
@@ -206,31 +202,26 @@ def request_review(
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
         schema = response_schema(allowed)
-        try:
-            # LangGraph validates the resume value against `schema` when this call
-            # replays it; an invalid one is never acted on (`resolve_review` refuses it
-            # before resuming, leaving the run unchanged).
-            answer = interrupt(current, response_schema=schema)
-            parsed = answer if isinstance(answer, schema) else schema.model_validate(answer)
-        except ValidationError as exc:
-            # Never act on an invalid answer: pause again on the same review.
-            context = {**current["context"], "invalid_resume": _short(exc)}
-            current = {**current, "context": context}
-            continue
+        # LangGraph validates the resume value against `schema`; an invalid one raises
+        # here, marked `is_invalid_resume`, nothing is saved, and the review stays open.
+        parsed = interrupt(current, response_schema=schema)
         decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
         if not isinstance(decision, EscalateDecision):
             return decision
         context = dict(current["context"])
+        # Derived from the review itself, not the clock, so a re-run of the node (every
+        # resume replays it) rebuilds the same payload.
+        previous = context.get("deadline")
         history = [
             *context.get("escalations", []),
             {
                 "from": context.get("reviewers"),
                 "to": decision.to,
                 "reason": decision.reason,
-                "at": datetime.now(UTC).isoformat(),
+                "previous_deadline": previous,
             },
         ]
         context.update(reviewers=decision.to, escalations=history)
         if escalation_timeout is not None:
-            context["deadline"] = deadline_after(escalation_timeout)
+            context["deadline"] = deadline_after(escalation_timeout, now=previous)
         current = {**current, "context": context}

@@ -9,7 +9,7 @@ plain message lists grow with the square of the hop count).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
@@ -118,6 +118,9 @@ class RouteState(TypedDict):
     instructions: str
     step: int
     decided_by: Literal["router", "model", "fallback"]
+    at: NotRequired[str]
+    """When the supervisor dispatched the hop (ISO 8601, UTC): the start of its review
+    deadlines, stable however often the hop's nodes re-run."""
 
 
 def _append(current: Sequence[Any], batches: Sequence[Sequence[Any]]) -> list[Any]:

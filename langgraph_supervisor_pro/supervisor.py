@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.exceptions import OutputParserException
@@ -280,9 +281,11 @@ class SupervisorNode:
         return parsed
 
     def _decide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
-        tier = self.policy.tier_for(config)
-        config = _with_tier(config, tier)
         intake = self._intake(state)
+        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
+        recorded = None if intake else state.get("autonomy")
+        tier = self.policy.tier_for(config, recorded=recorded)
+        config = _with_tier(config, tier)
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None
         if self.router is not None:
@@ -297,9 +300,11 @@ class SupervisorNode:
         return self._command(state, intake, view, choice, sent, tier)
 
     async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
-        tier = self.policy.tier_for(config)
-        config = _with_tier(config, tier)
         intake = self._intake(state)
+        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
+        recorded = None if intake else state.get("autonomy")
+        tier = self.policy.tier_for(config, recorded=recorded)
+        config = _with_tier(config, tier)
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None
         if self.router is not None:
@@ -455,6 +460,7 @@ class SupervisorNode:
             instructions=choice.instructions,
             step=step,
             decided_by=choice.decided_by,
+            at=datetime.now(UTC).isoformat(),
         )
         goto = REVIEW_NODE if tier == "manual" else self.next_step(state, route)
         return Command(goto=goto, update={**intake, "route": route, "step": step})

@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.tracers.base import BaseTracer
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from langgraph_supervisor_pro import (
     ReviewPolicy,
@@ -241,45 +242,92 @@ def test_respond_stands_in_for_the_result():
     assert RAN == [] and model.calls[-1].messages[-1].content == "refund done by hand"
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "approve",
-        {"decisions": []},
-        {"decisions": [{"type": "maybe"}]},
-        {"decisions": [{"type": "edit"}]},
-        {"decisions": [{"type": "approve"}, {"type": "approve"}]},
-    ],
-)
-def test_invalid_resume_is_refused_and_the_run_stays_paused(bad):
+@pytest.mark.parametrize("bad", [
+    "approve",
+    {"decisions": []},
+    {"decisions": [{"type": "maybe"}]},
+    {"decisions": [{"type": "edit"}]},
+    {"decisions": [{"type": "approve"}, {"type": "approve"}]},
+])
+@pytest.mark.parametrize("by_id", [False, True])
+def test_invalid_resume_is_refused_and_the_run_stays_paused(bad, by_id):
     app, _, config, payload = paused([call("refund"), "done"])
-    out = app.invoke(Command(resume=bad), config)
-    # Inside a worker's agent the answer reaches the gate unvalidated: the gate never
-    # acts on it and pauses again on the same review, saying what was wrong.
-    (pending,) = out["__interrupt__"]
-    assert pending.value["action_requests"] == payload["action_requests"]
-    assert pending.value["context"]["invalid_resume"]
-    assert RAN == [] and out["ledger"] == []
-    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    before = app.get_state(config)
+    (pending,) = before.interrupts
+    resume = {pending.id: bad} if by_id else bad
+    with pytest.raises(ValidationError):
+        app.invoke(Command(resume=resume), config)
+    after = app.get_state(config)
+    assert after.config["configurable"]["checkpoint_id"] == (
+        before.config["configurable"]["checkpoint_id"])
+    assert [(i.id, i.value) for i in after.interrupts] == [(pending.id, payload)]
+    assert after.next == ("billing",) and RAN == []
+    good = {"decisions": [{"type": "approve"}]}
+    out = app.invoke(Command(resume={pending.id: good} if by_id else good), config)
     assert out["status"] == "done" and ran_names() == ["refund"]
 
 
 @pytest.mark.parametrize("bad", ["approve", {"decisions": [{"type": "maybe"}]}])
-def test_invalid_resume_of_a_dispatch_review_pauses_again(bad):
+def test_invalid_resume_of_a_dispatch_review_is_refused_unchanged(bad):
     ran = []
-    app = compile_team(
-        [Worker(name="a", description="A.", agent=lambda t: ran.append(1) or "ok")],
-        router=routes("a"),
-        review=ReviewPolicy(tier="manual"),
-    )
+    app = compile_team([Worker(name="a", description="A.",
+                               agent=lambda t: ran.append(1) or "ok")],
+                       router=routes("a"), review=ReviewPolicy(tier="manual"))
     config = thread()
-    first = app.invoke(ask(), config)["__interrupt__"][0].value
-    out = app.invoke(Command(resume=bad), config)
-    again = out["__interrupt__"][0].value
-    assert again["action_requests"] == first["action_requests"]
-    assert again["context"]["invalid_resume"] and ran == []
+    app.invoke(ask(), config)
+    before = app.get_state(config)
+    with pytest.raises(ValidationError):
+        app.invoke(Command(resume=bad), config)
+    after = app.get_state(config)
+    assert after.config["configurable"]["checkpoint_id"] == (
+        before.config["configurable"]["checkpoint_id"])
+    assert [i.value for i in after.interrupts] == [i.value for i in before.interrupts]
     out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert ran == [1] and out["status"] == "done"
+
+
+def test_a_resumed_run_keeps_its_per_run_tier():
+    seen = []
+    app = compile_team([Worker(name="a", description="A.",
+                               agent=lambda t: seen.append(t.step) or "ok")],
+                       router=routes("a", "a"), review=ReviewPolicy(tier="supervised"))
+    config = thread()
+    manual = {"configurable": {**config["configurable"], "autonomy": "manual"}}
+    out = app.invoke(ask(), manual)
+    assert out["__interrupt__"][0].value["context"]["kind"] == "dispatch"
+    # Resumed without the per-run tier (another process, say): still manual.
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["__interrupt__"][0].value["action_requests"][0]["name"] == "dispatch:a"
+    assert app.get_state(config).values["autonomy"] == "manual" and seen == [1]
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["status"] == "done" and seen == [1, 2]
+
+
+def test_a_resumed_tool_review_keeps_the_runs_tier():
+    app, _ = team([call("update_address"), call("update_address", call_id="c2"), "done"],
+                  ReviewPolicy(tier="autonomous"))
+    config = thread()
+    manual = {"configurable": {**config["configurable"], "autonomy": "manual"}}
+    out = app.invoke(ask(), manual)  # dispatch review (manual)
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["__interrupt__"][0].value["context"]["tier"] == "manual"  # medium, manual
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    # the agent's second call is still reviewed in the manual tier, not run autonomously
+    assert out["__interrupt__"][0].value["context"]["tier"] == "manual"
+    assert ran_names() == ["update_address"]
+
+
+def test_dispatch_edit_naming_no_worker_fails_closed():
+    ran = []
+    app = compile_team([Worker(name="a", description="A.",
+                               agent=lambda t: ran.append(1) or "ok")],
+                       router=routes("a"), review=ReviewPolicy(tier="manual"))
+    config = thread()
+    app.invoke(ask(), config)
+    edit = {"type": "edit", "edited_action": {"name": "dispatch:ghost", "args": {}}}
+    out = app.invoke(Command(resume={"decisions": [edit]}), config)
+    assert ran == [] and out["ledger"][0]["status"] == "failed"
+    assert "'dispatch:ghost', which is not a worker" in out["ledger"][0]["error"]
 
 
 # ----------------------------------------------------------------------- least privilege

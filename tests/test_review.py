@@ -51,7 +51,7 @@ def test_escalation_reopens_the_review_for_another_group_with_a_new_deadline():
                                                     "reason": "deadline passed"}]}), config)
     second = out["__interrupt__"][0].value
     assert second["context"]["reviewers"] == "leads"
-    assert second["context"]["deadline"] > first["context"]["deadline"]
+    assert second["context"]["deadline"] == "2026-01-01T01:00:00"  # previous + 1 h
     (record,) = second["context"]["escalations"]
     assert (record["from"], record["to"], record["reason"]) == ("support", "leads",
                                                                 "deadline passed")
@@ -60,11 +60,28 @@ def test_escalation_reopens_the_review_for_another_group_with_a_new_deadline():
     assert out["out"] == "approve"
 
 
-def test_disallowed_decision_is_never_acted_on():
+def test_disallowed_decision_is_refused_and_the_review_stays_open():
     app = graph(allowed=("approve",))
     config = {"configurable": {"thread_id": "2"}}
     app.invoke({"out": ""}, config)
-    out = app.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
-    assert "invalid_resume" in out["__interrupt__"][0].value["context"]
+    before = app.get_state(config)
+    with pytest.raises(ValidationError):
+        app.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
+    after = app.get_state(config)
+    assert [i.id for i in after.interrupts] == [i.id for i in before.interrupts]
     assert app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)["out"] == (
         "approve")
+
+
+def test_double_escalation_keeps_a_stable_history():
+    app = graph()
+    config = {"configurable": {"thread_id": "3"}}
+    app.invoke({"out": ""}, config)
+    app.invoke(Command(resume={"decisions": [{"type": "escalate", "to": "leads"}]}), config)
+    out = app.invoke(Command(resume={"decisions": [{"type": "escalate", "to": "heads"}]}),
+                     config)
+    ctx = out["__interrupt__"][0].value["context"]
+    assert [e["to"] for e in ctx["escalations"]] == ["leads", "heads"]
+    assert ctx["escalations"][0]["previous_deadline"] == "2026-01-01T00:00:00"
+    assert ctx["escalations"][1]["previous_deadline"] == "2026-01-01T01:00:00"
+    assert ctx["deadline"] == "2026-01-01T02:00:00"
