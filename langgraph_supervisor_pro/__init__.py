@@ -16,6 +16,7 @@ from langgraph_supervisor_pro.checkpoint import (
     open_store,
 )
 from langgraph_supervisor_pro.compaction import Compaction, ContextSummary
+from langgraph_supervisor_pro.compaction_middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import (
     FINISH,
     HaltReason,
@@ -93,6 +94,7 @@ __all__ = [
     "AsyncPostgresEffects",
     "Compaction",
     "CompactionEntry",
+    "CompactionMiddleware",
     "ConfirmRequest",
     "ContextSummary",
     "HaltReason",

@@ -44,22 +44,39 @@ class UsageRecorder(BaseCallbackHandler):
 
     def __init__(self, meter: UsageMeter) -> None:
         self.meter = meter
-        self.tokens: list[int] = []
+        self.calls: list[tuple[int, str | None]] = []
         self._lock = threading.Lock()
 
+    @property
+    def tokens(self) -> list[int]:
+        """The input tokens of each recorded call, in order."""
+        return [tokens for tokens, _ in self.calls]
+
     def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
-        """Count each prompt of the call."""
-        counts = [self.meter.counter(batch) for batch in messages]
+        """Count each prompt of the call (a summarizer's call is noted as such)."""
+        source = (metadata or {}).get("lgsp_source")
+        counts = [(self.meter.counter(batch), source) for batch in messages]
         with self._lock:
-            self.tokens.extend(counts)
+            self.calls.extend(counts)
 
     def entries(
         self, *, turn: int, step: int, role: UsageRole, worker: str | None
     ) -> list[UsageEntry]:
-        """The recorded calls as usage entries."""
+        """The recorded calls as usage entries (compaction calls as `summarizer`)."""
         return [
-            self.meter.entry(turn=turn, step=step, role=role, worker=worker, tokens=t)
-            for t in self.tokens
+            self.meter.entry(
+                turn=turn,
+                step=step,
+                role="summarizer" if source == "compaction" else role,
+                worker=worker,
+                tokens=tokens,
+            )
+            for tokens, source in self.calls
         ]

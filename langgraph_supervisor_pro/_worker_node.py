@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
@@ -35,6 +36,7 @@ from langgraph_supervisor_pro._coerce import ERROR_MAX_CHARS, coerce_worker_outp
 from langgraph_supervisor_pro._node import GraphNode
 from langgraph_supervisor_pro._text import one_line, truncate
 from langgraph_supervisor_pro._usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro.compaction import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.guard import SECURITY_LOGGER
 from langgraph_supervisor_pro.memory import (
@@ -48,6 +50,7 @@ from langgraph_supervisor_pro.memory import (
     thread_of,
 )
 from langgraph_supervisor_pro.state import (
+    CompactionEntry,
     LedgerEntry,
     RouteState,
     SecurityEntry,
@@ -313,6 +316,11 @@ class WorkerNode:
         if not self._takes_messages and not produced:
             text = result.summary if store is not None else (result.result_text() or result.summary)
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
+        compacted = _compacted_within_hop(given, output)
+        if compacted is not None:  # the agent's CompactionMiddleware replaced part of it
+            summary, removed = compacted
+            sent = [m for m in sent if m.id not in removed]
+            produced = [m for m in produced if m.id != summary.id]
         security = self._security(hop, produced)
         update = hop_update(
             name,
@@ -323,6 +331,17 @@ class WorkerNode:
             result,
             refused=[e["tool"] for e in security],
         )
+        if compacted is not None:
+            summary, removed = compacted
+            slot_write = update["workers"][name]
+            history = [m.id for m in hop.task.messages if m.id in removed]
+            if history:  # the summary takes the place of the replaced history
+                slot_write["compact"] = {"remove": history, "summary": summary}
+            else:  # only this hop's own messages were replaced: the summary leads them
+                slot_write["messages"] = [summary, *slot_write["messages"]]
+            update["compactions"] = [
+                self._within_hop_entry(hop, [*given, *produced], output, removed)
+            ]
         if security:
             update["security"] = security
         if recorder is not None:
@@ -372,6 +391,26 @@ class WorkerNode:
             reason=reason,
         )
 
+    def _within_hop_entry(
+        self,
+        hop: _Hop,
+        given: Sequence[BaseMessage],
+        output: Mapping[str, Any],
+        removed: set[str],
+    ) -> CompactionEntry:
+        counter = self.meter.counter if self.meter is not None else count_tokens_approximately
+        return CompactionEntry(
+            turn=hop.turn,
+            step=hop.route["step"],
+            worker=self.worker.name,
+            reason="within_hop",
+            tokens_before=counter(list(given)),
+            tokens_after=counter(list(output["messages"])),
+            removed=len(removed),
+            attempts=1,
+            error=None,
+        )
+
     def _failed(self, state: SupervisorState, exc: BaseException) -> dict[str, Any]:
         """A `failed` hop for an attempt that raised (after the retries)."""
         text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
@@ -392,6 +431,22 @@ class WorkerNode:
         return hop_update(
             self.worker.name, route, state.get("turn", 1), [prompt], result.model_dump(), result
         )
+
+
+def _compacted_within_hop(
+    given: Sequence[BaseMessage], output: Any
+) -> tuple[BaseMessage, set[str]] | None:
+    """The summary and the replaced ids, when the agent compacted what it was given."""
+    if not isinstance(output, Mapping) or not isinstance(output.get("messages"), list):
+        return None
+    returned = {getattr(m, "id", None) for m in output["messages"]}
+    removed = {m.id for m in given if m.id and m.id not in returned}
+    summaries = [
+        m for m in output["messages"] if isinstance(m, BaseMessage) and is_summary_message(m)
+    ]
+    if not removed or not summaries:
+        return None
+    return summaries[-1], removed
 
 
 def _retries(policy: RetryPolicy, exc: Exception) -> bool:

@@ -20,6 +20,7 @@ from langgraph_supervisor_pro._trace import NODE_TRACE_POLICY
 from langgraph_supervisor_pro._usage import UsageMeter
 from langgraph_supervisor_pro._worker_node import WorkerNode
 from langgraph_supervisor_pro.compaction import Compaction, Compactor
+from langgraph_supervisor_pro.compaction_middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
 from langgraph_supervisor_pro.guard import ToolGuard
 from langgraph_supervisor_pro.policy import ReviewPolicy, UndeclaredRiskWarning, undeclared_tools
@@ -111,9 +112,9 @@ def create_supervisor(
         compaction=compaction,
     )
     policy = review if review is not None else ReviewPolicy.from_env()
-    agents = {w.name: _agent_of(w, policy) for w in workers}
-    chat_model = model if isinstance(model, BaseChatModel) else None
     compactors = _compactors(workers, compaction)
+    agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
+    chat_model = model if isinstance(model, BaseChatModel) else None
     compaction_node = (
         CompactionNode(compactors, reads={w.name: w.reads for w in workers}) if compactors else None
     )
@@ -224,7 +225,8 @@ def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[s
         if config is None:
             continue
         try:
-            compactors[worker.name] = config.compactor()
+            # A worker built from a model gets that model's window (its profile).
+            compactors[worker.name] = config.compactor(worker.model)
         except ValueError as exc:
             raise ValueError(
                 f"compaction: worker {worker.name!r} has no known context window ({exc}); "
@@ -234,12 +236,14 @@ def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[s
     return compactors
 
 
-def _agent_of(worker: Worker, policy: ReviewPolicy) -> Any:
+def _agent_of(worker: Worker, policy: ReviewPolicy, compactor: Compactor | None) -> Any:
     """The worker's agent: its own, or a guarded `create_agent` built from its model.
 
-    Also checks least privilege at build time: a compiled agent may not hold tools
-    outside the worker's allowlist, and tools with no declared risk level are listed
-    in an `UndeclaredRiskWarning` (they are treated as high risk).
+    A built agent also compacts before each of its model calls when the worker
+    compacts (`CompactionMiddleware`). Also checks least privilege at build time: a
+    compiled agent may not hold tools outside the worker's allowlist, and tools with
+    no declared risk level are listed in an `UndeclaredRiskWarning` (they are treated
+    as high risk).
     """
     mapping = {**worker.risks, **policy.risks}
     if worker.tools is not None:
@@ -257,11 +261,14 @@ def _agent_of(worker: Worker, policy: ReviewPolicy) -> Any:
         guard = ToolGuard(
             worker=worker.name, tools=worker.tools or (), risks=worker.risks, policy=policy
         )
+        middleware: list[Any] = [guard]
+        if compactor is not None:
+            middleware.append(CompactionMiddleware(compactor))
         return create_agent(
             worker.model,
             tools=[t for t in worker.tools or () if not isinstance(t, str)],
             system_prompt=worker.prompt,
-            middleware=[guard],
+            middleware=middleware,
             name=worker.name,
         )
     agent = worker.agent

@@ -59,7 +59,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from langgraph_supervisor_pro import _demo
+from langgraph_supervisor_pro import _demo, _demo_render
 from langgraph_supervisor_pro._text import content_text, one_line
 from langgraph_supervisor_pro.checkpoint import _mask_url, open_checkpointer
 from langgraph_supervisor_pro.reviews import (
@@ -225,7 +225,7 @@ def _run(
     graph = team.compile(saver)
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     inspect = f"lgsp demo --db {shlex.quote(str(db_path))} --thread-id {shlex.quote(thread)}"
-    _demo.render_header(console, team, location=shown, thread_id=thread)
+    _demo_render.render_header(console, team, location=shown, thread_id=thread)
     snapshot = graph.get_state(config)
     stored = snapshot.values
     reasks: int | None = None
@@ -243,7 +243,7 @@ def _run(
         # checkpoint may hold a finished step's writes, which LangGraph replays, not re-runs.
         inputs = SupervisorInput(messages=[HumanMessage(team.task)]) if not stored else None
         if stored:
-            hops = len(_demo.current_ledger(stored))
+            hops = len(_demo_render.current_ledger(stored))
             console.print(
                 Text.assemble(
                     ("Resuming ", "bold yellow"),
@@ -251,7 +251,9 @@ def _run(
                     (f" from its last checkpoint ({hops} hops stored).", "bold yellow"),
                 )
             )
-        renderer = _demo.DemoRenderer(console=console, team=team, delay=delay, animate=animate)
+        renderer = _demo_render.DemoRenderer(
+            console=console, team=team, delay=delay, animate=animate
+        )
         try:
             for part in graph.stream(
                 inputs,
@@ -278,10 +280,10 @@ def _run(
         reasks = renderer.reasks
 
     values = graph.get_state(config).values
-    _demo.render_outcome(console, values)
-    ledger = _demo.current_ledger(values)
+    _demo_render.render_outcome(console, values)
+    ledger = _demo_render.current_ledger(values)
     halt = values.get("halt_reason")
-    _demo.Footer(
+    _demo_render.Footer(
         status=str(values.get("status", "running")),
         hops=len(ledger),
         failed=sum(1 for entry in ledger if entry["status"] == "failed"),

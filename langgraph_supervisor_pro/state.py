@@ -92,7 +92,9 @@ class CompactionEntry(TypedDict):
     turn: int
     step: int
     worker: str
-    reason: Literal["trigger", "cadence"]
+    reason: Literal["trigger", "cadence", "within_hop"]
+    """Before a hop (trigger or cadence), or inside the worker's agent before one of its
+    model calls (`within_hop`, by `CompactionMiddleware`)."""
     tokens_before: int
     tokens_after: int
     removed: int

@@ -15,7 +15,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import open_checkpointer
-from langgraph_supervisor_pro._demo import DemoRenderer, build_demo_team
+from langgraph_supervisor_pro._demo import build_demo_team
+from langgraph_supervisor_pro._demo_render import DemoRenderer
 from langgraph_supervisor_pro.cli import app
 
 WIDE = {"COLUMNS": "120"}  # rich reads the width from COLUMNS when not on a terminal

@@ -10,6 +10,7 @@ EXPECTED = {
     "AsyncPostgresEffects",
     "Compaction",
     "CompactionEntry",
+    "CompactionMiddleware",
     "ConfirmRequest",
     "ContextSummary",
     "DEFAULT_SUPERVISOR_PROMPT",
