@@ -1,13 +1,14 @@
 """Child process for the compaction crash tests: runs, or resumes, a compacting team.
 
-Self-contained (it imports the package, never pytest or the fixtures) so
+It imports the package and the child-side helpers of `_app_common.py` (with the
+repository root on `PYTHONPATH`), never pytest or the fixtures, so
 `tests/integration/test_crash_compaction.py` can start it as a real process,
 SIGKILL it in the middle of a compaction step (or of the worker hop right after
 one) and resume the thread in a new process::
 
-    python tests/integration/_compaction_crash_app.py --uri postgresql://... \\
+    PYTHONPATH=. python tests/integration/_compaction_crash_app.py --uri postgresql://... \\
         --thread t1 --workdir /tmp/x --phase run --block summarizer
-    python tests/integration/_compaction_crash_app.py --uri postgresql://... \\
+    PYTHONPATH=. python tests/integration/_compaction_crash_app.py --uri postgresql://... \\
         --thread t1 --workdir /tmp/x --phase resume
 
 The team alternates `researcher` (a `create_agent` agent whose scripted model
@@ -33,14 +34,8 @@ and exits 0 when the run ended `done`, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import os
 import re
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -57,6 +52,17 @@ from langgraph_supervisor_pro import (
 )
 from langgraph_supervisor_pro.compaction import Compaction
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from tests.integration._app_common import (
+    HOP_RE,
+    HopContext,
+    app_parser,
+    parse_block,
+    run_and_report,
+    run_input,
+    run_summary,
+    scripted_summary,
+    thread_config,
+)
 
 TASK = "Trace the shipment history of the account"
 HOPS = 8
@@ -69,12 +75,6 @@ COMPACTION_HOP = 7
 """The hop before which the researcher's history is compacted (its fourth visit)."""
 ANSWER_CHARS = 1800
 """About 450 tokens per researcher answer (count_tokens_approximately: chars / 4)."""
-BLOCK_SECONDS = 60.0
-LOG_NAME = "executions.jsonl"
-MARKER_NAME = "blocked"
-RELEASE_NAME = "release"
-FACT_RE = re.compile(r"\b[A-Z]+-\d{4}\b")
-HOP_RE = re.compile(r"\bhop (\d+)\b")
 FILLER = "the parcel moved between depots and every scan was logged with its time "
 
 
@@ -104,14 +104,7 @@ def writer_answer(hop: int) -> str:
 
 def summary_for(text: str) -> dict[str, Any]:
     """What the scripted summarizer answers for the prompt text it is shown."""
-    hops = sorted({int(h) for h in HOP_RE.findall(text)})
-    return {
-        "task": TASK,
-        "done": [f"hop {h} done" for h in hops],
-        "current_state": f"compacted through hop {max(hops)}" if hops else "started",
-        "remaining": ["continue"],
-        "key_facts": sorted(set(FACT_RE.findall(text))),
-    }
+    return scripted_summary(text, task=TASK, remaining="continue")
 
 
 def prompt_hop(messages: Any) -> int:
@@ -122,51 +115,10 @@ def prompt_hop(messages: Any) -> int:
     return int(match.group(1))
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(HopContext):
     """Where this process logs, and whether (and where) it blocks."""
 
-    workdir: Path
-    phase: str
-    block_kind: str | None = None
-    block_hop: int | None = None
-
-    def record(self, kind: str, name: str, step: int) -> None:
-        """Append one execution line durably (before the work it records goes on)."""
-        line = json.dumps(
-            {"phase": self.phase, "pid": os.getpid(), "kind": kind, "name": name, "step": step}
-        )
-        fd = os.open(self.workdir / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def block(self, kind: str, name: str, step: int) -> None:
-        """Tell the test where we are, then wait (bounded) to be killed."""
-        marker = {"pid": os.getpid(), "kind": kind, "name": name, "step": step}
-        tmp = self.workdir / (MARKER_NAME + ".tmp")
-        tmp.write_text(json.dumps(marker))
-        tmp.replace(self.workdir / MARKER_NAME)  # appears atomically, complete
-        deadline = time.monotonic() + BLOCK_SECONDS
-        while time.monotonic() < deadline:
-            if (self.workdir / RELEASE_NAME).exists():
-                return
-            time.sleep(0.05)
-        print(
-            f"_compaction_crash_app: blocked in {kind} {name} at hop {step} for "
-            f"{BLOCK_SECONDS:g} s and nobody killed the process",
-            file=sys.stderr,
-        )
-        sys.stderr.flush()
-        os._exit(3)
-
-    def maybe_block(self, kind: str, name: str, step: int) -> None:
-        if self.phase != "run" or self.block_kind != kind:
-            return
-        if self.block_hop is None or self.block_hop == step:
-            self.block(kind, name, step)
+    app = "_compaction_crash_app"
 
 
 def _researcher_model(ctx: Context) -> ScriptedChatModel:
@@ -217,60 +169,39 @@ def build_graph(ctx: Context) -> Any:
     return create_supervisor(workers, router=router, max_steps=HOPS, compaction=compaction)
 
 
-def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "pid": os.getpid(),
-        "pending_at_start": list(pending),
-        "status": values.get("status"),
-        "ledger": [[e["step"], e["worker"], e["status"]] for e in values.get("ledger") or ()],
-    }
-
-
 def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     with open_checkpointer(args.uri) as saver, open_store(args.uri) as store:
         app = build_graph(ctx).compile(checkpointer=saver, store=store)
         pending = tuple(app.get_state(config).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", TASK)]}
-        values = app.invoke(payload, config, durability="sync")
-        return _summary(values, pending)
+        values = app.invoke(run_input(args.phase, TASK), config, durability="sync")
+        return run_summary(values, pending)
 
 
 async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     async with aopen_checkpointer(args.uri) as saver, aopen_store(args.uri) as store:
         app = build_graph(ctx).compile(checkpointer=saver, store=store)
         pending = tuple((await app.aget_state(config)).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", TASK)]}
-        values = await app.ainvoke(payload, config, durability="sync")
-        return _summary(values, pending)
+        values = await app.ainvoke(run_input(args.phase, TASK), config, durability="sync")
+        return run_summary(values, pending)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uri", required=True, help="Postgres URI (checkpoints and store)")
-    parser.add_argument("--thread", required=True)
-    parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument("--phase", required=True, choices=("run", "resume"))
-    parser.add_argument("--mode", default="sync", choices=("sync", "async"))
+    parser = app_parser(__doc__.splitlines()[0], uri_help="Postgres URI (checkpoints and store)")
     parser.add_argument("--block", default=None, help="summarizer, or model:HOP (run phase only)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    block_kind = block_hop = None
-    if args.block == "summarizer":
-        block_kind = "summarizer"
-    elif args.block:
-        kind, _, hop = args.block.partition(":")
-        if kind != "model" or not hop.isdigit():
-            raise SystemExit(f"--block: expected 'summarizer' or 'model:HOP', got {args.block!r}")
-        block_kind, block_hop = kind, int(hop)
-    ctx = Context(args.workdir, args.phase, block_kind, block_hop)
-    summary = asyncio.run(run_async(args, ctx)) if args.mode == "async" else run_sync(args, ctx)
-    print(json.dumps(summary), flush=True)
-    return 0 if summary["status"] == "done" else 1
+    block = parse_block(
+        args.block,
+        kinds=("model",),
+        bare=("summarizer",),
+        expected="'summarizer' or 'model:HOP'",
+    )
+    return run_and_report(args, Context(args.workdir, args.phase, *block), run_sync, run_async)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Child process for the crash tests: runs, or resumes, a supervisor team on Postgres.
 
-Self-contained on purpose (it imports the package, never pytest or the test
-fixtures) so `tests/integration/test_crash_resume.py` can start it as a real
-process, SIGKILL it in the middle of a hop and resume the thread in a new one::
+It imports the package and the child-side helpers of `_app_common.py` (with the
+repository root on `PYTHONPATH`), never pytest or the test fixtures, so
+`tests/integration/test_crash_resume.py` can start it as a real process,
+SIGKILL it in the middle of a hop and resume the thread in a new one::
 
-    python tests/integration/_crash_app.py --uri postgresql://... --thread t1 \\
+    PYTHONPATH=. python tests/integration/_crash_app.py --uri postgresql://... --thread t1 \\
         --workdir /tmp/x --phase run --block worker:3
-    python tests/integration/_crash_app.py --uri postgresql://... --thread t1 \\
+    PYTHONPATH=. python tests/integration/_crash_app.py --uri postgresql://... --thread t1 \\
         --workdir /tmp/x --phase resume
 
 The team runs `PLAN` in order, one hop per worker, then FINISH. Every decision
@@ -32,13 +33,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import re
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -53,14 +49,19 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
 )
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from tests.integration._app_common import (
+    HopContext,
+    app_parser,
+    parse_block,
+    run_and_report,
+    run_input,
+    run_summary,
+    thread_config,
+)
 
 PLAN = ("researcher", "analyst", "writer", "reviewer")
 """Who runs each hop, in order (hop n is PLAN[n - 1])."""
 TASK = "Write a short report on the sleeping habits of cats"
-BLOCK_SECONDS = 60.0
-LOG_NAME = "executions.jsonl"
-MARKER_NAME = "blocked"
-RELEASE_NAME = "release"
 NO_RETRY = RetryPolicy(max_attempts=1)
 """Side-effecting workers must not be retried silently: a retry would hide double runs."""
 _HOPS_SO_FAR = re.compile(r"Ledger: (\d+) hops so far")
@@ -85,56 +86,10 @@ def worker_result(name: str, step: int) -> str:
     return f"{name} result for hop {step}"
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(HopContext):
     """Where this process logs, and whether (and where) it blocks."""
 
-    workdir: Path
-    phase: str
-    block_kind: str | None = None
-    block_hop: int | None = None
-
-    def record(self, kind: str, name: str, step: int) -> None:
-        """Append one execution line durably (before the work it records goes on)."""
-        line = json.dumps(
-            {"phase": self.phase, "pid": os.getpid(), "kind": kind, "name": name, "step": step}
-        )
-        fd = os.open(self.workdir / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-    def should_block(self, kind: str, step: int) -> bool:
-        return self.phase == "run" and self.block_kind == kind and self.block_hop == step
-
-    def block(self, kind: str, name: str, step: int) -> None:
-        """Tell the test where we are, then wait (bounded) to be killed."""
-        marker = {"pid": os.getpid(), "kind": kind, "name": name, "step": step}
-        tmp = self.workdir / (MARKER_NAME + ".tmp")
-        tmp.write_text(json.dumps(marker))
-        tmp.replace(self.workdir / MARKER_NAME)  # appears atomically, complete
-        deadline = time.monotonic() + BLOCK_SECONDS
-        while time.monotonic() < deadline:
-            if (self.workdir / RELEASE_NAME).exists():
-                return
-            time.sleep(0.05)
-        print(
-            f"_crash_app: blocked in {kind} {name} at hop {step} for {BLOCK_SECONDS:g} s "
-            "and nobody killed the process",
-            file=sys.stderr,
-        )
-        sys.stderr.flush()
-        os._exit(3)
-
-    def maybe_block(self, kind: str, name: str, step: int) -> None:
-        if self.should_block(kind, step):
-            self.block(kind, name, step)
-
-    async def amaybe_block(self, kind: str, name: str, step: int) -> None:
-        if self.should_block(kind, step):
-            await asyncio.to_thread(self.block, kind, name, step)
+    app = "_crash_app"
 
 
 # ----------------------------------------------------------------------------- the team
@@ -229,31 +184,15 @@ def _router_decider(ctx: Context, mode: str) -> Any:
 def build_graph(ctx: Context, *, decider: str = "model", mode: str = "sync") -> Any:
     """The uncompiled team: researcher (sync), analyst (async), writer (sync), reviewer
     (a compiled LangGraph graph)."""
+    team = (
+        ("researcher", "Finds facts.", _sync_worker),
+        ("analyst", "Analyses the facts.", _async_worker),
+        ("writer", "Writes the report.", _sync_worker),
+        ("reviewer", "Reviews the report.", _subgraph_worker),
+    )
     workers = [
-        Worker(
-            name="researcher",
-            description="Finds facts.",
-            agent=_sync_worker(ctx, "researcher"),
-            retry=NO_RETRY,
-        ),
-        Worker(
-            name="analyst",
-            description="Analyses the facts.",
-            agent=_async_worker(ctx, "analyst"),
-            retry=NO_RETRY,
-        ),
-        Worker(
-            name="writer",
-            description="Writes the report.",
-            agent=_sync_worker(ctx, "writer"),
-            retry=NO_RETRY,
-        ),
-        Worker(
-            name="reviewer",
-            description="Reviews the report.",
-            agent=_subgraph_worker(ctx, "reviewer"),
-            retry=NO_RETRY,
-        ),
+        Worker(name=name, description=description, agent=make(ctx, name), retry=NO_RETRY)
+        for name, description, make in team
     ]
     if decider == "model":
         return create_supervisor(workers, model=_model_decider(ctx))
@@ -261,42 +200,30 @@ def build_graph(ctx: Context, *, decider: str = "model", mode: str = "sync") -> 
 
 
 def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "pid": os.getpid(),
-        "pending_at_start": list(pending),
-        "status": values.get("status"),
-        "ledger": [[e["step"], e["worker"], e["status"]] for e in values.get("ledger") or ()],
-        "answer": str(values["messages"][-1].content) if values.get("messages") else None,
-    }
+    answer = str(values["messages"][-1].content) if values.get("messages") else None
+    return run_summary(values, pending, answer=answer)
 
 
 def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     with open_checkpointer(args.uri) as saver:
         app = build_graph(ctx, decider=args.decider, mode="sync").compile(checkpointer=saver)
         pending = tuple(app.get_state(config).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", TASK)]}
-        values = app.invoke(payload, config, durability="sync")
+        values = app.invoke(run_input(args.phase, TASK), config, durability="sync")
         return _summary(values, pending)
 
 
 async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     async with aopen_checkpointer(args.uri) as saver:
         app = build_graph(ctx, decider=args.decider, mode="async").compile(checkpointer=saver)
         pending = tuple((await app.aget_state(config)).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", TASK)]}
-        values = await app.ainvoke(payload, config, durability="sync")
+        values = await app.ainvoke(run_input(args.phase, TASK), config, durability="sync")
         return _summary(values, pending)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uri", required=True, help="Postgres URI of the checkpoint database")
-    parser.add_argument("--thread", required=True)
-    parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument("--phase", required=True, choices=("run", "resume"))
-    parser.add_argument("--mode", default="sync", choices=("sync", "async"))
+    parser = app_parser(__doc__.splitlines()[0], uri_help="Postgres URI of the checkpoint database")
     parser.add_argument("--decider", default="model", choices=("model", "router"))
     parser.add_argument(
         "--block",
@@ -308,16 +235,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    block_kind = block_hop = None
-    if args.block:
-        kind, _, hop = args.block.partition(":")
-        if kind not in ("worker", "supervisor", "subgraph") or not hop.isdigit():
-            raise SystemExit(f"--block: expected KIND:HOP, got {args.block!r}")
-        block_kind, block_hop = kind, int(hop)
-    ctx = Context(args.workdir, args.phase, block_kind, block_hop)
-    summary = asyncio.run(run_async(args, ctx)) if args.mode == "async" else run_sync(args, ctx)
-    print(json.dumps(summary), flush=True)
-    return 0 if summary["status"] == "done" else 1
+    block = parse_block(args.block, kinds=("worker", "supervisor", "subgraph"), expected="KIND:HOP")
+    return run_and_report(args, Context(args.workdir, args.phase, *block), run_sync, run_async)
 
 
 if __name__ == "__main__":

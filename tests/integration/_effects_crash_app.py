@@ -1,13 +1,14 @@
 """Child process for the side-effect crash tests: a team that charges, then mails.
 
-Self-contained (it imports the package, never pytest or the test fixtures) so
+It imports the package and the child-side helpers of `_app_common.py` (with the
+repository root on `PYTHONPATH`), never pytest or the test fixtures, so
 `tests/integration/test_effects_crash.py` can run it as a real process, SIGKILL it
 at a chosen crash point and resume the thread in a new process::
 
-    python tests/integration/_effects_crash_app.py --uri postgresql://... --thread t1 \\
-        --workdir /tmp/x --phase run --crash inside-charge
-    python tests/integration/_effects_crash_app.py --uri postgresql://... --thread t1 \\
-        --workdir /tmp/x --phase resume
+    PYTHONPATH=. python tests/integration/_effects_crash_app.py --uri postgresql://... \\
+        --thread t1 --workdir /tmp/x --phase run --crash inside-charge
+    PYTHONPATH=. python tests/integration/_effects_crash_app.py --uri postgresql://... \\
+        --thread t1 --workdir /tmp/x --phase resume
 
 The team (on Postgres, `durability="sync"`) runs two hops, then FINISH:
 
@@ -39,10 +40,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +62,16 @@ from langgraph_supervisor_pro.effects import (
     effect_key,
     open_effects,
 )
+from tests.integration._app_common import (
+    app_parser,
+    append_jsonl,
+    block_until_killed,
+    log_execution,
+    run_and_report,
+    run_input,
+    run_summary,
+    thread_config,
+)
 
 PLAN = ("cashier", "mailer")
 CRASH_POINTS = (
@@ -74,26 +83,13 @@ CRASH_POINTS = (
     "after-receipt",
 )
 AMOUNT = 4200
-BLOCK_SECONDS = 60.0
-LOG_NAME = "executions.jsonl"
 OUTBOX_NAME = "outbox.jsonl"
-MARKER_NAME = "blocked"
 NO_RETRY = RetryPolicy(max_attempts=1)
 """A retry would hide a double run: every execution must be a process's first."""
 PAYMENTS_DDL = (
     "CREATE TABLE IF NOT EXISTS payments "
     "(id serial PRIMARY KEY, key text NOT NULL, amount int NOT NULL, pid int NOT NULL)"
 )
-
-
-def _append(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line durably (fsynced) before the work it records goes on."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(record) + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -105,21 +101,18 @@ class Context:
     crash: str | None = None
 
     def record(self, kind: str, name: str) -> None:
-        entry = {"phase": self.phase, "pid": os.getpid(), "kind": kind, "name": name}
-        _append(self.workdir / LOG_NAME, entry)
+        log_execution(self.workdir, self.phase, kind, name)
 
     def at(self, point: str) -> None:
         """Stop here if this is the crash point: tell the test, then wait to be killed."""
         if self.phase != "run" or self.crash != point:
             return
-        marker = self.workdir / MARKER_NAME
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "point": point}))
-        tmp.replace(marker)  # appears atomically, complete
-        time.sleep(BLOCK_SECONDS)
-        print(f"_effects_crash_app: nobody killed the process at {point}", file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(3)
+        block_until_killed(
+            self.workdir,
+            {"pid": os.getpid(), "point": point},
+            f"_effects_crash_app: nobody killed the process at {point}",
+            releasable=False,
+        )
 
     async def aat(self, point: str) -> None:
         await asyncio.to_thread(self.at, point)
@@ -127,7 +120,7 @@ class Context:
     def send_receipt(self, key: str) -> dict[str, Any]:
         """The "remote" mail service: one outbox line per send, with the key it got."""
         self.record("effect", "receipt")
-        _append(self.workdir / OUTBOX_NAME, {"key": key, "pid": os.getpid()})
+        append_jsonl(self.workdir / OUTBOX_NAME, {"key": key, "pid": os.getpid()})
         return {"message_id": f"msg-{os.getpid()}", "key": key}
 
 
@@ -224,50 +217,37 @@ def build_graph(ctx: Context, workers: list[Worker]) -> Any:
 
 def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]:
     workers = values.get("workers") or {}
-    return {
-        "pid": os.getpid(),
-        "pending_at_start": list(pending),
-        "status": values.get("status"),
-        "results": {name: [r["result"] for r in slot["results"]] for name, slot in workers.items()},
-        "ledger": [[e["step"], e["worker"], e["status"]] for e in values.get("ledger") or ()],
-    }
+    results = {name: [r["result"] for r in slot["results"]] for name, slot in workers.items()}
+    return run_summary(values, pending, results=results)
 
 
 def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     with open_checkpointer(args.uri) as saver, open_effects(args.uri) as effects:
         with effects.pool.connection() as conn:
             conn.execute(PAYMENTS_DDL)
         app = build_graph(ctx, sync_workers(ctx, effects)).compile(checkpointer=saver)
         pending = tuple(app.get_state(config).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", "Charge and mail")]}
+        payload = run_input(args.phase, "Charge and mail")
         return _summary(app.invoke(payload, config, durability="sync"), pending)
 
 
 async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     async with aopen_checkpointer(args.uri) as saver, aopen_effects(args.uri) as effects:
         async with effects.pool.connection() as conn:
             await conn.execute(PAYMENTS_DDL)
         app = build_graph(ctx, async_workers(ctx, effects)).compile(checkpointer=saver)
         pending = tuple((await app.aget_state(config)).next)
-        payload = None if args.phase == "resume" else {"messages": [("user", "Charge and mail")]}
+        payload = run_input(args.phase, "Charge and mail")
         return _summary(await app.ainvoke(payload, config, durability="sync"), pending)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uri", required=True)
-    parser.add_argument("--thread", required=True)
-    parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument("--phase", required=True, choices=("run", "resume"))
-    parser.add_argument("--mode", default="sync", choices=("sync", "async"))
+    parser = app_parser(__doc__.splitlines()[0])
     parser.add_argument("--crash", default=None, choices=CRASH_POINTS)
     args = parser.parse_args(argv)
-    ctx = Context(args.workdir, args.phase, args.crash)
-    summary = asyncio.run(run_async(args, ctx)) if args.mode == "async" else run_sync(args, ctx)
-    print(json.dumps(summary), flush=True)
-    return 0 if summary["status"] == "done" else 1
+    return run_and_report(args, Context(args.workdir, args.phase, args.crash), run_sync, run_async)
 
 
 if __name__ == "__main__":

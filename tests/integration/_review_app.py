@@ -9,19 +9,19 @@ often.
 Process A runs this file: it starts a run on Postgres, which pauses at the review,
 prints one JSON line (the pending interrupts) and exits without resuming::
 
-    python tests/integration/_review_app.py --uri postgresql://... --thread t1
+    PYTHONPATH=. python tests/integration/_review_app.py --uri postgresql://... --thread t1
 
 Process B, later, is the `lgsp` command, loading this file as the graph::
 
-    lgsp review approve --db postgresql://... \\
+    PYTHONPATH=. lgsp review approve --db postgresql://... \\
         --graph tests/integration/_review_app.py:build --thread t1
 
-Self-contained on purpose: it imports the package, never pytest or the test helpers.
+It imports the package and the child-side helpers of `_app_common.py` (hence the
+repository root on `PYTHONPATH`), never pytest or the test fixtures.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -38,6 +38,7 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
 )
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from tests.integration._app_common import app_parser, append_jsonl, thread_config
 
 LOG_ENV = "LGSP_REVIEW_LOG"
 TASK = "Refund order O-7: it arrived broken"
@@ -48,13 +49,9 @@ POLICY = ReviewPolicy(tier="supervised", review_timeout=3600, reviewers="support
 @tool
 def refund(order_id: str, amount: int) -> str:
     """Refund an order."""
-    line = json.dumps({"pid": os.getpid(), "order_id": order_id, "amount": amount})
-    fd = os.open(os.environ[LOG_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_jsonl(
+        Path(os.environ[LOG_ENV]), {"pid": os.getpid(), "order_id": order_id, "amount": amount}
+    )
     return f"refunded {amount} on {order_id}"
 
 
@@ -88,12 +85,12 @@ def build() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uri", required=True, help="Postgres URI of the checkpoint database")
-    parser.add_argument("--thread", required=True)
+    parser = app_parser(
+        __doc__.splitlines()[0], uri_help="Postgres URI of the checkpoint database", phases=False
+    )
     args = parser.parse_args(argv)
     Path(os.environ[LOG_ENV]).touch()
-    config: Any = {"configurable": {"thread_id": args.thread}}
+    config = thread_config(args.thread)
     with open_checkpointer(args.uri) as saver:
         graph = build().compile(checkpointer=saver)
         out = graph.invoke({"messages": [("user", TASK)]}, config, durability="sync")

@@ -23,13 +23,6 @@ which process. The final state is read back from Postgres in the test process.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -38,7 +31,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.compaction import Compaction, Compactor, is_summary_message
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests.integration import _compaction_crash_app as app_module
@@ -58,15 +50,11 @@ from tests.integration._compaction_crash_app import (
     summary_for,
     writer_answer,
 )
+from tests.integration._proc import head_and_history, kill_and_resume
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(app_module.__file__).resolve()
-MARKER_TIMEOUT = 60.0
-"""Seconds the child gets to reach the blocking point (imports plus six short hops)."""
-EXIT_TIMEOUT = 60.0
-"""Seconds a child gets to finish (resume) or to be reaped after SIGKILL."""
 RESEARCH_HOPS = [hop for hop in range(1, HOPS + 1) if PLAN[hop - 1] == "researcher"]
 WRITER_HOPS = [hop for hop in range(1, HOPS + 1) if PLAN[hop - 1] == "writer"]
 COMPACTED_HOPS = [1, 3]
@@ -92,126 +80,22 @@ CLEAN_NEXT = [
 ]
 
 
-def child_env() -> dict[str, str]:
-    """The child imports the same checkout of the package as this test process."""
-    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONUNBUFFERED": "1"}
-
-
-class Child:
-    """One child process, its output files, and helpers that never wait unbounded."""
-
-    def __init__(self, workdir: Path, label: str, args: list[str]) -> None:
-        self.label = label
-        self.stdout_path = workdir / f"{label}.stdout"
-        self.stderr_path = workdir / f"{label}.stderr"
-        with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(SCRIPT), *args],
-                cwd=ROOT,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                env=child_env(),
-            )
-
-    def output(self) -> str:
-        return (
-            f"--- {self.label} (pid {self.proc.pid}, returncode {self.proc.returncode}) stdout:\n"
-            f"{self.stdout_path.read_text(errors='replace')[-4000:]}\n"
-            f"--- stderr:\n{self.stderr_path.read_text(errors='replace')[-8000:]}"
-        )
-
-    def wait(self, timeout: float = EXIT_TIMEOUT) -> int:
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"{self.label} did not exit within {timeout:g} s\n{self.output()}")
-
-    def kill(self) -> None:
-        """Kill this child if it is still running (by its own pid only) and reap it."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=EXIT_TIMEOUT)
-
-    def summary(self) -> dict[str, Any]:
-        lines = self.stdout_path.read_text().strip().splitlines()
-        assert lines, f"{self.label} printed no summary\n{self.output()}"
-        return json.loads(lines[-1])
-
-
-def wait_for_marker(child: Child, marker: Path) -> dict[str, Any]:
-    """Wait (bounded) until the child says it is blocked; fail if it exits first."""
-    deadline = time.monotonic() + MARKER_TIMEOUT
-    while time.monotonic() < deadline:
-        if marker.exists():
-            return json.loads(marker.read_text())
-        if child.proc.poll() is not None:
-            pytest.fail(
-                f"{child.label} exited before reaching the blocking point\n{child.output()}"
-            )
-        time.sleep(0.05)
-    child.kill()
-    pytest.fail(
-        f"{child.label} did not reach the blocking point in {MARKER_TIMEOUT:g} s\n{child.output()}"
-    )
-
-
-def executions(workdir: Path) -> list[dict[str, Any]]:
-    path = workdir / app_module.LOG_NAME
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def ran(log: list[dict[str, Any]], phase: str, kind: str) -> list[int]:
     return [e["step"] for e in log if e["phase"] == phase and e["kind"] == kind]
 
 
 def read_final_state(uri: str, thread_id: str) -> tuple[Any, list[Any]]:
     """The thread's head snapshot and its root history (oldest first), read in this process."""
-    ctx = Context(Path("."), phase="inspect")
-    with open_checkpointer(uri) as saver:
-        graph = build_graph(ctx).compile(checkpointer=saver)
-        config: Any = {"configurable": {"thread_id": thread_id}}
-        head = graph.get_state(config)
-        history = list(reversed(list(graph.get_state_history(config))))
-    return head, history
+    return head_and_history(build_graph(Context(Path("."), phase="inspect")), uri, thread_id)
 
 
 def crash_and_resume(uri: str, workdir: Path, *, block: str, mode: str) -> dict[str, Any]:
     """Run until the blocking point, SIGKILL, resume in a new process; return what happened."""
     thread_id = f"compaction-crash-{uuid.uuid4().hex[:8]}"
     common = ["--uri", uri, "--thread", thread_id, "--workdir", str(workdir), "--mode", mode]
-    children: list[Child] = []
-    try:
-        first = Child(workdir, "run", [*common, "--phase", "run", "--block", block])
-        children.append(first)
-        marker = wait_for_marker(first, workdir / app_module.MARKER_NAME)
-        assert marker["pid"] == first.proc.pid
-        os.kill(first.proc.pid, signal.SIGKILL)
-        assert first.wait() == -signal.SIGKILL, first.output()
-        before = executions(workdir)
-
-        second = Child(workdir, "resume", [*common, "--phase", "resume"])
-        children.append(second)
-        code = second.wait()
-        assert code == 0, second.output()
-        summary = second.summary()
-    finally:
-        for child in children:
-            child.kill()
-    head, history = read_final_state(uri, thread_id)
-    return {
-        "marker": marker,
-        "before": before,
-        "log": executions(workdir),
-        "summary": summary,
-        "head": head,
-        "history": history,
-        "run_pid": first.proc.pid,
-        "resume_pid": second.proc.pid,
-    }
+    result = kill_and_resume(SCRIPT, workdir, common, ["--block", block])
+    result["head"], result["history"] = read_final_state(uri, thread_id)
+    return result
 
 
 def prompt_of(hop: int) -> str:

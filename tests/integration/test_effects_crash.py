@@ -15,13 +15,6 @@ and then re-sent with the same idempotency key.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -32,100 +25,34 @@ import pytest
 
 from langgraph_supervisor_pro import open_checkpointer
 from tests.integration import _effects_crash_app as app_module
-from tests.integration._effects_crash_app import AMOUNT, CRASH_POINTS
+from tests.integration._app_common import LOG_NAME, MARKER_NAME
+from tests.integration._effects_crash_app import AMOUNT, CRASH_POINTS, OUTBOX_NAME
+from tests.integration._proc import Children, read_jsonl, wait_for_marker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(app_module.__file__).resolve()
-MARKER_TIMEOUT = 60.0
-"""Seconds the child gets to reach its crash point (it only imports and runs 1-2 hops)."""
-EXIT_TIMEOUT = 60.0
-"""Seconds a child gets to finish (resume) or to be reaped after SIGKILL."""
-
-
-class Child:
-    """One child process and its output files; every wait is bounded."""
-
-    def __init__(self, workdir: Path, label: str, args: list[str]) -> None:
-        self.label = label
-        self.stdout_path = workdir / f"{label}.stdout"
-        self.stderr_path = workdir / f"{label}.stderr"
-        paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONUNBUFFERED": "1"}
-        with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(SCRIPT), *args],
-                cwd=ROOT,
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                env=env,
-            )
-
-    def output(self) -> str:
-        return (
-            f"--- {self.label} (pid {self.proc.pid}, returncode {self.proc.returncode}) stdout:\n"
-            f"{self.stdout_path.read_text(errors='replace')[-4000:]}\n"
-            f"--- stderr:\n{self.stderr_path.read_text(errors='replace')[-8000:]}"
-        )
-
-    def wait(self) -> int:
-        try:
-            return self.proc.wait(timeout=EXIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"{self.label} did not exit within {EXIT_TIMEOUT:g} s\n{self.output()}")
-
-    def kill(self) -> None:
-        """Kill this child if it still runs (by its own pid only) and reap it."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=EXIT_TIMEOUT)
-
-    def summary(self) -> dict[str, Any]:
-        lines = self.stdout_path.read_text().strip().splitlines()
-        assert lines, f"{self.label} printed no summary\n{self.output()}"
-        return json.loads(lines[-1])
-
-
-def wait_for_marker(child: Child, marker: Path) -> dict[str, Any]:
-    deadline = time.monotonic() + MARKER_TIMEOUT
-    while time.monotonic() < deadline:
-        if marker.exists():
-            return json.loads(marker.read_text())
-        if child.proc.poll() is not None:
-            pytest.fail(f"{child.label} exited before its crash point\n{child.output()}")
-        time.sleep(0.05)
-    child.kill()
-    pytest.fail(f"{child.label} did not reach its crash point in {MARKER_TIMEOUT:g} s")
-
-
-def jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[str, Any]:
     """Run to the crash point, SIGKILL, resume in a new process; return what happened."""
     thread_id = f"effects-{uuid.uuid4().hex[:8]}"
     common = ["--uri", uri, "--thread", thread_id, "--workdir", str(workdir), "--mode", mode]
-    children: list[Child] = []
-    try:
-        first = Child(workdir, "run", [*common, "--phase", "run", "--crash", crash])
-        children.append(first)
-        marker = wait_for_marker(first, workdir / app_module.MARKER_NAME)
+    with Children(SCRIPT, workdir) as children:
+        first = children.start("run", [*common, "--phase", "run", "--crash", crash])
+        marker = wait_for_marker(
+            first,
+            workdir / MARKER_NAME,
+            exited="exited before its crash point",
+            missed="did not reach its crash point",
+            show_output=False,
+        )
         assert marker == {"pid": first.proc.pid, "point": crash}
-        os.kill(first.proc.pid, signal.SIGKILL)
-        assert first.wait() == -signal.SIGKILL, first.output()
+        first.sigkill()
 
-        second = Child(workdir, "resume", [*common, "--phase", "resume"])
-        children.append(second)
+        second = children.start("resume", [*common, "--phase", "resume"])
         assert second.wait() == 0, second.output()
         summary = second.summary()
-    finally:
-        for child in children:
-            child.kill()
     with psycopg.connect(uri) as conn:
         payments = conn.execute("SELECT id, key, amount, pid FROM payments ORDER BY id").fetchall()
         recorded = dict(conn.execute("SELECT key, outcome FROM lgsp_effects").fetchall())
@@ -139,8 +66,8 @@ def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[
         "summary": summary,
         "payments": payments,
         "recorded": recorded,
-        "log": jsonl(workdir / app_module.LOG_NAME),
-        "outbox": jsonl(workdir / app_module.OUTBOX_NAME),
+        "log": read_jsonl(workdir / LOG_NAME),
+        "outbox": read_jsonl(workdir / OUTBOX_NAME),
         "checkpoint": head,
     }
 

@@ -46,6 +46,7 @@ from langgraph_supervisor_pro.compaction import Compaction, is_summary_message
 from langgraph_supervisor_pro.memory import output_namespace
 from langgraph_supervisor_pro.synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from tests.integration._app_common import ID_RE, scripted_summary
 
 pytestmark = pytest.mark.integration
 
@@ -59,8 +60,6 @@ THRESHOLD = WINDOW * TRIGGER  # 5600 tokens
 OUTPUT_TOKENS = 2000
 FACTS = {1: "ORDER-4711", 2: "INVOICE-0042", 4: "CASE-1999", 5: "REFUND-0777"}
 """Planted facts, by hop: hops 1 and 4 are the researcher's, 2 and 5 the analyst's."""
-ID_RE = re.compile(r"\b[A-Z]+-\d{4}\b")
-HOP_RE = re.compile(r"\bhop (\d+)\b")
 FILLER = (
     "the ledger lines were reconciled against the statements and every balance "
     "was checked twice before moving on to the next account period "
@@ -104,14 +103,7 @@ def agent_model(worker: str) -> ScriptedChatModel:
 def summarise(call: ScriptedCall) -> dict[str, Any]:
     """A scripted summarizer that keeps every id and hop number it is shown."""
     text = "\n".join(str(m.content) for m in call.messages)
-    hops = sorted({int(h) for h in HOP_RE.findall(text)})
-    return {
-        "task": TASK,
-        "done": [f"hop {h} done" for h in hops],
-        "current_state": f"compacted through hop {max(hops)}" if hops else "started",
-        "remaining": ["continue the audit"],
-        "key_facts": sorted(set(ID_RE.findall(text))),
-    }
+    return scripted_summary(text, task=TASK, remaining="continue the audit")
 
 
 def prompt_tokens(hop: int) -> int:
@@ -182,6 +174,17 @@ def checkpoint_bytes_per_hop(uri: str, thread_id: str) -> tuple[dict[int, int], 
         per_hop[hop_of_checkpoint[(ns, checkpoint_id)]] += size
     assert sum(per_hop.values()) == total  # every byte attributed
     return dict(per_hop), total
+
+
+def run_to_done(graph: Any, uri: str, label: str, hops: int) -> dict[str, Any]:
+    """Run `graph` once on Postgres (checkpoints and store); it must finish all `hops`."""
+    config: Any = {"configurable": {"thread_id": f"{label}-{uuid.uuid4().hex[:8]}"}}
+    with open_checkpointer(uri) as saver, open_store(uri) as store:
+        app = graph.compile(checkpointer=saver, store=store)
+        out = app.invoke({"messages": [("user", TASK)]}, config, durability="sync")
+    assert out["status"] == "done", (out.get("halt_reason"), out.get("halt_detail"))
+    assert len(out["ledger"]) == hops
+    return out
 
 
 def test_sixty_hops_stay_inside_the_window_on_postgres(pg_database):
@@ -404,12 +407,7 @@ def test_model_synthesis_stays_inside_the_window(pg_database):
         ),
         synthesizer=synthesis_model,
     )
-    config: Any = {"configurable": {"thread_id": f"synthesis-{uuid.uuid4().hex[:8]}"}}
-    with open_checkpointer(pg_database) as saver, open_store(pg_database) as store:
-        app = graph.compile(checkpointer=saver, store=store)
-        out = app.invoke({"messages": [("user", TASK)]}, config, durability="sync")
-    assert out["status"] == "done", (out.get("halt_reason"), out.get("halt_detail"))
-    assert len(out["ledger"]) == hops
+    run_to_done(graph, pg_database, "synthesis", hops)
     assert synthesis_model.calls, "the synthesis model was never called"
     sizes = [count_tokens_approximately(list(call.messages)) for call in synthesis_model.calls]
     assert max(sizes) <= WINDOW, f"synthesis calls got {sizes} tokens; the window is {WINDOW}"
@@ -461,12 +459,7 @@ def test_outputs_a_worker_reads_count_toward_its_trigger(pg_database):
             keep=2,
         ),
     )
-    config: Any = {"configurable": {"thread_id": f"reads-{uuid.uuid4().hex[:8]}"}}
-    with open_checkpointer(pg_database) as saver, open_store(pg_database) as store:
-        app = graph.compile(checkpointer=saver, store=store)
-        out = app.invoke({"messages": [("user", TASK)]}, config, durability="sync")
-    assert out["status"] == "done", (out.get("halt_reason"), out.get("halt_detail"))
-    assert len(out["ledger"]) == hops
+    out = run_to_done(graph, pg_database, "reads", hops)
     # The analyst was given the researcher's full output each time.
     assert all("research for hop" in str(call.messages[-1].content) for call in analyst_model.calls)
     sizes = [count_tokens_approximately(list(call.messages)) for call in analyst_model.calls]

@@ -12,7 +12,6 @@ from Postgres: the run is done and the refund ran exactly once, in process B.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,10 +25,10 @@ from langchain_core.messages import ToolMessage
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.reviews import list_reviews
 from tests.integration import _review_app as app_module
+from tests.integration._proc import ROOT, child_env, read_jsonl
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(app_module.__file__).resolve()
 TIMEOUT = 120.0
 """Seconds a child process gets (it imports the package and runs one or two hops)."""
@@ -44,16 +43,8 @@ def commands() -> list[list[str]]:
     return found
 
 
-def child_env(log: Path) -> dict[str, str]:
-    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(paths),
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONWARNINGS": "error",
-        "COLUMNS": "200",
-        app_module.LOG_ENV: str(log),
-    }
+def review_env(log: Path) -> dict[str, str]:
+    env = child_env({"PYTHONWARNINGS": "error", "COLUMNS": "200", app_module.LOG_ENV: str(log)})
     env.pop("FORCE_COLOR", None)
     return env
 
@@ -68,7 +59,7 @@ def run(args: list[str], log: Path) -> tuple[int, subprocess.CompletedProcess[st
         stdin=subprocess.DEVNULL,
         text=True,
         encoding="utf-8",
-        env=child_env(log),
+        env=review_env(log),
     )
     try:
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
@@ -80,7 +71,7 @@ def run(args: list[str], log: Path) -> tuple[int, subprocess.CompletedProcess[st
 
 
 def refunds(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return read_jsonl(log)
 
 
 def pause_in_process_a(uri: str, thread: str, log: Path) -> tuple[int, dict[str, Any]]:
