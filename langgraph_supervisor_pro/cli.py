@@ -39,8 +39,8 @@ import shlex
 import sqlite3
 import sys
 import uuid
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -329,37 +329,64 @@ _ID_SHOWN = 12
 _ARGS_SHOWN = 60
 _ANSWER_SHOWN = 300
 
+
+def _option(flag: str, text: str) -> Any:
+    """A review command's `flag` option, with help `text` and no default shown."""
+    return typer.Option(flag, help=text, show_default=False)
+
+
 DbOption = Annotated[
     str,
-    typer.Option(
-        "--db",
-        help="The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file.",
-        show_default=False,
+    _option(
+        "--db", "The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file."
     ),
 ]
 GraphOption = Annotated[
     str,
-    typer.Option(
+    _option(
         "--graph",
-        help="The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
+        "The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
         "uncompiled StateGraph or a function returning one (compiled with --db).",
-        show_default=False,
     ),
 ]
-ThreadOption = Annotated[
-    str, typer.Option("--thread", help="The thread the run is paused on.", show_default=False)
-]
+ThreadOption = Annotated[str, _option("--thread", "The thread the run is paused on.")]
 IdOption = Annotated[
     str | None,
-    typer.Option(
-        "--id",
-        help="The review's interrupt id (or a unique prefix), when the thread has several.",
-        show_default=False,
-    ),
+    _option("--id", "The review's interrupt id (or a unique prefix), when the thread has several."),
 ]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
 ]
+_RejectMessage = Annotated[
+    str, _option("--message", "Why: goes back to the worker (or the supervisor).")
+]
+_RespondMessage = Annotated[
+    str, _option("--message", "The answer that stands in for the action's result.")
+]
+_EditArgs = Annotated[
+    str, _option("--args", "The arguments to run the action with, as a JSON object.")
+]
+_EditAction = Annotated[
+    str | None,
+    _option(
+        "--action",
+        "The action's name (default: the reviewed one; a dispatch review may name "
+        "another worker, dispatch:<worker>).",
+    ),
+]
+_SweepNow = Annotated[
+    str | None,
+    _option(
+        "--now",
+        "Compare deadlines with this ISO-8601 time instead of the current time "
+        "(UTC when no offset is given).",
+    ),
+]
+
+
+def _error(exc: BaseException) -> str:
+    """An exception in one line: its type and message."""
+    return f"{type(exc).__name__}: {one_line(str(exc), 300)}"
 
 
 def _usage(message: str) -> NoReturn:
@@ -420,7 +447,7 @@ def _load_file(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        _usage(f"--graph: importing {path} failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+        _usage(f"--graph: importing {path} failed: {_error(exc)}")
     return module
 
 
@@ -438,7 +465,7 @@ def _load_module(name: str) -> ModuleType:
             )
         _usage(f"--graph: importing {name} failed: {exc}")
     except Exception as exc:
-        _usage(f"--graph: importing {name} failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+        _usage(f"--graph: importing {name} failed: {_error(exc)}")
 
 
 def _load_graph(spec: str) -> StateGraph[Any, Any, Any, Any]:
@@ -475,7 +502,7 @@ def _load_graph(spec: str) -> StateGraph[Any, Any, Any, Any]:
     try:
         built = obj()
     except Exception as exc:
-        _usage(f"{where}: calling it failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+        _usage(f"{where}: calling it failed: {_error(exc)}")
     if isinstance(built, StateGraph):
         return built
     kind = "a compiled graph" if isinstance(built, Pregel) else f"a {type(built).__name__}"
@@ -611,31 +638,40 @@ def _outcome(
     }
 
 
-def _resolve(
-    *,
-    db: str,
-    graph_spec: str,
-    thread: str,
-    interrupt_id: str | None,
-    verb: str,
-    make: Callable[[PendingReview], DecisionInput],
-    as_json: bool,
-) -> None:
-    """Answer the review on `thread` with `make(review)`, resume the run, report the outcome."""
-    if not thread.strip():
-        _usage("--thread must not be empty")
+@contextmanager
+def _compiled(
+    db: str, graph_spec: str
+) -> Iterator[tuple[Pregel[Any, Any, Any, Any], BaseCheckpointSaver[str]]]:
+    """The `--graph` graph compiled with the `--db` checkpointer (closed on exit)."""
     url, shown = _db_url(db)
     builder = _load_graph(graph_spec)
     with ExitStack() as stack:
         saver = _open_saver(stack, url, shown)
-        graph = builder.compile(checkpointer=saver)
+        yield builder.compile(checkpointer=saver), saver
+
+
+def _resolve(
+    db: str,
+    graph_spec: str,
+    thread: str,
+    interrupt_id: str | None,
+    as_json: bool,
+    verb: str,
+    make: Callable[[PendingReview], DecisionInput],
+) -> None:
+    """Answer the review on `thread` with `make(review)`, resume the run, report the outcome.
+
+    The body of `lgsp review approve|reject|edit|respond`, given their shared options.
+    """
+    if not thread.strip():
+        _usage("--thread must not be empty")
+    with _compiled(db, graph_spec) as (graph, saver):
         try:
             review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
-            decision = make(review)
             resolve_review(
                 graph,
                 thread_id=thread,
-                decision=decision,
+                decision=make(review),
                 interrupt_id=review.interrupt_id,
                 durability="sync",
             )
@@ -644,10 +680,7 @@ def _resolve(
         except InvalidDecisionError as exc:
             _usage(f"{exc} (the run was not changed)")
         except Exception as exc:
-            _fail(
-                f"the run on thread {thread!r} failed after the decision: "
-                f"{type(exc).__name__}: {one_line(str(exc), 300)}"
-            )
+            _fail(f"the run on thread {thread!r} failed after the decision: {_error(exc)}")
         outcome = _outcome(graph, saver, thread)
     if as_json:
         typer.echo(
@@ -700,15 +733,7 @@ def review_approve(
         $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
         ```
     """
-    _resolve(
-        db=db,
-        graph_spec=graph,
-        thread=thread,
-        interrupt_id=interrupt_id,
-        verb="approved",
-        make=lambda review: {"type": "approve"},
-        as_json=as_json,
-    )
+    _resolve(db, graph, thread, interrupt_id, as_json, "approved", lambda _: {"type": "approve"})
 
 
 @review_app.command("reject")
@@ -716,14 +741,7 @@ def review_reject(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    message: Annotated[
-        str,
-        typer.Option(
-            "--message",
-            help="Why: goes back to the worker (or the supervisor).",
-            show_default=False,
-        ),
-    ] = "",
+    message: _RejectMessage = "",
     interrupt_id: IdOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -734,15 +752,8 @@ def review_reject(
         $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
         ```
     """
-    _resolve(
-        db=db,
-        graph_spec=graph,
-        thread=thread,
-        interrupt_id=interrupt_id,
-        verb="rejected",
-        make=lambda review: {"type": "reject", "message": message},
-        as_json=as_json,
-    )
+    decision = {"type": "reject", "message": message}
+    _resolve(db, graph, thread, interrupt_id, as_json, "rejected", lambda _: decision)
 
 
 @review_app.command("edit")
@@ -750,23 +761,8 @@ def review_edit(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    args: Annotated[
-        str,
-        typer.Option(
-            "--args",
-            help="The arguments to run the action with, as a JSON object.",
-            show_default=False,
-        ),
-    ],
-    action: Annotated[
-        str | None,
-        typer.Option(
-            "--action",
-            help="The action's name (default: the reviewed one; a dispatch review may name "
-            "another worker, dispatch:<worker>).",
-            show_default=False,
-        ),
-    ] = None,
+    args: _EditArgs,
+    action: _EditAction = None,
     interrupt_id: IdOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -783,18 +779,11 @@ def review_edit(
         _usage(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
     if not isinstance(parsed, dict):
         _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
-    _resolve(
-        db=db,
-        graph_spec=graph,
-        thread=thread,
-        interrupt_id=interrupt_id,
-        verb="edited",
-        make=lambda review: {
-            "type": "edit",
-            "edited_action": {"name": action or review.action, "args": parsed},
-        },
-        as_json=as_json,
-    )
+
+    def make(review: PendingReview) -> DecisionInput:
+        return {"type": "edit", "edited_action": {"name": action or review.action, "args": parsed}}
+
+    _resolve(db, graph, thread, interrupt_id, as_json, "edited", make)
 
 
 @review_app.command("respond")
@@ -802,14 +791,7 @@ def review_respond(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    message: Annotated[
-        str,
-        typer.Option(
-            "--message",
-            help="The answer that stands in for the action's result.",
-            show_default=False,
-        ),
-    ],
+    message: _RespondMessage,
     interrupt_id: IdOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -820,30 +802,15 @@ def review_respond(
         $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
         ```
     """
-    _resolve(
-        db=db,
-        graph_spec=graph,
-        thread=thread,
-        interrupt_id=interrupt_id,
-        verb="answered",
-        make=lambda review: {"type": "respond", "message": message},
-        as_json=as_json,
-    )
+    decision = {"type": "respond", "message": message}
+    _resolve(db, graph, thread, interrupt_id, as_json, "answered", lambda _: decision)
 
 
 @review_app.command("sweep")
 def review_sweep(
     db: DbOption,
     graph: GraphOption,
-    now: Annotated[
-        str | None,
-        typer.Option(
-            "--now",
-            help="Compare deadlines with this ISO-8601 time instead of the current time "
-            "(UTC when no offset is given).",
-            show_default=False,
-        ),
-    ] = None,
+    now: _SweepNow = None,
     as_json: JsonOption = False,
 ) -> None:
     """Apply the on-timeout action to every expired review: reject, or escalate.
@@ -854,15 +821,11 @@ def review_sweep(
         ```
     """
     moment = _now(now)
-    url, shown = _db_url(db)
-    builder = _load_graph(graph)
-    with ExitStack() as stack:
-        saver = _open_saver(stack, url, shown)
-        compiled = builder.compile(checkpointer=saver)
+    with _compiled(db, graph) as (compiled, saver):
         try:
             actions = sweep_reviews(compiled, saver, now=moment, durability="sync")
         except Exception as exc:
-            _fail(f"the sweep failed: {type(exc).__name__}: {one_line(str(exc), 300)}")
+            _fail(f"the sweep failed: {_error(exc)}")
     errors = [a for a in actions if a.action == "error"]
     if as_json:
         typer.echo(json.dumps([a.to_dict() for a in actions], indent=2, default=str))

@@ -54,11 +54,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -450,16 +450,18 @@ def _root_key(item: CheckpointTuple) -> tuple[str, str] | None:
     return str(configurable.get("thread_id")), str(configurable.get("checkpoint_id", ""))
 
 
-def _latest(items: Iterable[CheckpointTuple], into: dict[str, CheckpointTuple]) -> None:
-    """Keep the newest root checkpoint of each thread (checkpoint ids sort by time)."""
+def _latest(items: Iterable[CheckpointTuple]) -> dict[str, CheckpointTuple]:
+    """The newest root checkpoint of each thread (checkpoint ids sort by time)."""
+    latest: dict[str, CheckpointTuple] = {}
     for item in items:
         key = _root_key(item)
         if key is None:
             continue
         thread_id, checkpoint_id = key
-        held = into.get(thread_id)
+        held = latest.get(thread_id)
         if held is None or checkpoint_id > str(held.config["configurable"]["checkpoint_id"]):
-            into[thread_id] = item
+            latest[thread_id] = item
+    return latest
 
 
 def _reviews_of_tuple(thread_id: str, item: CheckpointTuple) -> list[PendingReview]:
@@ -484,6 +486,154 @@ def _finish_listing(
 
 def _root_tuple_config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": _ROOT_NS}}
+
+
+# -- one implementation, two drivers -------------------------------------------------------
+#
+# Each operation of the desk is a generator (`_listing`, `_resolving`, `_sweeping`, ...)
+# that yields the I/O it needs (`_GetState`, `_Invoke`, `_ListCheckpoints`, `_GetTuple`)
+# and receives its result; `_run` performs the I/O with the sync methods, `_arun` awaits
+# the async ones. A failed I/O is thrown into the generator where it asked.
+
+
+@dataclass(frozen=True, slots=True)
+class _GetState:
+    """A thread's state: `graph.get_state(config)`."""
+
+    graph: Graph
+    config: RunnableConfig
+
+    def run(self) -> StateSnapshot:
+        return self.graph.get_state(self.config)
+
+    async def arun(self) -> StateSnapshot:
+        return await self.graph.aget_state(self.config)
+
+
+@dataclass(frozen=True, slots=True)
+class _Invoke:
+    """Resume a run: `graph.invoke(command, config)`."""
+
+    graph: Graph
+    command: Command[Any]
+    config: RunnableConfig
+    durability: Durability | None
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {} if self.durability is None else {"durability": self.durability}
+
+    def run(self) -> Any:
+        return self.graph.invoke(self.command, self.config, **self._kwargs())
+
+    async def arun(self) -> Any:
+        return await self.graph.ainvoke(self.command, self.config, **self._kwargs())
+
+
+@dataclass(frozen=True, slots=True)
+class _ListCheckpoints:
+    """Every checkpoint in the database: `checkpointer.list(None)`."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+
+    def run(self) -> Iterable[CheckpointTuple]:
+        return self.checkpointer.list(None)
+
+    async def arun(self) -> Iterable[CheckpointTuple]:
+        return [item async for item in self.checkpointer.alist(None)]
+
+
+@dataclass(frozen=True, slots=True)
+class _GetTuple:
+    """One checkpoint: `checkpointer.get_tuple(config)`."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+    config: RunnableConfig
+
+    def run(self) -> CheckpointTuple | None:
+        return self.checkpointer.get_tuple(self.config)
+
+    async def arun(self) -> CheckpointTuple | None:
+        return await self.checkpointer.aget_tuple(self.config)
+
+
+_Io: TypeAlias = _GetState | _Invoke | _ListCheckpoints | _GetTuple
+_T = TypeVar("_T")
+_Steps: TypeAlias = Generator[_Io, Any, _T]
+"""An operation of the desk: yields the I/O to perform, receives its result."""
+
+
+def _run(steps: _Steps[_T]) -> _T:
+    """Drive `steps` with the sync I/O methods."""
+    try:
+        io = next(steps)
+        while True:
+            try:
+                reply = io.run()
+            except Exception as exc:
+                io = steps.throw(exc)
+            else:
+                io = steps.send(reply)
+    except StopIteration as done:
+        return cast(_T, done.value)
+
+
+async def _arun(steps: _Steps[_T]) -> _T:
+    """Drive `steps` with the async I/O methods."""
+    try:
+        io = next(steps)
+        while True:
+            try:
+                reply = await io.arun()
+            except Exception as exc:
+                io = steps.throw(exc)
+            else:
+                io = steps.send(reply)
+    except StopIteration as done:
+        return cast(_T, done.value)
+
+
+def _latest_tuples(
+    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
+) -> _Steps[dict[str, CheckpointTuple]]:
+    """The latest root checkpoint of each thread (all threads, or `thread_ids`)."""
+    if thread_ids is None:
+        return _latest((yield _ListCheckpoints(checkpointer)))
+    latest: dict[str, CheckpointTuple] = {}
+    for thread_id in dict.fromkeys(thread_ids):
+        item = yield _GetTuple(checkpointer, _root_tuple_config(thread_id))
+        if item is not None:
+            latest[thread_id] = item
+    return latest
+
+
+def _thread_ids(
+    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
+) -> _Steps[list[str]]:
+    if thread_ids is not None:
+        return list(dict.fromkeys(thread_ids))
+    return sorted((yield from _latest_tuples(checkpointer, None)))
+
+
+def _listing(
+    checkpointer: BaseCheckpointSaver[Any],
+    now: datetime | None,
+    thread_ids: Iterable[str] | None,
+    expired_only: bool,
+    graph: Graph | None,
+    where: str,
+) -> _Steps[list[PendingReview]]:
+    """`list_reviews`; `where` names the caller in the error for a naive `now`."""
+    _aware(now, where)
+    reviews: list[PendingReview] = []
+    if graph is not None:
+        for thread_id in (yield from _thread_ids(checkpointer, thread_ids)):
+            snapshot = yield _GetState(graph, _thread_config(thread_id))
+            reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
+    else:
+        latest = yield from _latest_tuples(checkpointer, thread_ids)
+        for thread_id, item in latest.items():
+            reviews.extend(_reviews_of_tuple(thread_id, item))
+    return _finish_listing(reviews, now=now, expired_only=expired_only)
 
 
 def list_reviews(
@@ -525,24 +675,7 @@ def list_reviews(
                 print(review.thread_id, review.kind, review.action, review.deadline)
         ```
     """
-    _aware(now, "list_reviews(now)")
-    reviews: list[PendingReview] = []
-    if graph is not None:
-        for thread_id in _thread_ids(checkpointer, thread_ids):
-            snapshot = graph.get_state(_thread_config(thread_id))
-            reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
-        return _finish_listing(reviews, now=now, expired_only=expired_only)
-    latest: dict[str, CheckpointTuple] = {}
-    if thread_ids is None:
-        _latest(checkpointer.list(None), latest)
-    else:
-        for thread_id in dict.fromkeys(thread_ids):
-            item = checkpointer.get_tuple(_root_tuple_config(thread_id))
-            if item is not None:
-                latest[thread_id] = item
-    for thread_id, item in latest.items():
-        reviews.extend(_reviews_of_tuple(thread_id, item))
-    return _finish_listing(reviews, now=now, expired_only=expired_only)
+    return _run(_listing(checkpointer, now, thread_ids, expired_only, graph, "list_reviews(now)"))
 
 
 async def alist_reviews(
@@ -561,48 +694,9 @@ async def alist_reviews(
             reviews = await alist_reviews(saver, expired_only=True)
         ```
     """
-    _aware(now, "alist_reviews(now)")
-    reviews: list[PendingReview] = []
-    if graph is not None:
-        async for thread_id in _athread_ids(checkpointer, thread_ids):
-            snapshot = await graph.aget_state(_thread_config(thread_id))
-            reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
-        return _finish_listing(reviews, now=now, expired_only=expired_only)
-    latest: dict[str, CheckpointTuple] = {}
-    if thread_ids is None:
-        _latest([item async for item in checkpointer.alist(None)], latest)
-    else:
-        for thread_id in dict.fromkeys(thread_ids):
-            item = await checkpointer.aget_tuple(_root_tuple_config(thread_id))
-            if item is not None:
-                latest[thread_id] = item
-    for thread_id, item in latest.items():
-        reviews.extend(_reviews_of_tuple(thread_id, item))
-    return _finish_listing(reviews, now=now, expired_only=expired_only)
-
-
-def _thread_ids(
-    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
-) -> Iterator[str]:
-    if thread_ids is not None:
-        yield from dict.fromkeys(thread_ids)
-        return
-    latest: dict[str, CheckpointTuple] = {}
-    _latest(checkpointer.list(None), latest)
-    yield from sorted(latest)
-
-
-async def _athread_ids(
-    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
-) -> AsyncIterator[str]:
-    if thread_ids is not None:
-        for thread_id in dict.fromkeys(thread_ids):
-            yield thread_id
-        return
-    latest: dict[str, CheckpointTuple] = {}
-    _latest([item async for item in checkpointer.alist(None)], latest)
-    for thread_id in sorted(latest):
-        yield thread_id
+    return await _arun(
+        _listing(checkpointer, now, thread_ids, expired_only, graph, "alist_reviews(now)")
+    )
 
 
 # -- resolving -------------------------------------------------------------------------------
@@ -731,6 +825,14 @@ def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -
     )
 
 
+def _getting(
+    graph: Graph, thread_id: str, interrupt_id: str | None, config: RunnableConfig | None
+) -> _Steps[PendingReview]:
+    """`get_review`."""
+    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+    return _select(thread_id, snapshot, interrupt_id)
+
+
 def get_review(
     graph: Graph,
     *,
@@ -759,8 +861,7 @@ def get_review(
         print(review.action, dict(review.args), review.context["reason"])
         ```
     """
-    snapshot = graph.get_state(_thread_config(thread_id, config))
-    return _select(thread_id, snapshot, interrupt_id)
+    return _run(_getting(graph, thread_id, interrupt_id, config))
 
 
 async def aget_review(
@@ -777,8 +878,7 @@ async def aget_review(
         review = await aget_review(graph, thread_id="order-7")
         ```
     """
-    snapshot = await graph.aget_state(_thread_config(thread_id, config))
-    return _select(thread_id, snapshot, interrupt_id)
+    return await _arun(_getting(graph, thread_id, interrupt_id, config))
 
 
 def _resume_config(
@@ -794,10 +894,6 @@ def _resume_config(
     return run
 
 
-def _invoke_kwargs(durability: Durability | None) -> dict[str, Any]:
-    return {} if durability is None else {"durability": durability}
-
-
 def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Command[Any]:
     """The resume command for `answers` (interrupt id -> resume value).
 
@@ -811,17 +907,37 @@ def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Comm
     return Command(resume=dict(answers))
 
 
-def _prepare(
+def _resolving(
+    graph: Graph,
     thread_id: str,
-    snapshot: StateSnapshot,
     decision: DecisionInput,
     interrupt_id: str | None,
     config: RunnableConfig | None,
-) -> tuple[Command[Any], RunnableConfig]:
+    durability: Durability | None,
+) -> _Steps[Any]:
+    """`resolve_review`: find the review, check the decision, then resume the run."""
+    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
     review = _select(thread_id, snapshot, interrupt_id)
     checked = check_decision(review, decision)
     command = _resume_command(snapshot, {review.interrupt_id: {"decisions": [checked]}})
-    return command, _resume_config(thread_id, config, snapshot)
+    run_config = _resume_config(thread_id, config, snapshot)
+    return (yield _Invoke(graph, command, run_config, durability))
+
+
+def _editing(
+    graph: Graph,
+    thread_id: str,
+    args: Mapping[str, Any],
+    action: str | None,
+    interrupt_id: str | None,
+    config: RunnableConfig | None,
+    durability: Durability | None,
+) -> _Steps[Any]:
+    """`edit`: the reviewed action's name unless `action` is given, then `_resolving`."""
+    if action is None:
+        action = (yield from _getting(graph, thread_id, interrupt_id, config)).action
+    decision = EditDecision(type="edit", edited_action=EditedAction(name=action, args=args))
+    return (yield from _resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 def resolve_review(
@@ -868,9 +984,7 @@ def resolve_review(
                        decision=RejectDecision(type="reject", message="Not this customer."))
         ```
     """
-    snapshot = graph.get_state(_thread_config(thread_id, config))
-    command, run_config = _prepare(thread_id, snapshot, decision, interrupt_id, config)
-    return graph.invoke(command, run_config, **_invoke_kwargs(durability))
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 async def aresolve_review(
@@ -889,9 +1003,7 @@ async def aresolve_review(
         await aresolve_review(graph, thread_id="order-7", decision={"type": "approve"})
         ```
     """
-    snapshot = await graph.aget_state(_thread_config(thread_id, config))
-    command, run_config = _prepare(thread_id, snapshot, decision, interrupt_id, config)
-    return await graph.ainvoke(command, run_config, **_invoke_kwargs(durability))
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 def approve(
@@ -909,14 +1021,8 @@ def approve(
         approve(graph, thread_id="order-7")
         ```
     """
-    return resolve_review(
-        graph,
-        thread_id=thread_id,
-        decision={"type": "approve"},
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = {"type": "approve"}
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 def reject(
@@ -939,14 +1045,8 @@ def reject(
         reject(graph, thread_id="order-7", message="Refunds over 100 EUR need a manager.")
         ```
     """
-    return resolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=RejectDecision(type="reject", message=message),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = RejectDecision(type="reject", message=message)
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 def edit(
@@ -979,18 +1079,7 @@ def edit(
         edit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
         ```
     """
-    if action is None:
-        action = get_review(
-            graph, thread_id=thread_id, interrupt_id=interrupt_id, config=config
-        ).action
-    return resolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=EditDecision(type="edit", edited_action=EditedAction(name=action, args=args)),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    return _run(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
 
 
 def respond(
@@ -1009,14 +1098,8 @@ def respond(
         respond(graph, thread_id="order-7", message="Refund already issued by phone.")
         ```
     """
-    return resolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=RespondDecision(type="respond", message=message),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = RespondDecision(type="respond", message=message)
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 async def aapprove(
@@ -1034,14 +1117,8 @@ async def aapprove(
         await aapprove(graph, thread_id="order-7")
         ```
     """
-    return await aresolve_review(
-        graph,
-        thread_id=thread_id,
-        decision={"type": "approve"},
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = {"type": "approve"}
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 async def areject(
@@ -1060,14 +1137,8 @@ async def areject(
         await areject(graph, thread_id="order-7", message="No.")
         ```
     """
-    return await aresolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=RejectDecision(type="reject", message=message),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = RejectDecision(type="reject", message=message)
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 async def aedit(
@@ -1087,19 +1158,7 @@ async def aedit(
         await aedit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
         ```
     """
-    if action is None:
-        review = await aget_review(
-            graph, thread_id=thread_id, interrupt_id=interrupt_id, config=config
-        )
-        action = review.action
-    return await aresolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=EditDecision(type="edit", edited_action=EditedAction(name=action, args=args)),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    return await _arun(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
 
 
 async def arespond(
@@ -1118,14 +1177,8 @@ async def arespond(
         await arespond(graph, thread_id="order-7", message="Done by phone.")
         ```
     """
-    return await aresolve_review(
-        graph,
-        thread_id=thread_id,
-        decision=RespondDecision(type="respond", message=message),
-        interrupt_id=interrupt_id,
-        config=config,
-        durability=durability,
-    )
+    decision = RespondDecision(type="respond", message=message)
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 # -- the deadline sweep ------------------------------------------------------------------------
@@ -1279,6 +1332,32 @@ def _sweep_command(snapshot: StateSnapshot, actions: Sequence[SweepAction]) -> C
     return _resume_command(snapshot, answers)
 
 
+def _sweeping(
+    graph: Graph,
+    listing: _Steps[list[PendingReview]],
+    config: RunnableConfig | None,
+    durability: Durability | None,
+) -> _Steps[list[SweepAction]]:
+    """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time.
+
+    A thread whose resume fails is reported (`action="error"`); the sweep goes on.
+    """
+    expired = yield from listing
+    planned = [_timeout_decision(r) for r in expired]
+    outcome: dict[int, SweepAction] = {}
+    for thread_id, actions in _by_thread(planned).items():
+        try:
+            snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+            run_config = _resume_config(thread_id, config, snapshot)
+            command = _sweep_command(snapshot, actions)
+            result = yield _Invoke(graph, command, run_config, durability)
+        except Exception as exc:
+            outcome.update({id(a): _failed(a, exc) for a in actions})
+        else:
+            outcome.update({id(a): _done(a, result) for a in actions})
+    return [outcome.get(id(a), a) for a in planned]
+
+
 def sweep_reviews(
     graph: Graph,
     checkpointer: BaseCheckpointSaver[Any],
@@ -1320,23 +1399,8 @@ def sweep_reviews(
             print(action.line())
         ```
     """
-    expired = list_reviews(
-        checkpointer, now=now, thread_ids=thread_ids, expired_only=True, graph=graph
-    )
-    planned = [_timeout_decision(r) for r in expired]
-    outcome: dict[int, SweepAction] = {}
-    for thread_id, actions in _by_thread(planned).items():
-        try:
-            snapshot = graph.get_state(_thread_config(thread_id, config))
-            run_config = _resume_config(thread_id, config, snapshot)
-            result = graph.invoke(
-                _sweep_command(snapshot, actions), run_config, **_invoke_kwargs(durability)
-            )
-        except Exception as exc:
-            outcome.update({id(a): _failed(a, exc) for a in actions})
-        else:
-            outcome.update({id(a): _done(a, result) for a in actions})
-    return [outcome.get(id(a), a) for a in planned]
+    listing = _listing(checkpointer, now, thread_ids, True, graph, "list_reviews(now)")
+    return _run(_sweeping(graph, listing, config, durability))
 
 
 async def asweep_reviews(
@@ -1355,20 +1419,5 @@ async def asweep_reviews(
         actions = await asweep_reviews(graph, saver)
         ```
     """
-    expired = await alist_reviews(
-        checkpointer, now=now, thread_ids=thread_ids, expired_only=True, graph=graph
-    )
-    planned = [_timeout_decision(r) for r in expired]
-    outcome: dict[int, SweepAction] = {}
-    for thread_id, actions in _by_thread(planned).items():
-        try:
-            snapshot = await graph.aget_state(_thread_config(thread_id, config))
-            run_config = _resume_config(thread_id, config, snapshot)
-            result = await graph.ainvoke(
-                _sweep_command(snapshot, actions), run_config, **_invoke_kwargs(durability)
-            )
-        except Exception as exc:
-            outcome.update({id(a): _failed(a, exc) for a in actions})
-        else:
-            outcome.update({id(a): _done(a, result) for a in actions})
-    return [outcome.get(id(a), a) for a in planned]
+    listing = _listing(checkpointer, now, thread_ids, True, graph, "alist_reviews(now)")
+    return await _arun(_sweeping(graph, listing, config, durability))
