@@ -326,14 +326,15 @@ def _validate(
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"workers: duplicate worker names {duplicates}; names must be unique")
-    reserved = {name, SYNTHESIS_NODE, START, END, FINISH}
+    steps = (SYNTHESIS_NODE, REVIEW_NODE, COMPACTION_NODE)
+    reserved = {name, *steps, START, END, FINISH}
     clash = sorted(set(names) & reserved)
     if clash:
         raise ValueError(
             f"workers: the names {clash} are taken by the graph itself (the supervisor node "
-            f"{name!r}, {SYNTHESIS_NODE!r}); rename those workers"
+            f"{name!r} and the steps {list(steps)}); rename those workers"
         )
-    if not isinstance(name, str) or not name.strip() or name == SYNTHESIS_NODE:
+    if not isinstance(name, str) or not name.strip() or name in steps:
         raise ValueError(f"name: {name!r} cannot name the supervisor node; use e.g. 'supervisor'")
     if model is None and router is None:
         raise ValueError("model: give a chat model to route with, or a router function (or both)")
