@@ -7,27 +7,40 @@ and the graph built with
 
     create_supervisor(workers, model=..., max_steps=N,
                       compaction=Compaction(summarizer=<scripted>,
-                                            max_context_tokens=<window>, trigger=0.7))
+                                            max_context_tokens=<window>, trigger=0.7,
+                                            every_n_steps=<every>, keep=<keep>))
 
 and compiled with `open_checkpointer(uri)` and `open_store(uri)` on Postgres (in memory
 with `--no-postgres`). An agent worker's slot keeps its own conversation (prompts and
 full answers), so without compaction its next prompt would grow by ~535 tokens per
-visit; with it, the slot is compacted before a hop whose prompt would reach 0.7 of the
-window. The store holds each hop's full output; the slots' results keep references.
+visit. The store holds each hop's full output; the slots' results keep references.
+
+Each compaction configuration (`LongConfig`) is one series of runs:
+
+- **trigger only** (`every_n_steps=None`, `keep` 6 by default, as the package): the slot
+  is compacted before a hop whose prompt would reach 0.7 of the window;
+- **trigger + cadence** (`every_n_steps=1, keep=2` by default, the package's "compact on a
+  fixed cadence as well"): also, whatever the size, before a worker's hop when its
+  completed hops are a multiple of `every_n_steps` (with 1: before each of its hops), once
+  its history holds more than the `keep` kept messages to fold in (with keep=2: something
+  older than its last visit).
+
+By default (`--long-every` not given) the section runs both; with `--long-every N` it
+runs the one configuration `every_n_steps=N, keep=--long-keep`.
 
 The summarizer is a `ScriptedChatModel` whose every step is `summarise`: a deterministic
 `ContextSummary` built from the messages it is asked to compact (which answers of which
 worker it saw), with one key fact, the worker's first answer, which later summaries
 must carry over.
 
-Per hop count, one verified run measures:
+Per configuration and hop count, one verified run measures:
 
 - the largest prompt of any supervisor or worker model call, from `state["usage"]`,
   cross-checked call by call against the scripted models' recorded calls
   (`count_tokens_approximately`); the summarizer's largest input separately (also
   from `usage`, role "summarizer", and cross-checked the same way);
-- the compactions, and the largest utilisation (tokens / window) of any call in
-  `usage`, summarizer included;
+- the compactions (by reason, trigger or cadence; one summarizer call each), and the
+  largest utilisation (tokens / window) of any call in `usage`, summarizer included;
 - on Postgres: the thread's checkpoint bytes (all namespaces, as in the comparison)
   and the store bytes of the thread's output namespaces, each divided by N; ms per hop
   of that one run (`durability="sync"`).
@@ -38,6 +51,7 @@ counts in memory, and the largest prompt of its supervisor and worker calls is r
 
 from __future__ import annotations
 
+import inspect
 import re
 import uuid
 from collections import Counter, defaultdict
@@ -76,6 +90,7 @@ from bench._workload import (
     check_pro,
     pro_supervisor_model,
     run,
+    schedule,
     visits,
     worker_model,
 )
@@ -92,6 +107,10 @@ TRIGGER = 0.7
 """Compact when a worker's next prompt would reach this fraction of the window."""
 FLAT_LIMIT = 1.5
 """Largest prompt and checkpoint bytes per hop: the last hop count within 1.5x of the first."""
+DEFAULT_KEEP = int(inspect.signature(Compaction).parameters["keep"].default)
+"""`Compaction.keep` when not given: the package's default (6)."""
+CADENCE_EVERY, CADENCE_KEEP = 1, 2
+"""The cadence configuration run next to trigger-only when `--long-every` is not given."""
 WARM_UP_HOPS = 3
 
 _MARKER = re.compile(r"\[(\w+) answer (\d+)\]")
@@ -137,6 +156,58 @@ def summarise(call: ScriptedCall) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class LongConfig:
+    """One compaction configuration of the long runs (window and trigger are shared)."""
+
+    every: int | None = None
+    """`Compaction.every_n_steps`: None compacts by size (the trigger) only."""
+    keep: int = DEFAULT_KEEP
+    """`Compaction.keep`: the recent messages kept verbatim."""
+
+    @property
+    def label(self) -> str:
+        """How the tables and targets name the configuration."""
+        if self.every is None:
+            return f"trigger only, keep={self.keep}"
+        return f"trigger + cadence, every_n_steps={self.every}, keep={self.keep}"
+
+    @property
+    def short(self) -> str:
+        """A column prefix."""
+        return "trigger" if self.every is None else "cadence"
+
+    @property
+    def reasons(self) -> frozenset[str]:
+        """The compaction reasons this configuration may record before a hop."""
+        return frozenset({"trigger"} if self.every is None else {"trigger", "cadence"})
+
+    def arguments(self, window: int) -> str:
+        """The `Compaction(...)` arguments, as the header shows them."""
+        every = "" if self.every is None else f", every_n_steps={self.every}"
+        return (
+            f"Compaction(summarizer=<scripted>, max_context_tokens={window:,}, "
+            f"trigger={TRIGGER}{every}, keep={self.keep})"
+        )
+
+    def compaction(self, summarizer: ScriptedChatModel, window: int) -> Compaction:
+        """The graph's compaction configuration."""
+        return Compaction(
+            summarizer=summarizer,
+            max_context_tokens=window,
+            trigger=TRIGGER,
+            every_n_steps=self.every,
+            keep=self.keep,
+        )
+
+
+def long_configs(every: int | None, keep: int) -> tuple[LongConfig, ...]:
+    """The configurations to run: with `every`, that one; else trigger only and the cadence."""
+    if every is not None:
+        return (LongConfig(every=every, keep=keep),)
+    return (LongConfig(keep=keep), LongConfig(every=CADENCE_EVERY, keep=CADENCE_KEEP))
+
+
+@dataclass(frozen=True)
 class Backend:
     """Where the long runs keep checkpoints and outputs."""
 
@@ -152,7 +223,7 @@ def memory_backend() -> Backend:
 
 
 def build_long(
-    hops: int, backend: Backend, agent: AgentFactory, window: int
+    hops: int, backend: Backend, agent: AgentFactory, window: int, config: LongConfig
 ) -> tuple[Prepared, ScriptedChatModel]:
     """Our graph with agent workers, compaction and the store; and its summarizer model."""
     supervisor = pro_supervisor_model(hops)
@@ -161,9 +232,9 @@ def build_long(
         Worker(name=name, description=description, agent=agent(models[name], name))
         for name, description in WORKERS
     ]
-    # At most one compaction per hop.
+    # At most one compaction per hop (trigger or cadence, before the hop).
     summarizer = ScriptedChatModel(name="summarizer", script=[summarise] * hops)
-    compaction = Compaction(summarizer=summarizer, max_context_tokens=window, trigger=TRIGGER)
+    compaction = config.compaction(summarizer, window)
     builder = create_supervisor(workers, model=supervisor, max_steps=hops, compaction=compaction)
     graph = builder.compile(checkpointer=backend.saver, store=backend.store)
     prepared = Prepared(
@@ -187,7 +258,12 @@ class LongRun:
     """The largest input of any worker model call, from `usage`."""
     summarizer_tokens: int | None
     """The largest input of any summarizer call, from `usage` (None: never called)."""
+    summarizer_total: int
+    """The summarizer calls' inputs, summed (from `usage`)."""
     compactions: int
+    """Compactions before a hop, one summarizer call each."""
+    cadence_compactions: int
+    """Of those, the ones recorded with reason "cadence" (the others: "trigger")."""
     max_utilisation: float
     """The largest `utilisation` in `usage` (supervisor, worker and summarizer calls)."""
     checkpoint_bytes: Mapping[str, int] | None
@@ -212,20 +288,22 @@ def call_tokens(model: ScriptedChatModel) -> list[int]:
     return [count_tokens_approximately(list(call.messages)) for call in model.calls]
 
 
-def warm_up(backend: Backend, agent: AgentFactory, window: int) -> None:
+def warm_up(backend: Backend, agent: AgentFactory, window: int, config: LongConfig) -> None:
     """One untimed small run, so first-call costs are not timed."""
-    prepared, _ = build_long(WARM_UP_HOPS, backend, agent, window)
+    prepared, _ = build_long(WARM_UP_HOPS, backend, agent, window, config)
     run(prepared, f"long-warm-up-{uuid.uuid4().hex[:8]}", durability="sync")
 
 
-def measure(hops: int, backend: Backend, agent: AgentFactory, window: int) -> LongRun:
+def measure(
+    hops: int, backend: Backend, agent: AgentFactory, window: int, config: LongConfig
+) -> LongRun:
     """One verified long run on a fresh thread, sized when the backend is Postgres."""
-    prepared, summarizer = build_long(hops, backend, agent, window)
-    thread_id = f"long-{hops}-{uuid.uuid4().hex[:8]}"
+    prepared, summarizer = build_long(hops, backend, agent, window, config)
+    thread_id = f"long-{config.short}-{hops}-{uuid.uuid4().hex[:8]}"
     result = run(prepared, thread_id, durability="sync")
     final = result.final
     check_usage(final, prepared, summarizer, window)
-    check_compactions(final, summarizer)
+    check_compactions(final, summarizer, config, hops)
     namespaces = [output_namespace(thread_id, name) for name in WORKER_NAMES]
     items = sum(len(backend.store.search(ns, limit=hops + 1)) for ns in namespaces)
     _expect(items == hops, f"{hops} hops: the store holds {items} outputs, expected {hops}")
@@ -242,7 +320,9 @@ def measure(hops: int, backend: Backend, agent: AgentFactory, window: int) -> Lo
         supervisor_tokens=max(u["tokens"] for u in usage if u["role"] == "supervisor"),
         worker_tokens=max(u["tokens"] for u in usage if u["role"] == "worker"),
         summarizer_tokens=max(summarized) if summarized else None,
+        summarizer_total=sum(summarized),
         compactions=len(final["compactions"]),
+        cadence_compactions=sum(e["reason"] == "cadence" for e in final["compactions"]),
         max_utilisation=max(u["utilisation"] for u in usage),
         checkpoint_bytes=checkpoint,
         store_bytes=stored,
@@ -279,8 +359,12 @@ def check_usage(
         )
 
 
-def check_compactions(final: Mapping[str, Any], summarizer: ScriptedChatModel) -> None:
-    """Every compaction succeeded, and each compacted slot still carries its first answer."""
+def check_compactions(
+    final: Mapping[str, Any], summarizer: ScriptedChatModel, config: LongConfig, hops: int
+) -> None:
+    """Every compaction succeeded, for a reason the configuration allows and on its cadence,
+    at most once per hop; each compacted slot starts with a summary, and the worker's first
+    answer is either still kept verbatim or carried by that summary (never lost)."""
     entries: list[Mapping[str, Any]] = final.get("compactions") or []
     failed = [e for e in entries if e["error"] is not None or e["removed"] == 0]
     _expect(not failed, f"compactions failed or removed nothing: {failed[:2]}")
@@ -288,6 +372,29 @@ def check_compactions(final: Mapping[str, Any], summarizer: ScriptedChatModel) -
         len(summarizer.calls) == len(entries),
         f"the summarizer was called {len(summarizer.calls)} times for {len(entries)} compactions",
     )
+    plan = schedule(hops)
+    _expect(
+        len({e["step"] for e in entries}) == len(entries),
+        f"{config.label}: more than one compaction before a hop",
+    )
+    for entry in entries:
+        worker, step = entry["worker"], entry["step"]
+        _expect(
+            entry["reason"] in config.reasons,
+            f"{config.label}: a compaction with reason {entry['reason']!r} "
+            f"(expected {sorted(config.reasons)})",
+        )
+        _expect(
+            1 <= step <= hops and plan[step - 1] == worker,
+            f"{config.label}: a compaction of {worker} before hop {step}, which is not its hop",
+        )
+        # The cadence counts the worker's own completed hops (its slot's results).
+        earlier = plan[: step - 1].count(worker)
+        _expect(
+            entry["reason"] != "cadence" or (earlier >= 1 and earlier % (config.every or 1) == 0),
+            f"{config.label}: a cadence compaction of {worker} after {earlier} of its hops, "
+            f"not a positive multiple of every_n_steps={config.every}",
+        )
     for worker in Counter(e["worker"] for e in entries):
         messages: list[BaseMessage] = final["workers"][worker]["messages"]
         head = messages[0] if messages else None
@@ -296,10 +403,22 @@ def check_compactions(final: Mapping[str, Any], summarizer: ScriptedChatModel) -
                 f"long run: {worker}'s compacted slot does not start with a summary"
             )
         summary = head.additional_kwargs["lgsp_summary"]
+        done = str(summary["done"][0])
+        carried = opening_fact(worker) in summary["key_facts"] and done.startswith(
+            f"{worker} answers 1-"
+        )
+        # A compaction may fold only what precedes the first answer (a cadence compaction,
+        # or a tail budget smaller than one answer); the answer is then still kept verbatim.
+        first = answer_prefix(worker, 1)
+        verbatim = any(str(m.content).startswith(first) for m in messages[1:])
         _expect(
-            opening_fact(worker) in summary["key_facts"]
-            and summary["done"][0].startswith(f"{worker} answers 1-"),
-            f"{worker}'s summary lost its first answer: {summary}",
+            carried != verbatim,
+            f"{worker}'s first answer is "
+            + (
+                "both kept verbatim and in the summary"
+                if carried
+                else f"neither kept verbatim nor in the summary (lost): {summary}"
+            ),
         )
 
 
@@ -320,13 +439,11 @@ def _expect(condition: bool, message: str) -> None:
 
 
 @dataclass(frozen=True)
-class LongResults:
-    """The long section's runs, by hop count, and the reference's largest prompts."""
+class LongSeries:
+    """One configuration's runs, by hop count."""
 
+    config: LongConfig
     runs: Mapping[int, LongRun]
-    reference: Mapping[int, tuple[int, int]]
-    window: int
-    postgres: bool
 
     @property
     def hops(self) -> list[int]:
@@ -334,59 +451,90 @@ class LongResults:
         return sorted(self.runs)
 
 
-def prompt_table(results: LongResults) -> TextTable:
+@dataclass(frozen=True)
+class LongResults:
+    """The long section's series (one per configuration) and the reference's largest prompts."""
+
+    series: Sequence[LongSeries]
+    reference: Mapping[int, tuple[int, int]]
+    window: int
+    postgres: bool
+
+    @property
+    def hops(self) -> list[int]:
+        """The hop counts run, ascending (the same for every series)."""
+        return self.series[0].hops
+
+
+def _title(series: LongSeries, what: str) -> str:
+    return f"Long run (ours, compaction + store; {series.config.label}): {what}"
+
+
+def prompt_table(results: LongResults, series: LongSeries) -> TextTable:
     """Largest prompt per model call, compactions and utilisation, per hop count."""
-    first = results.runs[results.hops[0]]
+    hops = series.hops
+    first = series.runs[hops[0]]
     rows = []
-    for n in results.hops:
-        item = results.runs[n]
+    for n in hops:
+        item = series.runs[n]
         rows.append(
             (
                 str(n),
                 str(item.compactions),
+                f"{item.compactions - item.cadence_compactions} / {item.cadence_compactions}",
                 fmt_int(item.largest),
                 fmt_int(item.supervisor_tokens),
                 fmt_int(item.worker_tokens),
                 fmt_int(item.summarizer_tokens),
+                fmt_int(item.summarizer_total),
                 f"{item.max_utilisation:.3f}",
                 fmt_times(ratio(item.largest, first.largest)),
             )
         )
+    config = series.config
+    cadence = (
+        "no cadence (every_n_steps=None)"
+        if config.every is None
+        else f"cadence every_n_steps={config.every} (also compacted before a worker's hop "
+        f"when its completed hops are a multiple of {config.every}, if the history holds "
+        f"more than the {config.keep} kept messages to fold in)"
+    )
     note = (
         "Largest prompt: max tokens over every supervisor and worker model call of the run, "
         "from state['usage'] (count_tokens_approximately of the call's messages, tool schemas "
         "not counted), checked equal call by call to the scripted models' recorded calls. "
-        "Summarizer: the largest input of its calls (usage role 'summarizer', checked the "
-        "same way). Max utilisation: largest usage tokens / window over all calls, summarizer "
-        f"included; window {results.window:,} tokens for every model, "
-        f"compaction trigger {TRIGGER} ({int(results.window * TRIGGER):,} tokens)."
+        "Compactions: before a worker's hop, one summarizer call each (checked), by reason "
+        "(trigger / cadence). Summarizer: the largest input of its calls (usage role "
+        "'summarizer', checked the same way); total: their inputs summed. Max "
+        "utilisation: largest usage tokens / window over all calls, summarizer included; "
+        f"window {results.window:,} tokens for every model, compaction trigger {TRIGGER} "
+        f"({int(results.window * TRIGGER):,} tokens), "
+        f"{cadence}, keep={config.keep} (recent messages kept verbatim, at most half the "
+        f"trigger budget: {int(results.window * TRIGGER / 2):,} tokens)."
     )
     headers = (
         "hops",
         "compactions",
+        "trigger / cadence",
         "largest prompt",
         "supervisor",
         "workers",
         "summarizer",
+        "summarizer total",
         "max utilisation",
-        f"vs {results.hops[0]} hops",
+        f"vs {hops[0]} hops",
     )
-    return TextTable(
-        "Long run (ours, compaction + store): largest prompt per model call",
-        headers,
-        tuple(rows),
-        note,
-    )
+    return TextTable(_title(series, "largest prompt per model call"), headers, tuple(rows), note)
 
 
-def bytes_table(results: LongResults) -> TextTable:
+def bytes_table(series: LongSeries) -> TextTable:
     """Checkpoint and store bytes per hop on Postgres, per hop count."""
-    hops = results.hops
-    first_total = results.runs[hops[0]].checkpoint_total
+    hops = series.hops
+    first_total = series.runs[hops[0]].checkpoint_total
     rows = []
     previous: LongRun | None = None
     for n in hops:
-        item = results.runs[n]
+        item = series.runs[n]
         total = item.checkpoint_total
         sizes = item.checkpoint_bytes or {}
         marginal = None
@@ -422,82 +570,93 @@ def bytes_table(results: LongResults) -> TextTable:
         "store B/hop",
         "ms/hop",
     )
-    return TextTable(
-        "Long run (ours, compaction + store): Postgres bytes per hop", headers, tuple(rows), note
-    )
+    return TextTable(_title(series, "Postgres bytes per hop"), headers, tuple(rows), note)
 
 
 def reference_table(results: LongResults) -> TextTable:
-    """Our largest prompt next to the reference's, at the same hop counts."""
+    """Our largest prompt (each configuration) next to the reference's, at the same hop counts."""
     rows = []
     for n in results.hops:
-        ours = results.runs[n].largest
         reference = results.reference.get(n)
         supervisor, workers = reference if reference is not None else (None, None)
         largest = None if reference is None else max(reference)
-        rows.append(
-            (
-                str(n),
-                fmt_int(supervisor),
-                fmt_int(workers),
-                fmt_int(largest),
-                fmt_int(ours),
-                fmt_ratio(ours, largest),
-            )
-        )
+        row = [str(n), fmt_int(supervisor), fmt_int(workers), fmt_int(largest)]
+        for series in results.series:
+            ours = series.runs[n].largest
+            row += [fmt_int(ours), fmt_ratio(ours, largest)]
+        rows.append(tuple(row))
+    headers = ["hops", "ref supervisor", "ref workers", "ref largest"]
+    for series in results.series:
+        headers += [f"ours {series.config.short}", f"{series.config.short}/ref"]
+    legend = "; ".join(f"ours {s.config.short}: {s.config.label}" for s in results.series)
     note = (
         "ref: langgraph-supervisor with the same agent workers and no compaction (it has "
         "none), one in-memory run per hop count; its supervisor and workers all read the "
-        "shared message history. Same token count as ours (messages only)."
+        f"shared message history. Same token count as ours (messages only). {legend}."
     )
     return TextTable(
-        "Largest prompt per model call: ours (long run) vs langgraph-supervisor",
-        ("hops", "ref supervisor", "ref workers", "ref largest", "ours largest", "ours/ref"),
+        "Largest prompt per model call: ours (long runs) vs langgraph-supervisor",
+        tuple(headers),
         tuple(rows),
         note,
     )
 
 
 def tables(results: LongResults) -> list[TextTable]:
-    """The long section's tables."""
-    out = [prompt_table(results)]
-    if results.postgres:
-        out.append(bytes_table(results))
+    """The long section's tables: per configuration, then the reference contrast."""
+    out: list[TextTable] = []
+    for series in results.series:
+        out.append(prompt_table(results, series))
+        if results.postgres:
+            out.append(bytes_table(series))
     if results.reference:
         out.append(reference_table(results))
     return out
 
 
-def targets(results: LongResults) -> list[Target]:
-    """Largest prompt and checkpoint bytes per hop: the last hop count within 1.5x of the first."""
-    hops = results.hops
-    small, large = results.runs[hops[0]], results.runs[hops[-1]]
-    plateau_from = next((n for n in hops if results.runs[n].compactions), None)
-    prompt_detail = f"ours, largest supervisor/worker prompt at {hops[-1]} / at {hops[0]} hops"
-    if plateau_from is not None and plateau_from != hops[0]:
-        plateau = ratio(large.largest, results.runs[plateau_from].largest)
-        prompt_detail += f"; {hops[-1]} / {plateau_from} hops (first with compactions): " + (
+def prompt_target(series: LongSeries) -> Target:
+    """Largest prompt per model call: the last hop count within 1.5x of the first."""
+    hops = series.hops
+    small, large = series.runs[hops[0]], series.runs[hops[-1]]
+    plateau_from = next((n for n in hops if series.runs[n].compactions), None)
+    detail = f"ours, largest supervisor/worker prompt at {hops[-1]} / at {hops[0]} hops"
+    if plateau_from is not None and plateau_from not in (hops[0], hops[-1]):
+        plateau = ratio(large.largest, series.runs[plateau_from].largest)
+        detail += f"; {hops[-1]} / {plateau_from} hops (first with compactions): " + (
             fmt_times(plateau)
         )
-    bytes_ratio = ratio(
-        per_hop(large.checkpoint_total, large.hops), per_hop(small.checkpoint_total, small.hops)
+    detail += (
+        f"; compactions (= summarizer calls) at {hops[0]} / {hops[-1]} hops: "
+        f"{small.compactions} / {large.compactions}"
     )
-    return [
-        Target(
-            f"largest prompt per model call flat: {hops[-1]} hops within "
-            f"{FLAT_LIMIT}x of {hops[0]} hops",
-            ratio(large.largest, small.largest),
-            FLAT_LIMIT,
-            prompt_detail,
+    return Target(
+        f"largest prompt per model call flat ({series.config.label}): {hops[-1]} hops "
+        f"within {FLAT_LIMIT}x of {hops[0]} hops",
+        ratio(large.largest, small.largest),
+        FLAT_LIMIT,
+        detail,
+    )
+
+
+def bytes_target(series: LongSeries) -> Target:
+    """Checkpoint bytes per hop: the last hop count within 1.5x of the first."""
+    hops = series.hops
+    small, large = series.runs[hops[0]], series.runs[hops[-1]]
+    return Target(
+        f"checkpoint bytes per hop on Postgres (external memory on; {series.config.label}) "
+        f"flat: {hops[-1]} hops within {FLAT_LIMIT}x of {hops[0]} hops",
+        ratio(
+            per_hop(large.checkpoint_total, large.hops),
+            per_hop(small.checkpoint_total, small.hops),
         ),
-        Target(
-            f"checkpoint bytes per hop on Postgres (external memory on) flat: {hops[-1]} hops "
-            f"within {FLAT_LIMIT}x of {hops[0]} hops",
-            bytes_ratio,
-            FLAT_LIMIT,
-            "ours, long run, checkpoint bytes / N (store bytes not included)",
-        ),
-    ]
+        FLAT_LIMIT,
+        "ours, long run, checkpoint bytes / N (store bytes not included)",
+    )
+
+
+def targets(results: LongResults) -> list[Target]:
+    """Per configuration: largest prompt, then checkpoint bytes per hop, flat."""
+    return [prompt_target(s) for s in results.series] + [bytes_target(s) for s in results.series]
 
 
 def measure_all(
@@ -505,22 +664,27 @@ def measure_all(
     backend: Backend,
     agent: AgentFactory,
     window: int,
+    configs: Sequence[LongConfig],
     reference_cap: int,
     progress: Console,
 ) -> LongResults:
-    """Run every hop count once on `backend`, then the reference up to `reference_cap` hops."""
-    warm_up(backend, agent, window)
-    runs: dict[int, LongRun] = {}
-    for n in sorted(set(hops)):
-        progress.print(f"{n:>3} hops, long run: ours, compaction + store")
-        runs[n] = measure(n, backend, agent, window)
+    """Run every configuration at every hop count once on `backend`, then the reference
+    up to `reference_cap` hops."""
+    warm_up(backend, agent, window, configs[0])
+    series = []
+    for config in configs:
+        runs: dict[int, LongRun] = {}
+        for n in sorted(set(hops)):
+            progress.print(f"{n:>3} hops, long run: ours, compaction + store ({config.label})")
+            runs[n] = measure(n, backend, agent, window, config)
+        series.append(LongSeries(config=config, runs=runs))
     reference: dict[int, tuple[int, int]] = {}
     for n in sorted(set(hops)):
         if n <= reference_cap:
             progress.print(f"{n:>3} hops, long run: langgraph-supervisor (largest prompt)")
             reference[n] = reference_largest(n, agent)
     return LongResults(
-        runs=runs,
+        series=tuple(series),
         reference=reference,
         window=window,
         postgres=backend.database_uri is not None,

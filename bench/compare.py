@@ -23,11 +23,16 @@ For N in --hops it prints, side by side:
   `checkpoints`, `checkpoint_blobs` and `checkpoint_writes`, divided by N.
 
 **long** (see `bench/_long.py`): ours alone, the same workload with agent workers, with
-`compaction=Compaction(..., max_context_tokens=--long-window, trigger=0.7)` and the graph
-compiled with `open_checkpointer(uri)` and `open_store(uri)`, for N in --long-hops
-(6 to 96): the largest prompt of any model call, compactions, utilisation, checkpoint
-and store bytes per hop; and, for contrast, the reference's largest prompt at the same
-hop counts (up to --long-reference-cap hops).
+`compaction=Compaction(..., max_context_tokens=--long-window, trigger=0.7,
+every_n_steps=--long-every, keep=--long-keep)` and the graph compiled with
+`open_checkpointer(uri)` and `open_store(uri)`, for N in --long-hops (6 to 96): the
+largest prompt of any model call, compactions, utilisation, checkpoint and store bytes
+per hop; and, for contrast, the reference's largest prompt at the same hop counts (up
+to --long-reference-cap hops). Without --long-every it runs two configurations, each
+with its own tables and targets: trigger only (`keep=--long-keep`, 6 by default, as the
+package) and trigger + cadence (`every_n_steps=1, keep=2`: a worker's history is also
+compacted before each of its hops once there is something older than its last visit to
+fold in).
 
 Every run is verified (N ledger entries / N worker answers in round-robin order, N+1
 supervisor calls, one worker model call per hop; in the long runs also the usage log
@@ -166,6 +171,8 @@ class Settings:
     section: str = "all"
     long_hops: tuple[int, ...] = _long.LONG_HOPS
     long_window: int = _long.DEFAULT_WINDOW
+    long_every: int | None = None
+    long_keep: int = _long.DEFAULT_KEEP
     long_reference_cap: int = max(_long.LONG_HOPS)
 
     @property
@@ -177,6 +184,11 @@ class Settings:
     def long(self) -> bool:
         """Whether the long-run section runs."""
         return self.section in ("all", "long")
+
+    @property
+    def long_configs(self) -> tuple[_long.LongConfig, ...]:
+        """The long runs' compaction configurations."""
+        return _long.long_configs(self.long_every, self.long_keep)
 
     def repeats(self, hops: int) -> int:
         """Repetitions at `hops` hops (fewer for large N when asked)."""
@@ -240,6 +252,27 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         help="the long runs' input window (Compaction.max_context_tokens)",
     )
     parser.add_argument(
+        "--long-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help=(
+            "the long runs' cadence (Compaction.every_n_steps); default: two configurations, "
+            f"trigger only (keep=--long-keep) and trigger + cadence (every_n_steps="
+            f"{_long.CADENCE_EVERY}, keep={_long.CADENCE_KEEP})"
+        ),
+    )
+    parser.add_argument(
+        "--long-keep",
+        type=int,
+        default=_long.DEFAULT_KEEP,
+        metavar="K",
+        help=(
+            "recent messages kept verbatim (Compaction.keep) in the trigger-only runs, or "
+            f"with --long-every in its runs (default: the package's, {_long.DEFAULT_KEEP})"
+        ),
+    )
+    parser.add_argument(
         "--long-reference-cap",
         type=int,
         default=max(_long.LONG_HOPS),
@@ -254,6 +287,8 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         parser.error("--long-hops takes at least two different hop counts")
     if args.long_window < 1 or args.long_reference_cap < 0:
         parser.error("--long-window takes an integer >= 1, --long-reference-cap one >= 0")
+    if (args.long_every is not None and args.long_every < 1) or args.long_keep < 1:
+        parser.error("--long-every and --long-keep take integers >= 1")
     large_repeat = args.repeat if args.large_repeat is None else args.large_repeat
     if large_repeat < 1:
         parser.error("--large-repeat takes an integer >= 1")
@@ -268,6 +303,8 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         section=args.section,
         long_hops=tuple(sorted(set(args.long_hops))),
         long_window=args.long_window,
+        long_every=args.long_every,
+        long_keep=args.long_keep,
         long_reference_cap=args.long_reference_cap,
     )
 
@@ -569,10 +606,13 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
             if settings.postgres
             else "InMemorySaver and InMemoryStore"
         )
+        configs = " and ".join(
+            f"({config.label}) compaction={config.arguments(settings.long_window)}"
+            for config in settings.long_configs
+        )
         lines += [
-            f"long runs: hops {', '.join(map(str, settings.long_hops))}, one run each; ours "
-            f"with all three workers as agent workers, compaction=Compaction(summarizer="
-            f"<scripted>, max_context_tokens={settings.long_window:,}, trigger={_long.TRIGGER}), "
+            f"long runs: hops {', '.join(map(str, settings.long_hops))}, one run each per "
+            f"configuration; ours with all three workers as agent workers, {configs}, "
             f"compiled with {storage}, durability='sync'; "
             f"reference contrast: {reference}",
         ]
@@ -615,11 +655,13 @@ def render(console: Console, settings: Settings, report: Report, sides: Sequence
     for table in tables:
         console.print()
         console.print(table.to_rich())
-    if report.long is not None and not report.long.runs[max(report.long.runs)].compactions:
-        console.print(
-            "\n[yellow]No compaction fired in the longest run: the window is too large for "
-            "these hop counts to test compaction (lower --long-window).[/]"
-        )
+    for series in report.long.series if report.long is not None else ():
+        if not series.runs[max(series.runs)].compactions:
+            console.print(
+                f"\n[yellow]No compaction fired in the longest run ({series.config.label}): "
+                "the window is too large for these hop counts to test compaction (lower "
+                "--long-window).[/]"
+            )
     if settings.markdown is not None:
         body = ["\n".join(f"- {line}" for line in header)]
         body += [table.to_markdown() for table in tables]
@@ -657,6 +699,7 @@ def run_bench(settings: Settings, console: Console, progress: Console) -> None:
                 backend,
                 AGENT_FACTORIES[settings.agent],
                 settings.long_window,
+                settings.long_configs,
                 settings.long_reference_cap,
                 progress,
             )
