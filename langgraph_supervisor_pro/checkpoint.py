@@ -22,10 +22,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, closing, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    AsyncExitStack,
+    ExitStack,
+    asynccontextmanager,
+    closing,
+    contextmanager,
+)
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import aiosqlite
@@ -262,6 +270,76 @@ async def _apostgres_pool(
         await pool.close()
 
 
+def _opened(
+    url: str,
+    pool_size: int,
+    setup: bool,
+    connect_timeout: float,
+    *,
+    memory: Callable[[], Any],
+    sqlite: Callable[[Any], Any],
+    postgres: Callable[[Any], Any],
+    autocommit: bool = False,
+) -> AbstractContextManager[Any]:
+    """One way to open every backend: the connection for the URL, the class, `setup()`."""
+
+    @contextmanager
+    def opened() -> Iterator[Any]:
+        kind = _validate_options(url, pool_size, connect_timeout)
+        if kind == "memory":
+            yield memory()
+            return
+        target = url.strip()
+        with ExitStack() as stack:
+            if kind == "sqlite":
+                backend = sqlite(
+                    stack.enter_context(_sqlite_connection(target, autocommit=autocommit))
+                )
+            else:
+                backend = postgres(
+                    stack.enter_context(_postgres_pool(target, pool_size, connect_timeout))
+                )
+            if setup:
+                backend.setup()
+            yield backend
+
+    return opened()
+
+
+def _aopened(
+    url: str,
+    pool_size: int,
+    setup: bool,
+    connect_timeout: float,
+    *,
+    memory: Callable[[], Any],
+    sqlite: Callable[[Any], Any],
+    postgres: Callable[[Any], Any],
+    autocommit: bool = False,
+) -> AbstractAsyncContextManager[Any]:
+    """Async twin of `_opened` (async connections, awaited `setup()`)."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[Any]:
+        kind = _validate_options(url, pool_size, connect_timeout)
+        if kind == "memory":
+            yield memory()
+            return
+        target = url.strip()
+        async with AsyncExitStack() as stack:
+            if kind == "sqlite":
+                connection = _asqlite_connection(target, autocommit=autocommit)
+                backend = sqlite(await stack.enter_async_context(connection))
+            else:
+                pool = _apostgres_pool(target, pool_size, connect_timeout)
+                backend = postgres(await stack.enter_async_context(pool))
+            if setup:
+                await backend.setup()
+            yield backend
+
+    return opened()
+
+
 @contextmanager
 def open_checkpointer(
     url: str,
@@ -298,22 +376,16 @@ def open_checkpointer(
         ...     graph.invoke(1, {"configurable": {"thread_id": "t1"}})
         2
     """
-    kind = _validate_options(url, pool_size, connect_timeout)
-    url = url.strip()
-    if kind == "memory":
-        yield InMemorySaver()
-    elif kind == "sqlite":
-        with _sqlite_connection(url) as conn:
-            saver = SqliteSaver(conn)
-            if setup:
-                saver.setup()
-            yield saver
-    else:
-        with _postgres_pool(url, pool_size, connect_timeout) as pool:
-            pg_saver = PostgresSaver(pool)
-            if setup:
-                pg_saver.setup()
-            yield pg_saver
+    with _opened(
+        url,
+        pool_size,
+        setup,
+        connect_timeout,
+        memory=InMemorySaver,
+        sqlite=SqliteSaver,
+        postgres=PostgresSaver,
+    ) as saver:
+        yield saver
 
 
 @asynccontextmanager
@@ -358,22 +430,16 @@ async def aopen_checkpointer(
         >>> asyncio.run(main())
         2
     """
-    kind = _validate_options(url, pool_size, connect_timeout)
-    url = url.strip()
-    if kind == "memory":
-        yield InMemorySaver()
-    elif kind == "sqlite":
-        async with _asqlite_connection(url) as conn:
-            saver = AsyncSqliteSaver(conn)
-            if setup:
-                await saver.setup()
-            yield saver
-    else:
-        async with _apostgres_pool(url, pool_size, connect_timeout) as pool:
-            pg_saver = AsyncPostgresSaver(pool)
-            if setup:
-                await pg_saver.setup()
-            yield pg_saver
+    async with _aopened(
+        url,
+        pool_size,
+        setup,
+        connect_timeout,
+        memory=InMemorySaver,
+        sqlite=AsyncSqliteSaver,
+        postgres=AsyncPostgresSaver,
+    ) as saver:
+        yield saver
 
 
 @contextmanager
@@ -411,22 +477,18 @@ def open_store(
         ...     store.get(("docs",), "a").value
         {'text': 'hello'}
     """
-    kind = _validate_options(url, pool_size, connect_timeout)
-    url = url.strip()
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        with _sqlite_connection(url, autocommit=True) as conn:
-            store = SqliteStore(conn)
-            if setup:
-                store.setup()
-            yield store
-    else:
-        with _postgres_pool(url, pool_size, connect_timeout) as pool:
-            pg_store = PostgresStore(pool)
-            if setup:
-                pg_store.setup()
-            yield pg_store
+    # The stores manage their own SQLite transactions: they need autocommit.
+    with _opened(
+        url,
+        pool_size,
+        setup,
+        connect_timeout,
+        memory=InMemoryStore,
+        sqlite=SqliteStore,
+        postgres=PostgresStore,
+        autocommit=True,
+    ) as store:
+        yield store
 
 
 @asynccontextmanager
@@ -461,19 +523,14 @@ async def aopen_store(
         >>> asyncio.run(main())
         {'n': 1}
     """
-    kind = _validate_options(url, pool_size, connect_timeout)
-    url = url.strip()
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        async with _asqlite_connection(url, autocommit=True) as conn:
-            store = AsyncSqliteStore(conn)
-            if setup:
-                await store.setup()
-            yield store
-    else:
-        async with _apostgres_pool(url, pool_size, connect_timeout) as pool:
-            pg_store = AsyncPostgresStore(pool)
-            if setup:
-                await pg_store.setup()
-            yield pg_store
+    async with _aopened(
+        url,
+        pool_size,
+        setup,
+        connect_timeout,
+        memory=InMemoryStore,
+        sqlite=AsyncSqliteStore,
+        postgres=AsyncPostgresStore,
+        autocommit=True,
+    ) as store:
+        yield store
