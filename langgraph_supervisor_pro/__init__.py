@@ -8,15 +8,14 @@ Example:
     ...     app = graph.compile(checkpointer=saver)
 """
 
-from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
-from langgraph_supervisor_pro.checkpoint import (
-    aopen_checkpointer,
-    aopen_store,
-    open_checkpointer,
-    open_store,
+from langgraph_supervisor_pro._graph.supervisor_node import (
+    DEFAULT_SUPERVISOR_PROMPT,
+    Router,
+    SupervisorView,
 )
-from langgraph_supervisor_pro.compaction import Compaction, ContextSummary
-from langgraph_supervisor_pro.compaction_middleware import CompactionMiddleware
+from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
+from langgraph_supervisor_pro.compaction.compactor import Compaction, ContextSummary
+from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import (
     FINISH,
     HaltReason,
@@ -27,7 +26,13 @@ from langgraph_supervisor_pro.contracts import (
     WorkerTask,
     route_decision_model,
 )
-from langgraph_supervisor_pro.effects import (
+from langgraph_supervisor_pro.persistence.checkpointers import (
+    aopen_checkpointer,
+    aopen_store,
+    open_checkpointer,
+    open_store,
+)
+from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
     StoreEffects,
@@ -35,18 +40,8 @@ from langgraph_supervisor_pro.effects import (
     effect_key,
     open_effects,
 )
-from langgraph_supervisor_pro.guard import ToolGuard
-from langgraph_supervisor_pro.memory import recall_tool
-from langgraph_supervisor_pro.policy import (
-    ConfirmRequest,
-    ReviewPolicy,
-    Risk,
-    Tier,
-    UndeclaredRiskWarning,
-    risk,
-)
-from langgraph_supervisor_pro.review import ReviewDecision, request_review, review_payload
-from langgraph_supervisor_pro.reviews import (
+from langgraph_supervisor_pro.persistence.memory import recall_tool
+from langgraph_supervisor_pro.review.desk import (
     InvalidDecisionError,
     PendingReview,
     ReviewError,
@@ -61,6 +56,16 @@ from langgraph_supervisor_pro.reviews import (
     resolve_review,
     sweep_reviews,
 )
+from langgraph_supervisor_pro.review.gate import ReviewDecision, request_review, review_payload
+from langgraph_supervisor_pro.review.guard import ToolGuard
+from langgraph_supervisor_pro.review.policy import (
+    ConfirmRequest,
+    ReviewPolicy,
+    Risk,
+    Tier,
+    UndeclaredRiskWarning,
+    risk,
+)
 from langgraph_supervisor_pro.state import (
     CompactionEntry,
     LedgerEntry,
@@ -71,7 +76,6 @@ from langgraph_supervisor_pro.state import (
     UsageEntry,
     WorkerSlot,
 )
-from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 from langgraph_supervisor_pro.synthesis import (
     DEFAULT_SYNTHESIS_PROMPT,
     HopOutput,

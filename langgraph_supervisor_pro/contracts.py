@@ -15,7 +15,7 @@ from typing import Any, Literal
 from langchain_core.messages import AnyMessage
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from langgraph_supervisor_pro._text import truncate
+from langgraph_supervisor_pro._internal.text import truncate
 
 __all__ = [
     "FINISH",

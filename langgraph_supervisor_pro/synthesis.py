@@ -20,11 +20,11 @@ from langgraph.config import get_store
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
-from langgraph_supervisor_pro._node import GraphNode
-from langgraph_supervisor_pro._text import content_text, truncate
-from langgraph_supervisor_pro._usage import TokenCounter, UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.usage import TokenCounter, UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._internal.text import content_text, truncate
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
-from langgraph_supervisor_pro.memory import aload_result, load_result
+from langgraph_supervisor_pro.persistence.memory import aload_result, load_result
 from langgraph_supervisor_pro.state import SupervisorState
 
 __all__ = ["DEFAULT_SYNTHESIS_PROMPT", "HopOutput", "SynthesisInput", "Synthesizer"]

@@ -117,8 +117,15 @@ def test_create_agent_worker_end_to_end_sync_and_history_is_scoped():
     agent, agent_model = _agent_worker()
     sup = ScriptedChatModel(script=decisions("researcher", "FINISH"))
     app = compile_team(
-        [Worker(name="researcher", description="Looks things up.", agent=agent, tools=[lookup],
-                risks={"lookup": "low"})],
+        [
+            Worker(
+                name="researcher",
+                description="Looks things up.",
+                agent=agent,
+                tools=[lookup],
+                risks={"lookup": "low"},
+            )
+        ],
         model=sup,
     )
     out = app.invoke(ask("Tell me about cats"), thread())

@@ -10,7 +10,7 @@ from langgraph.types import Command, RetryPolicy
 from pydantic import BaseModel
 
 from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask, WorkerTimeoutError
-from langgraph_supervisor_pro._coerce import coerce_worker_output
+from langgraph_supervisor_pro._graph.coerce import coerce_worker_output
 from langgraph_supervisor_pro.workers import default_worker_retry
 from tests._helpers import ask, compile_team, routes, thread
 

@@ -55,7 +55,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.effects import (
+from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
     aopen_effects,

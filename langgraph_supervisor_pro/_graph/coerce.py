@@ -1,0 +1,87 @@
+"""Turning whatever a worker's agent returned into a valid `WorkerResult` (private)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, ValidationError
+
+from langgraph_supervisor_pro._internal.text import message_text, truncate
+from langgraph_supervisor_pro.contracts import WorkerResult
+
+ERROR_MAX_CHARS = 500
+
+
+def coerce_worker_output(
+    output: Any, *, worker: str, sent: Sequence[BaseMessage] = ()
+) -> tuple[WorkerResult, list[BaseMessage]]:
+    """Turn whatever a worker returned into a valid `WorkerResult` and its new messages.
+
+    Accepted: a `WorkerResult`; a `str`; an AI message or a list of messages; an
+    agent state dict with `messages` (and `structured_response`, as `create_agent`
+    returns); a dict with a `status` key (validated as a `WorkerResult`); any other
+    JSON-serialisable dict; a pydantic model. Anything else becomes `failed`.
+
+    Args:
+        output: What the agent returned.
+        worker: The worker's name (for error messages).
+        sent: The messages the worker was given, which are not new output.
+
+    Returns:
+        The result, and the messages the worker produced during the hop.
+    """
+    sent_ids = {m.id for m in sent if m.id}
+    try:
+        if isinstance(output, WorkerResult):
+            return output, []
+        if isinstance(output, str):
+            return WorkerResult(status="success", result=output), []
+        if isinstance(output, BaseMessage):
+            return _from_messages([output], None), [output]
+        if isinstance(output, list) and output and all(isinstance(m, BaseMessage) for m in output):
+            new = [m for m in output if m.id not in sent_ids or m.id is None]
+            return _from_messages(new, None), new
+        if isinstance(output, Mapping):
+            if "messages" in output and isinstance(output["messages"], list):
+                new = [
+                    m
+                    for m in output["messages"]
+                    if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)
+                ]
+                return _from_messages(new, output.get("structured_response")), new
+            if "status" in output:
+                return WorkerResult.model_validate(dict(output)), []
+            return WorkerResult(status="success", result=dict(output)), []
+        if isinstance(output, BaseModel):
+            return WorkerResult(status="success", result=output.model_dump(mode="json")), []
+    except ValidationError as exc:
+        return WorkerResult(
+            status="failed",
+            error=truncate(f"worker {worker!r} returned an invalid result: {exc}", ERROR_MAX_CHARS),
+        ), []
+    return WorkerResult(
+        status="failed",
+        error=(
+            f"worker {worker!r} returned {type(output).__name__}, which is not a result; "
+            "return a WorkerResult, str, dict, pydantic model or messages"
+        ),
+    ), []
+
+
+def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerResult:
+    if structured is not None:
+        value = (
+            structured.model_dump(mode="json")
+            if isinstance(structured, BaseModel)
+            else (structured)
+        )
+        return WorkerResult(status="success", result=value)
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            return WorkerResult(status="success", result=message_text(message))
+    return WorkerResult(
+        status="failed",
+        error="the worker produced no final AI message (it ended on a tool call or said nothing)",
+    )

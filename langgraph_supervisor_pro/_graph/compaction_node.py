@@ -1,0 +1,146 @@
+"""The compaction step: compacts a worker's history before its hop (private).
+
+The supervisor routes through this node, instead of straight to the worker, when
+the worker's history plus the hop's prompt reaches the trigger fraction of its
+window or its `every_n_steps` cadence. The step is its own super-step, so the
+summary is checkpointed before the worker runs, and a crash in the middle of it
+re-runs only the summarizer: nothing was written yet, so nothing is lost. The
+summary's id is derived from the ids it replaces, so a re-run writes the same one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro.compaction.compactor import CompactionOutcome, Compactor
+from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.persistence.memory import latest_results
+from langgraph_supervisor_pro.state import CompactionEntry, RouteState, SupervisorState
+
+COMPACTION_NODE = "compaction"
+
+Reason = Literal["trigger", "cadence"]
+
+
+class CompactionNode:
+    """Compacts the routed worker's slot, then hands over to that worker."""
+
+    def __init__(
+        self,
+        compactors: Mapping[str, Compactor],
+        *,
+        reads: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self.compactors = dict(compactors)
+        self.reads = dict(reads or {})
+
+    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return GraphNode(COMPACTION_NODE, self.invoke, self.ainvoke)
+
+    def needed(self, state: SupervisorState, route: RouteState, task: str) -> Reason | None:
+        """Whether the routed worker's history must be compacted before its hop."""
+        compactor = self.compactors.get(route["next"])
+        if compactor is None:
+            return None
+        slot = (state.get("workers") or {}).get(route["next"])
+        history: list[BaseMessage] = list(slot["messages"]) if slot else []
+        done = len(slot["results"]) if slot else 0
+        if not history:
+            return None
+        prompt = WorkerTask(
+            worker=route["next"],
+            step=route["step"],
+            task=task,
+            instructions=route["instructions"],
+            reads=self._reads_estimate(state, route["next"]),
+        ).prompt()
+        upcoming = [*history, HumanMessage(content=prompt)]
+        if compactor.utilisation(upcoming) >= compactor.config.trigger:
+            return "trigger" if compactor.split(history) > 0 else None
+        return "cadence" if compactor.should_compact(history, step=done) else None
+
+    def _reads_estimate(self, state: SupervisorState, worker: str) -> dict[str, WorkerResult]:
+        """The outputs the worker will be given (`Worker.reads`), for counting.
+
+        Outputs kept in state are used as they are; an output in the store is stood in
+        for by text of its recorded length (`chars`), so the trigger counts it without
+        a store round trip.
+        """
+        slots = state.get("workers") or {}
+        out: dict[str, WorkerResult] = {}
+        for name, entry in latest_results(slots, self.reads.get(worker, ())).items():
+            if entry.get("ref"):
+                text = "x" * int(entry.get("chars", 0))
+                out[name] = WorkerResult(
+                    status=entry["status"], result=text, summary=entry.get("summary", "")
+                )
+            else:
+                out[name] = WorkerResult.model_validate(dict(entry))
+        return out
+
+    def _target(self, state: SupervisorState) -> tuple[RouteState, Compactor, list[BaseMessage]]:
+        route = state.get("route")
+        if not route or route["next"] not in self.compactors:
+            raise RuntimeError(
+                f"the compaction step ran without a route to a compacting worker (route={route!r})"
+            )
+        slot = (state.get("workers") or {}).get(route["next"])
+        return route, self.compactors[route["next"]], list(slot["messages"]) if slot else []
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Compact synchronously."""
+        route, compactor, history = self._target(state)
+        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+        outcome = compactor.compact(
+            history, task=state.get("task", ""), config={"callbacks": [recorder]}
+        )
+        return self._command(state, route, outcome, recorder)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Compact on the event loop."""
+        route, compactor, history = self._target(state)
+        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+        outcome = await compactor.acompact(
+            history, task=state.get("task", ""), config={"callbacks": [recorder]}
+        )
+        return self._command(state, route, outcome, recorder)
+
+    def _command(
+        self,
+        state: SupervisorState,
+        route: RouteState,
+        outcome: CompactionOutcome,
+        recorder: UsageRecorder,
+    ) -> Command[str]:
+        worker = route["next"]
+        reason = self.needed(state, route, state.get("task", "")) or "trigger"
+        entry = CompactionEntry(
+            turn=state.get("turn", 1),
+            step=route["step"],
+            worker=worker,
+            reason=reason,
+            tokens_before=outcome.tokens_before,
+            tokens_after=outcome.tokens_after,
+            removed=len(outcome.removed_ids) if outcome.compacted else 0,
+            attempts=outcome.attempts,
+            error=outcome.error,
+        )
+        update: dict[str, Any] = {"compactions": [entry]}
+        usage = recorder.entries(
+            turn=entry["turn"], step=entry["step"], role="summarizer", worker=worker
+        )
+        if usage:
+            update["usage"] = usage
+        if outcome.compacted:
+            update["workers"] = {
+                worker: {"compact": {"remove": outcome.removed_ids, "summary": outcome.messages[0]}}
+            }
+        return Command(goto=worker, update=update)

@@ -1,0 +1,159 @@
+"""The dispatch review step: in the `manual` tier a human approves each dispatch (private).
+
+The supervisor routes through this node, instead of straight to the worker, when
+the tier in force is `manual`. The node pauses with a review payload (kind
+`dispatch`) and applies the decision: approve (go on to the worker), edit (go on
+with the reviewer's instructions, or to another worker the reviewer named), reject
+(the hop is recorded as failed with the reviewer's message, and the supervisor
+decides again) or respond (the reviewer's message stands in for the worker's
+result).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.worker_node import hop_update
+from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.review.gate import (
+    ALL_DECISIONS,
+    EditDecision,
+    RejectDecision,
+    RespondDecision,
+    deadline_after,
+    request_review,
+    review_payload,
+)
+from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.state import RouteState, SupervisorState
+
+REVIEW_NODE = "review"
+_DISPATCH = "dispatch:"
+
+
+class DispatchReviewNode:
+    """Pauses for a human approval of the supervisor's dispatch, then goes on or back."""
+
+    def __init__(
+        self,
+        *,
+        policy: ReviewPolicy,
+        workers: tuple[str, ...],
+        supervisor: str,
+        next_step: Callable[[SupervisorState, RouteState], str],
+    ) -> None:
+        self.policy = policy
+        self.workers = workers
+        self.supervisor = supervisor
+        self.next_step = next_step
+
+    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
+        """The node as a Runnable (the same body sync and async: it only pauses)."""
+        return GraphNode(REVIEW_NODE, self.invoke, self.ainvoke)
+
+    def _payload(
+        self, state: SupervisorState, route: RouteState, config: RunnableConfig
+    ) -> dict[str, Any]:
+        ledger = [e for e in state.get("ledger") or () if e["turn"] == state.get("turn", 1)]
+        summary = "; ".join(
+            f"#{e['step']} {e['worker']} [{e['status']}] {one_line(e['summary'], 80)}"
+            for e in ledger[-5:]
+        )
+        return review_payload(
+            kind="dispatch",
+            action=f"{_DISPATCH}{route['next']}",
+            args={"worker": route["next"], "instructions": route["instructions"]},
+            description=f"The supervisor wants '{route['next']}' to work on: "
+            f"{one_line(route['instructions'], 200) or '(no instructions)'}",
+            allowed=ALL_DECISIONS,
+            context={
+                "task": state.get("task", ""),
+                "worker": route["next"],
+                "risk": None,
+                "tier": "manual",
+                "reason": "manual tier: a human approves each worker dispatch",
+                "summary": summary or "No hops yet.",
+                "deadline": deadline_after(self.policy.review_timeout, now=route.get("at")),
+                "reviewers": self.policy.reviewers,
+                "on_timeout": self.policy.on_timeout,
+                "escalate_to": self.policy.escalate_to,
+                "step": route["step"],
+                "turn": state.get("turn", 1),
+                "thread_id": config.get("configurable", {}).get("thread_id"),
+            },
+        )
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Pause for the decision and apply it."""
+        route = state.get("route")
+        if not route or route["next"] not in self.workers:
+            raise RuntimeError(f"the review step ran without a dispatch to review ({route!r})")
+        decision = request_review(
+            self._payload(state, route, config), escalation_timeout=self.policy.review_timeout
+        )
+        if isinstance(decision, EditDecision):
+            target = decision.edited_action.name.removeprefix(_DISPATCH)
+            if target not in self.workers:
+                # Fail closed: nothing runs, the hop records why, the supervisor decides.
+                return self._closed(
+                    state,
+                    route,
+                    WorkerResult(
+                        status="failed",
+                        error=f"the reviewer's edit names {decision.edited_action.name!r}, which "
+                        f"is not a worker (dispatch:<{'|'.join(self.workers)}>); nothing ran",
+                    ),
+                )
+            route = RouteState(
+                next=target,
+                instructions=str(
+                    decision.edited_action.args.get("instructions", route["instructions"])
+                ),
+                step=route["step"],
+                decided_by=route["decided_by"],
+            )
+            return Command(goto=self.next_step(state, route), update={"route": route})
+        if isinstance(decision, RejectDecision | RespondDecision):
+            result = (
+                WorkerResult(
+                    status="success",
+                    result=decision.message,
+                    summary=f"answered by the reviewer: {decision.message}",
+                )
+                if isinstance(decision, RespondDecision)
+                else WorkerResult(
+                    status="failed",
+                    error="dispatch rejected by the reviewer"
+                    + (f": {decision.message}" if decision.message else ""),
+                )
+            )
+            return self._closed(state, route, result)
+        return Command(goto=self.next_step(state, route))
+
+    def _closed(
+        self, state: SupervisorState, route: RouteState, result: WorkerResult
+    ) -> Command[str]:
+        """Record the hop as the reviewer settled it (no worker ran) and go back."""
+        task = WorkerTask(
+            worker=route["next"],
+            step=route["step"],
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+        )
+        prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
+        update = hop_update(
+            route["next"], route, state.get("turn", 1), [prompt], result.model_dump(), result
+        )
+        return Command(goto=self.supervisor, update=update)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Pause for the decision and apply it (nothing to await)."""
+        return self.invoke(state, config)

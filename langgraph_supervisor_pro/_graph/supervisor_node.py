@@ -1,0 +1,535 @@
+"""The routing node: it decides who works next, and never does the work itself.
+
+Each decision sees a slim, bounded view: the task, the worker catalogue (one line
+each, with visit counts) and the last few ledger lines. The decision comes from
+an optional deterministic `router`, else from the model through
+`with_structured_output` on a per-graph `RouteDecision`. An invalid decision is
+re-asked once with the validation error, then goes to the fallback worker or
+halts the run; it is never executed. Guards (hop budget, visit budgets,
+ping-pong) run on every decision.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias
+
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.errors import NodeError
+from langgraph.types import Command
+from pydantic import BaseModel, ValidationError
+
+from langgraph_supervisor_pro._graph import loop_guards as _guards
+from langgraph_supervisor_pro._graph.compaction_node import COMPACTION_NODE, CompactionNode
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.review_node import REVIEW_NODE
+from langgraph_supervisor_pro._graph.usage import UsageMeter
+from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
+from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
+from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
+
+__all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
+
+DEFAULT_SUPERVISOR_PROMPT = (
+    "You are a supervisor: you route work to workers and never do it yourself. Pick the "
+    "worker best placed to make progress and give it short, specific instructions (it sees "
+    "only the task and them), or FINISH when the task is done or cannot progress."
+)
+"""The instructions at the top of the supervisor's system message (the `prompt` argument
+replaces them; the worker catalogue and the answer format are always appended)."""
+
+SYNTHESIS_NODE = "synthesis"
+
+LINE_CHARS = SUMMARY_MAX_CHARS
+"""A ledger line shows a hop's whole summary (summaries are capped at this length)."""
+
+_NO_MODEL = "the router deferred (returned None) and no model is configured"
+
+DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupervisorView:
+    """What the supervisor sees for one decision; also what a `router` receives.
+
+    Example:
+        >>> def router(view: SupervisorView) -> str | None:
+        ...     if not view.ledger:
+        ...         return "researcher"  # always start with research
+        ...     return None  # let the model decide the rest
+    """
+
+    task: str
+    """The user's task for this turn."""
+    step: int
+    """Hops already run in this turn."""
+    turn: int
+    """The conversation turn, from 1."""
+    ledger: tuple[LedgerEntry, ...]
+    """This turn's ledger, oldest first."""
+    visits: Mapping[str, int]
+    """Hops per worker in this turn."""
+    workers: tuple[str, ...]
+    """The worker names, in catalogue order."""
+
+
+Router: TypeAlias = (
+    Callable[[SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"]
+    | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
+)
+"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), or
+None to let the model decide."""
+
+
+@dataclass(frozen=True)
+class _Decision:
+    next: str
+    instructions: str
+    decided_by: DecidedBy
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    error: str
+
+
+class SupervisorNode:
+    """The routing node. Built by `create_supervisor`; not public API."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        workers: Sequence[tuple[str, str, int | None]],
+        decision_model: type[RouteDecision],
+        model: BaseChatModel | Runnable[Any, Any] | None,
+        router: Router | None,
+        prompt: str | None,
+        max_steps: int,
+        fallback: str | None,
+        ledger_window: int,
+        ping_pong_window: int | None,
+        meter: UsageMeter | None = None,
+        view_trigger: float = 0.7,
+        compaction: CompactionNode | None = None,
+        policy: ReviewPolicy | None = None,
+    ) -> None:
+        self.name = name
+        self.policy = policy if policy is not None else ReviewPolicy()
+        self.meter = meter
+        self.view_trigger = view_trigger
+        self.compaction = compaction
+        self.worker_names = tuple(w[0] for w in workers)
+        self.max_visits = {w[0]: w[2] for w in workers}
+        self.decision_model = decision_model
+        self.router = router
+        self.max_steps = max_steps
+        self.fallback = fallback
+        self.ledger_window = ledger_window
+        self.ping_pong_window = ping_pong_window
+        self._structured: Runnable[Any, Any] | None = None
+        if model is not None:
+            try:
+                # The schema goes in as a JSON-schema tool dict built once here: given
+                # the pydantic class, LangChain rebuilds its JSON schema on every call
+                # (for tracing metadata). `_parse` validates with the class itself.
+                self._structured = model.with_structured_output(  # type: ignore[union-attr]
+                    convert_to_openai_tool(decision_model)
+                )
+            except (NotImplementedError, AttributeError) as exc:
+                raise TypeError(
+                    f"model: {type(model).__name__} cannot produce structured output "
+                    "(with_structured_output); give a tool-calling chat model, or a router"
+                ) from exc
+        options = ", ".join((*self.worker_names, FINISH))
+        catalogue = "\n".join(f"- {name}: {description}" for name, description, _ in workers)
+        self.system_prompt = (
+            f"{(prompt or DEFAULT_SUPERVISOR_PROMPT).strip()}\n\nWorkers:\n{catalogue}\n\n"
+            f"Answer with `next` (exactly one of: {options}) and `instructions`."
+        )
+        self._options = options
+
+    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return GraphNode(self.name, self.invoke, self.ainvoke)
+
+    # -- the view ----------------------------------------------------------------------
+
+    def view(self, state: SupervisorState, intake: Mapping[str, Any]) -> SupervisorView:
+        """The bounded view of the current turn."""
+        turn = intake.get("turn", state.get("turn", 1))
+        ledger = tuple(e for e in state.get("ledger") or () if e["turn"] == turn)
+        visits = {name: 0 for name in self.worker_names}
+        for entry in ledger:
+            visits[entry["worker"]] = visits.get(entry["worker"], 0) + 1
+        return SupervisorView(
+            task=intake.get("task", state.get("task", "")),
+            step=intake.get("step", state.get("step", 0)),
+            turn=turn,
+            ledger=ledger,
+            visits=visits,
+            workers=self.worker_names,
+        )
+
+    def messages(self, view: SupervisorView) -> list[BaseMessage]:
+        """The supervisor model's input: system prompt, then task, worker status and ledger."""
+        last_status = {entry["worker"]: entry["status"] for entry in view.ledger}
+        status = "; ".join(
+            f"{name}: {view.visits.get(name, 0)} hops"
+            + (f", last {last_status[name]}" if name in last_status else "")
+            for name in self.worker_names
+        )
+        shown = list(view.ledger[-self.ledger_window :])
+        while True:
+            messages = self._render(view, status, shown)
+            # Compact the view itself: drop the oldest shown ledger lines while the
+            # prompt is above the trigger budget (the counts above them remain).
+            if (
+                self.meter is None
+                or len(shown) <= 1
+                or self.meter.counter(messages) < (self.meter.window * self.view_trigger)
+            ):
+                return messages
+            shown = shown[1:]
+
+    def _render(
+        self, view: SupervisorView, status: str, shown: Sequence[LedgerEntry]
+    ) -> list[BaseMessage]:
+        lines = [
+            f"#{e['step']} {e['worker']} [{e['status']}] {one_line(e['summary'], LINE_CHARS)}"
+            for e in shown
+        ]
+        omitted = len(view.ledger) - len(shown)
+        if not lines:
+            ledger_text = "No hops yet."
+        else:
+            ok = sum(1 for e in view.ledger if e["status"] == "success")
+            head = f"{len(view.ledger)} hops so far ({ok} succeeded); " + (
+                f"the last {len(shown)}:" if omitted else "all of them:"
+            )
+            ledger_text = head + "\n" + "\n".join(lines)
+        human = (
+            f"Task: {view.task}\n\nWorkers: {status}\n\nLedger: {ledger_text}\n\n"
+            f"Hop budget: {view.step}/{self.max_steps} used. Who goes next?"
+        )
+        return [SystemMessage(content=self.system_prompt), HumanMessage(content=human)]
+
+    def _reask(self, error: str) -> HumanMessage:
+        return HumanMessage(
+            content=(
+                f"Your previous answer was not a valid decision: {error}\n"
+                f"Answer again with `next` set to exactly one of: {self._options}."
+            )
+        )
+
+    def _model_config(self, config: RunnableConfig, view: SupervisorView) -> RunnableConfig:
+        return merge_configs(
+            config,
+            {
+                "metadata": {
+                    "lgsp_role": "supervisor",
+                    "lgsp_step": view.step + 1,
+                    "lgsp_turn": view.turn,
+                },
+                "tags": ["lgsp:supervisor"],
+            },
+        )
+
+    # -- parsing -----------------------------------------------------------------------
+
+    def _parse(self, value: Any, decided_by: DecidedBy) -> _Decision | _Invalid:
+        """Validate a router's or model's output into a decision, or say what is wrong."""
+        if isinstance(value, Mapping) and {"raw", "parsed"} <= set(value):
+            if value.get("parsing_error") is not None:
+                return _Invalid(_short_error(value["parsing_error"]))
+            value = value["parsed"]
+            if value is None:
+                return _Invalid(
+                    "the reply held no structured decision (free text, or no call of the "
+                    "RouteDecision tool)"
+                )
+        if isinstance(value, str):
+            value = {"next": value}
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if not isinstance(value, Mapping):
+            return _Invalid(f"expected a decision, got {type(value).__name__}")
+        try:
+            decision = self.decision_model.model_validate(dict(value))
+        except ValidationError as exc:
+            return _Invalid(_short_error(exc))
+        return _Decision(decision.next, decision.instructions.strip(), decided_by)
+
+    # -- deciding ------------------------------------------------------------------------
+
+    def _route_from_router(self, view: SupervisorView, raw: Any) -> _Decision | _Invalid | None:
+        if raw is None:
+            return None
+        parsed = self._parse(raw, "router")
+        if isinstance(parsed, _Invalid):
+            return _Invalid(f"the router returned an invalid route: {parsed.error}")
+        return parsed
+
+    def _decide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        intake = self._intake(state)
+        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
+        recorded = None if intake else state.get("autonomy")
+        tier = self.policy.tier_for(config, recorded=recorded)
+        config = _with_tier(config, tier)
+        view = self.view(state, intake)
+        choice: _Decision | _Invalid | None = None
+        if self.router is not None:
+            raw = self.router(view)
+            if inspect.isawaitable(raw):
+                awaitable = raw
+                raw = run_sync(lambda: awaitable)
+            choice = self._route_from_router(view, raw)
+        sent: list[list[BaseMessage]] = []
+        if choice is None:
+            choice = self._ask_model(view, config, sent)
+        return self._command(state, intake, view, choice, sent, tier)
+
+    async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        intake = self._intake(state)
+        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
+        recorded = None if intake else state.get("autonomy")
+        tier = self.policy.tier_for(config, recorded=recorded)
+        config = _with_tier(config, tier)
+        view = self.view(state, intake)
+        choice: _Decision | _Invalid | None = None
+        if self.router is not None:
+            raw = self.router(view)
+            if inspect.isawaitable(raw):
+                raw = await raw
+            choice = self._route_from_router(view, raw)
+        sent: list[list[BaseMessage]] = []
+        if choice is None:
+            choice = await self._aask_model(view, config, sent)
+        return self._command(state, intake, view, choice, sent, tier)
+
+    def _asking(
+        self, view: SupervisorView
+    ) -> Generator[list[BaseMessage], Any, _Decision | _Invalid]:
+        """The model conversation for one decision, shared by the sync and async drivers.
+
+        Yields the messages to send; receives the structured output; returns the
+        decision, or what was wrong with it after one re-ask.
+        """
+        messages = self.messages(view)
+        first = self._parse((yield messages), "model")
+        if isinstance(first, _Decision):
+            return first
+        second = self._parse((yield [*messages, self._reask(first.error)]), "model")
+        if isinstance(second, _Invalid):
+            return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
+        return second
+
+    def _ask_model(
+        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
+    ) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid(_NO_MODEL)
+        cfg = self._model_config(config, view)
+        asking = self._asking(view)
+        messages = next(asking)
+        while True:
+            sent.append(messages)
+            try:
+                messages = asking.send(_invoke_structured(self._structured, messages, cfg))
+            except StopIteration as done:
+                result: _Decision | _Invalid = done.value
+                return result
+
+    async def _aask_model(
+        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
+    ) -> _Decision | _Invalid:
+        if self._structured is None:
+            return _Invalid(_NO_MODEL)
+        cfg = self._model_config(config, view)
+        asking = self._asking(view)
+        messages = next(asking)
+        while True:
+            sent.append(messages)
+            raw = await _ainvoke_structured(self._structured, messages, cfg)
+            try:
+                messages = asking.send(raw)
+            except StopIteration as done:
+                result: _Decision | _Invalid = done.value
+                return result
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Decide synchronously."""
+        return self._decide(state, config)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+        """Decide on the event loop."""
+        return await self._adecide(state, config)
+
+    # -- turning a decision into a command ---------------------------------------------
+
+    def _intake(self, state: SupervisorState) -> dict[str, Any]:
+        """Start a new turn when a new user message arrived; else change nothing."""
+        human = next(
+            (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)),
+            None,
+        )
+        if human is None:
+            raise ValueError(
+                "messages: the input needs at least one user message, e.g. "
+                '{"messages": [("user", "your task")]}'
+            )
+        if state.get("status") == "running" and human.id == state.get("task_message_id"):
+            return {}
+        return {
+            "turn": state.get("turn", 0) + 1,
+            "step": 0,
+            "task": message_text(human),
+            "task_message_id": human.id,
+            "status": "running",
+            "halt_reason": None,
+            "halt_detail": None,
+            "route": None,
+        }
+
+    def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
+        if self.meter is None:
+            return []
+        meter = self.meter
+        return [
+            meter.entry(
+                turn=view.turn,
+                step=view.step + 1,
+                role="supervisor",
+                worker=None,
+                tokens=meter.counter(messages),
+            )
+            for messages in sent
+        ]
+
+    def _command(
+        self,
+        state: SupervisorState,
+        intake: dict[str, Any],
+        view: SupervisorView,
+        choice: _Decision | _Invalid,
+        sent: list[list[BaseMessage]] | None = None,
+        tier: str = "supervised",
+    ) -> Command[str]:
+        usage = self._usage(view, sent or [])
+        if state.get("autonomy") != tier:  # written when it changes, not every hop
+            intake = {**intake, "autonomy": tier}
+        if usage:
+            intake["usage"] = usage
+        if isinstance(choice, _Invalid):
+            if self.fallback is None:
+                return self._halt(intake, "invalid_route", f"no valid route: {choice.error}")
+            choice = _Decision(
+                self.fallback,
+                "The supervisor could not choose a valid route "
+                f"({truncate(choice.error, 200)}). Work on the task as best you can.",
+                "fallback",
+            )
+        if choice.next == FINISH:
+            route = RouteState(
+                next=FINISH,
+                instructions=choice.instructions,
+                step=view.step,
+                decided_by=choice.decided_by,
+            )
+            return Command(goto=SYNTHESIS_NODE, update={**intake, "route": route})
+        halt = (
+            _guards.check_max_steps(view.step, self.max_steps)
+            or _guards.check_max_visits(choice.next, view.ledger, self.max_visits)
+            or _guards.check_ping_pong(choice.next, view.ledger, self.ping_pong_window)
+        )
+        if halt is not None:
+            return self._halt(intake, *halt)
+        step = view.step + 1
+        route = RouteState(
+            next=choice.next,
+            instructions=choice.instructions,
+            step=step,
+            decided_by=choice.decided_by,
+            at=datetime.now(UTC).isoformat(),
+        )
+        goto = REVIEW_NODE if tier == "manual" else self.next_step(state, route)
+        return Command(goto=goto, update={**intake, "route": route, "step": step})
+
+    def next_step(self, state: SupervisorState, route: RouteState) -> str:
+        """Where an approved route goes: the compaction step when due, else the worker."""
+        if self.compaction is not None and self.compaction.needed(
+            state, route, state.get("task", "")
+        ):
+            return COMPACTION_NODE
+        return route["next"]
+
+    def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
+        return Command(
+            goto=SYNTHESIS_NODE,
+            update={
+                **intake,
+                "route": None,
+                "status": "halted",
+                "halt_reason": reason,
+                "halt_detail": detail,
+            },
+        )
+
+    def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
+        """LangGraph error handler: after retries, fail the run closed with the reason."""
+        exc = error.error
+        return Command(
+            goto=SYNTHESIS_NODE,
+            update={
+                "route": None,
+                "status": "failed",
+                "halt_reason": "supervisor_error",
+                "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500),
+            },
+        )
+
+
+def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
+    """The config with the tier in force in its trace metadata (for every child run)."""
+    return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
+
+
+def _invoke_structured(
+    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
+) -> dict[str, Any]:
+    # `include_raw=True` would run the parse in a RunnableParallel (two threads per
+    # call); the plain chain raises on a parsing error instead, which we keep as data.
+    try:
+        return {"raw": None, "parsed": structured.invoke(messages, config), "parsing_error": None}
+    except (OutputParserException, ValidationError) as exc:
+        return {"raw": None, "parsed": None, "parsing_error": exc}
+
+
+async def _ainvoke_structured(
+    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
+) -> dict[str, Any]:
+    try:
+        parsed = await structured.ainvoke(messages, config)
+    except (OutputParserException, ValidationError) as exc:
+        return {"raw": None, "parsed": None, "parsing_error": exc}
+    return {"raw": None, "parsed": parsed, "parsing_error": None}
+
+
+def _short_error(exc: Any) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "decision"
+            parts.append(f"{loc}: {err['msg']} (got {err.get('input')!r})")
+        return truncate("; ".join(parts), 400)
+    return truncate(str(exc), 400)

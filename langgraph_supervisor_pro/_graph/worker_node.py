@@ -1,0 +1,501 @@
+"""The node that runs one worker hop inside its own namespace (private).
+
+It reads only what the hop's `WorkerTask` needs (the task, the route's
+instructions, the worker's own messages, and the outputs it declared it `reads`),
+runs the agent, turns whatever comes back into a `WorkerResult`, and writes only
+its own slot, one ledger entry and the hop's model-call utilisation. With a store,
+the full output goes to external memory and the slot keeps a reference.
+Exceptions, time-outs and garbage become a `failed` result (after the retry
+policy has had its turn), never a crash of the graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs
+from langgraph.config import get_store
+from langgraph.errors import GraphBubbleUp, ParentCommand, is_invalid_resume
+from langgraph.store.base import BaseStore
+from langgraph.types import RetryPolicy
+
+from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worker_output
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.persistence.memory import (
+    aload_result,
+    latest_results,
+    load_result,
+    output_key,
+    output_namespace,
+    reference,
+    stored_value,
+    thread_of,
+)
+from langgraph_supervisor_pro.review.guard import SECURITY_LOGGER
+from langgraph_supervisor_pro.state import (
+    CompactionEntry,
+    LedgerEntry,
+    RouteState,
+    SecurityEntry,
+    SupervisorState,
+)
+from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
+
+_log = logging.getLogger(SECURITY_LOGGER)
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """Everything a worker node needs for one hop, read from state."""
+
+    task: WorkerTask
+    route: RouteState
+    turn: int
+    autonomy: str | None = None
+
+
+class WorkerNode:
+    """Runs one worker hop; `invoke` and `ainvoke` share every part but the awaits.
+
+    Built by `create_supervisor`; not public API.
+    """
+
+    def __init__(
+        self,
+        worker: Worker,
+        *,
+        supervisor: str,
+        meter: UsageMeter | None,
+        agent: Runnable[Any, Any] | Callable[..., Any],
+    ) -> None:
+        self.worker = worker
+        self.supervisor = supervisor
+        self.meter = meter
+        self.allowed = set(worker.tool_names) if worker.tools is not None else None
+        kind = agent_kind(worker.name, agent)
+        self._takes_messages = kind == "runnable"
+        self._is_async = kind == "async"
+        self._runnable: Runnable[Any, Any] = (
+            agent
+            if isinstance(agent, Runnable)
+            else RunnableLambda(agent, name=f"{worker.name}.agent")
+        )
+
+    def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
+        """The node as a Runnable with native sync and async bodies."""
+        return GraphNode(self.worker.name, self.invoke, self.ainvoke)
+
+    # -- reading the hop --------------------------------------------------------------
+
+    def _route(self, state: SupervisorState) -> RouteState:
+        route = state.get("route")
+        if not route or route["next"] != self.worker.name:
+            raise RuntimeError(
+                f"worker {self.worker.name!r} ran without a route addressed to it "
+                f"(route={route!r}); worker nodes are only reached from the supervisor"
+            )
+        return route
+
+    def _reads(self, state: SupervisorState) -> dict[str, Mapping[str, Any]]:
+        return latest_results(state.get("workers") or {}, self.worker.reads)
+
+    def _hop(
+        self, state: SupervisorState, route: RouteState, reads: Mapping[str, WorkerResult]
+    ) -> _Hop:
+        slot = (state.get("workers") or {}).get(self.worker.name)
+        task = WorkerTask(
+            worker=self.worker.name,
+            step=route["step"],
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+            messages=list(slot["messages"]) if slot else [],
+            reads=dict(reads),
+        )
+        return _Hop(
+            task=task, route=route, turn=state.get("turn", 1), autonomy=state.get("autonomy")
+        )
+
+    def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
+        # The prompt's id is derived from the task's namespace (which embeds LangGraph's
+        # task id), so a hop re-run after a crash or an interrupt sends the same message
+        # a checkpointed sub-agent already holds, and it is not stored twice.
+        namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
+        prompt_id = (
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{namespace}:prompt"))
+            if namespace
+            else str(uuid.uuid4())
+        )
+        prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
+        if self._takes_messages:
+            return {"messages": [*hop.task.messages, prompt]}, [prompt]
+        return hop.task, [prompt]
+
+    def _config(
+        self, config: RunnableConfig, hop: _Hop, recorder: UsageRecorder | None
+    ) -> RunnableConfig:
+        extra: RunnableConfig = {
+            "metadata": {
+                "lgsp_worker": self.worker.name,
+                "lgsp_step": hop.route["step"],
+                "lgsp_turn": hop.turn,
+                "lgsp_instructions": hop.route["instructions"],
+                "lgsp_autonomy": hop.autonomy,
+                "lgsp_dispatched_at": hop.route.get("at"),
+            },
+            "tags": [f"lgsp:worker:{self.worker.name}"],
+        }
+        if recorder is not None:
+            extra["callbacks"] = [recorder]
+        return merge_configs(config, extra)
+
+    # -- running -----------------------------------------------------------------------
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Run the hop synchronously, retrying transient errors per `Worker.retry`."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._attempt(state, config)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    return self._failed(state, exc)
+                time.sleep(delay)
+
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        """Run the hop on the event loop, retrying transient errors per `Worker.retry`."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._aattempt(state, config)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    return self._failed(state, exc)
+                await asyncio.sleep(delay)
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before the next attempt, or None to give up.
+
+        Retries follow the worker's LangGraph `RetryPolicy` (attempts, backoff, jitter,
+        `retry_on`). They run here rather than through `add_node(retry_policy=...,
+        error_handler=...)`: a LangGraph error handler on the node also receives an
+        invalid answer to a review inside the worker's agent, and then the run can no
+        longer be resumed; here such an answer is re-raised untouched, so LangGraph
+        refuses it and the review stays open, unchanged.
+        """
+        if is_invalid_resume(exc):
+            raise exc
+        policy = self.worker.retry
+        if attempt >= policy.max_attempts or not _retries(policy, exc):
+            return None
+        interval = min(
+            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+        )
+        return interval + (random.uniform(0, 1) if policy.jitter else 0.0)
+
+    def _attempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        route = self._route(state)
+        store = get_store()
+        reads = {n: load_result(store, e) for n, e in self._reads(state).items()}
+        hop = self._hop(state, route, reads)
+        payload, sent = self._payload(hop, config)
+        recorder = UsageRecorder(self.meter) if self.meter else None
+        child = self._config(config, hop, recorder)
+        if self._is_async:
+            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
+                lambda: self._runnable.ainvoke(payload, child)
+            )
+        else:
+            call = lambda: self._runnable.invoke(payload, child)  # noqa: E731
+        try:
+            output = self._call_with_timeout(call)
+        except ParentCommand as exc:
+            output = _namespace_violation(self.worker.name, exc)
+        update, record = self._finish(hop, sent, output, recorder, config, store)
+        if record is not None and store is not None:
+            store.put(*record)
+        return update
+
+    async def _aattempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+        # Async agents run natively on the event loop; sync agents go to the executor.
+        route = self._route(state)
+        store = get_store()
+        reads = {n: await aload_result(store, e) for n, e in self._reads(state).items()}
+        hop = self._hop(state, route, reads)
+        payload, sent = self._payload(hop, config)
+        recorder = UsageRecorder(self.meter) if self.meter else None
+        child = self._config(config, hop, recorder)
+        call = self._runnable.ainvoke(payload, child)
+        timeout = self.worker.timeout
+        try:
+            if timeout is None:
+                output = await call
+            else:
+                try:
+                    output = await asyncio.wait_for(call, timeout)
+                except TimeoutError as exc:
+                    raise WorkerTimeoutError(self.worker.name, timeout) from exc
+        except ParentCommand as exc:
+            output = _namespace_violation(self.worker.name, exc)
+        update, record = self._finish(hop, sent, output, recorder, config, store)
+        if record is not None and store is not None:
+            await store.aput(*record)
+        return update
+
+    def _call_with_timeout(self, call: Callable[[], Any]) -> Any:
+        timeout = self.worker.timeout
+        if timeout is None:
+            return call()
+        # Sync Python cannot be cancelled in-process: the attempt runs in a thread
+        # that carries this context (callbacks, stream writer), and is abandoned
+        # when it overruns. Async runs cancel the worker for real.
+        ctx = contextvars.copy_context()
+        pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"lgsp-{self.worker.name}"
+        )
+        try:
+            future = pool.submit(ctx.run, call)
+            try:
+                return future.result(timeout=timeout)
+            except concurrent.futures.TimeoutError as exc:
+                raise WorkerTimeoutError(self.worker.name, timeout) from exc
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- writing the hop ---------------------------------------------------------------
+
+    def _finish(
+        self,
+        hop: _Hop,
+        sent: list[BaseMessage],
+        output: Any,
+        recorder: UsageRecorder | None,
+        config: RunnableConfig,
+        store: BaseStore | None,
+    ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
+        """The hop's state update, and the store record to write (None without a store)."""
+        name = self.worker.name
+        # The agent echoes back its own history: none of it is new output.
+        given = [*hop.task.messages, *sent]
+        result, produced = coerce_worker_output(output, worker=name, sent=given)
+        record = None
+        entry: dict[str, Any] = result.model_dump()
+        if store is not None:
+            thread_id = thread_of(config)
+            turn, step = hop.turn, hop.route["step"]
+            record = (
+                output_namespace(thread_id, name),
+                output_key(turn, step),
+                stored_value(name, turn, step, hop.route["instructions"], result),
+            )
+            entry = reference(thread_id, name, turn, step, result)
+        if not self._takes_messages and not produced:
+            text = result.summary if store is not None else (result.result_text() or result.summary)
+            produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
+        compacted = _compacted_within_hop(given, output)
+        if compacted is not None:  # the agent's CompactionMiddleware replaced part of it
+            summary, removed = compacted
+            sent = [m for m in sent if m.id not in removed]
+            produced = [m for m in produced if m.id != summary.id]
+        security = self._security(hop, produced)
+        update = hop_update(
+            name,
+            hop.route,
+            hop.turn,
+            [*sent, *produced],
+            entry,
+            result,
+            refused=[e["tool"] for e in security],
+        )
+        if compacted is not None:
+            summary, removed = compacted
+            slot_write = update["workers"][name]
+            history = [m.id for m in hop.task.messages if m.id in removed]
+            if history:  # the summary takes the place of the replaced history
+                slot_write["compact"] = {"remove": history, "summary": summary}
+            else:  # only this hop's own messages were replaced: the summary leads them
+                slot_write["messages"] = [summary, *slot_write["messages"]]
+            update["compactions"] = [
+                self._within_hop_entry(hop, [*given, *produced], output, removed)
+            ]
+        if security:
+            update["security"] = security
+        if recorder is not None:
+            update["usage"] = recorder.entries(
+                turn=hop.turn, step=hop.route["step"], role="worker", worker=name
+            )
+        return update, record
+
+    def _security(self, hop: _Hop, produced: Sequence[BaseMessage]) -> list[SecurityEntry]:
+        """Refused tool calls of this hop.
+
+        The guard's records, and any call outside the allowlist that reached an agent
+        without a guard (its ToolNode has no such tool, so it was not executed either).
+        """
+        entries: list[SecurityEntry] = []
+        recorded: set[str] = set()
+        for message in produced:
+            record = message.additional_kwargs.get("lgsp_security")
+            if isinstance(message, ToolMessage) and isinstance(record, Mapping):
+                recorded.add(message.tool_call_id)
+                entries.append(
+                    self._entry(
+                        hop, record["tool"], record.get("args", {}), str(record.get("reason", ""))
+                    )
+                )
+        if self.allowed is None:
+            return entries
+        for message in produced:
+            for call in getattr(message, "tool_calls", None) or []:
+                if call["name"] not in self.allowed and call.get("id") not in recorded:
+                    entries.append(
+                        self._entry(
+                            hop, call["name"], call.get("args", {}), "not in the worker's allowlist"
+                        )
+                    )
+        return entries
+
+    def _entry(self, hop: _Hop, tool: str, args: Any, reason: str) -> SecurityEntry:
+        _log.warning("worker %r: refused tool call %r (%s)", self.worker.name, tool, reason)
+        return SecurityEntry(
+            turn=hop.turn,
+            step=hop.route["step"],
+            worker=self.worker.name,
+            tool=tool,
+            args=dict(args),
+            kind="out_of_scope",
+            reason=reason,
+        )
+
+    def _within_hop_entry(
+        self,
+        hop: _Hop,
+        given: Sequence[BaseMessage],
+        output: Mapping[str, Any],
+        removed: set[str],
+    ) -> CompactionEntry:
+        counter = self.meter.counter if self.meter is not None else count_tokens_approximately
+        return CompactionEntry(
+            turn=hop.turn,
+            step=hop.route["step"],
+            worker=self.worker.name,
+            reason="within_hop",
+            tokens_before=counter(list(given)),
+            tokens_after=counter(list(output["messages"])),
+            removed=len(removed),
+            attempts=1,
+            error=None,
+        )
+
+    def _failed(self, state: SupervisorState, exc: BaseException) -> dict[str, Any]:
+        """A `failed` hop for an attempt that raised (after the retries)."""
+        text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
+        route = state.get("route") or RouteState(
+            next=self.worker.name,
+            instructions="",
+            step=state.get("step", 0),
+            decided_by="model",
+        )
+        task = WorkerTask(
+            worker=self.worker.name,
+            step=max(route["step"], 1),
+            task=state.get("task", ""),
+            instructions=route["instructions"],
+        )
+        prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
+        result = WorkerResult(status="failed", error=text)
+        return hop_update(
+            self.worker.name, route, state.get("turn", 1), [prompt], result.model_dump(), result
+        )
+
+
+def _compacted_within_hop(
+    given: Sequence[BaseMessage], output: Any
+) -> tuple[BaseMessage, set[str]] | None:
+    """The summary and the replaced ids, when the agent compacted what it was given."""
+    if not isinstance(output, Mapping) or not isinstance(output.get("messages"), list):
+        return None
+    returned = {getattr(m, "id", None) for m in output["messages"]}
+    removed = {m.id for m in given if m.id and m.id not in returned}
+    summaries = [
+        m for m in output["messages"] if isinstance(m, BaseMessage) and is_summary_message(m)
+    ]
+    if not removed or not summaries:
+        return None
+    return summaries[-1], removed
+
+
+def _retries(policy: RetryPolicy, exc: Exception) -> bool:
+    """Whether `policy.retry_on` (a predicate, an exception type or several) covers `exc`."""
+    retry_on = policy.retry_on
+    if isinstance(retry_on, type):
+        return isinstance(exc, retry_on)
+    if isinstance(retry_on, Sequence):
+        return isinstance(exc, tuple(retry_on))
+    return bool(retry_on(exc))
+
+
+def _namespace_violation(worker: str, exc: ParentCommand) -> WorkerResult:
+    """A worker tried to write the supervisor's state (`Command(graph=Command.PARENT)`)."""
+    goto = getattr(exc.args[0], "goto", None) if exc.args else None
+    return WorkerResult(
+        status="failed",
+        error=(
+            f"worker {worker!r} tried to update the supervisor's state or route to {goto!r} "
+            "with Command(graph=Command.PARENT); workers only write their own slot, so the "
+            "command was refused. Return a result instead and let the supervisor route."
+        ),
+    )
+
+
+def hop_update(
+    worker: str,
+    route: RouteState,
+    turn: int,
+    messages: Sequence[BaseMessage],
+    entry: Mapping[str, Any],
+    result: WorkerResult,
+    *,
+    refused: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The state update for one finished hop: the worker's slot, one ledger line, no route."""
+    ledger = LedgerEntry(
+        turn=turn,
+        step=route["step"],
+        worker=worker,
+        instructions=one_line(route["instructions"], 200),
+        decided_by=route["decided_by"],
+        status=result.status,
+        summary=result.summary,
+        error=result.error,
+        refused=list(refused),
+    )
+    return {
+        "workers": {worker: {"messages": list(messages), "results": [dict(entry)]}},
+        "ledger": [ledger],
+        "route": None,
+    }

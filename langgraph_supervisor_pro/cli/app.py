@@ -1,0 +1,855 @@
+"""The `lgsp` command.
+
+`lgsp demo` runs a three-worker team end to end, offline (scripted models, the embedded
+SQLite checkpointer), and shows each routing decision and worker result as it happens,
+then the ledger and the final answer. Re-running it with the same `--thread-id` (and
+`--db`) shows the stored run, or resumes it if it was interrupted.
+
+`lgsp review` is the review desk (see `langgraph_supervisor_pro.review.desk`): `list` shows
+the reviews pending in a checkpoint database across threads, with their context;
+`approve`, `reject`, `edit` and `respond` answer one and resume its run in this
+process; `sweep` applies the on-timeout action (reject, or escalate) to expired ones.
+Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names
+an uncompiled `StateGraph`, or a function returning one, which is compiled with the
+checkpointer opened from `--db`.
+
+Example:
+    ```console
+    $ lgsp demo                       # checkpoints in .lgsp/demo.db
+    $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
+    $ lgsp demo --db /tmp/demo.db --thread-id launch-de   # shows the stored run
+    $ python -m langgraph_supervisor_pro.cli demo --plain
+    $ lgsp review list --db postgresql://app@db/app
+    $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+    $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
+    $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
+    $ lgsp review sweep --db ... --graph ...
+    ```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import sqlite3
+import sys
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated, Any, NoReturn
+
+import typer
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
+from langgraph.types import StreamMode
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from langgraph_supervisor_pro._internal.text import content_text, one_line
+from langgraph_supervisor_pro.cli import _demo, _demo_render
+from langgraph_supervisor_pro.persistence.checkpointers import _mask_url, open_checkpointer
+from langgraph_supervisor_pro.review.desk import (
+    DecisionInput,
+    InvalidDecisionError,
+    PendingReview,
+    ReviewNotFoundError,
+    get_review,
+    list_reviews,
+    resolve_review,
+    sweep_reviews,
+)
+from langgraph_supervisor_pro.state import SupervisorInput
+
+__all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]
+
+DEFAULT_DEMO_DB = Path(".lgsp") / "demo.db"
+"""Where `lgsp demo` keeps its checkpoints unless `--db` says otherwise (relative to the
+working directory, so a later `--thread-id` run finds them)."""
+
+_STREAM_MODES: list[StreamMode] = ["updates", "custom", "messages"]
+_EXIT_INTERRUPTED = 130
+_FINISHED = ("done", "halted", "failed")
+
+app = typer.Typer(
+    name="lgsp",
+    help="langgraph-supervisor-pro: supervisor/worker graphs for LangGraph.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from langgraph_supervisor_pro import __version__
+
+        typer.echo(f"lgsp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """langgraph-supervisor-pro: supervisor/worker graphs for LangGraph."""
+
+
+_DEMO_HELP = """Run a three-worker team end to end, offline, and watch the supervisor route.
+
+A researcher (a LangGraph agent with a tool), an analyst (an async function that streams
+progress) and a writer answer whether to launch a product in Germany. The supervisor
+invents a worker that does not exist and is re-asked; the analyst's first attempt fails
+on bad data and the supervisor re-routes. Every step is checkpointed in SQLite."""
+
+
+@app.command(help=_DEMO_HELP)
+def demo(
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            help=f"SQLite file for the checkpoints, created if missing "
+            f"(default: {DEFAULT_DEMO_DB}).",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    thread_id: Annotated[
+        str | None,
+        typer.Option(
+            "--thread-id",
+            help="Thread to run (default: a new demo-<id>). An existing thread is shown, or "
+            "resumed if it was interrupted, instead of run again.",
+            show_default=False,
+        ),
+    ] = None,
+    delay: Annotated[
+        float,
+        typer.Option("--delay", min=0.0, help="Seconds to pause after each event (0 = no pause)."),
+    ] = 0.4,
+    plain: Annotated[
+        bool,
+        typer.Option("--plain", help="No colours or animation (automatic when not a terminal)."),
+    ] = False,
+) -> None:
+    """Run the demo team on a thread, or show or resume the thread if it exists.
+
+    Its `--help` text is `_DEMO_HELP`.
+
+    Example:
+        ```console
+        $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
+        ```
+    """
+    console = _console(plain)
+    db_path = (db if db is not None else DEFAULT_DEMO_DB).expanduser()
+    shown = str(db_path) if db is not None else f"{db_path} (default)"
+    thread = thread_id if thread_id is not None else f"demo-{uuid.uuid4().hex[:8]}"
+    if not thread.strip():
+        _fail("--thread-id must not be empty")
+    team = _demo.build_demo_team()
+    with ExitStack() as stack:
+        saver = _open_db(stack, db_path)
+        try:
+            status = _run(
+                console,
+                team,
+                saver,
+                db_path=db_path,
+                shown=shown,
+                thread=thread,
+                delay=delay,
+                animate=not plain and console.is_terminal,
+            )
+        except sqlite3.Error as exc:
+            _fail(f"the checkpoint database {db_path} failed during the run: {exc}")
+    if status != "done":
+        raise typer.Exit(code=1)
+
+
+def _console(plain: bool) -> Console:
+    if plain:
+        return Console(color_system=None, highlight=False, emoji=False)
+    return Console(highlight=False, emoji=False)
+
+
+def _fail(message: str, *, code: int = 1) -> NoReturn:
+    Console(stderr=True, highlight=False).print(f"[bold red]Error:[/] {escape(message)}")
+    raise typer.Exit(code=code)
+
+
+def _open_db(stack: ExitStack, path: Path) -> BaseCheckpointSaver[str]:
+    """Open the SQLite checkpointer, or exit with a message that says what is wrong."""
+    absolute = path.resolve()
+    if absolute.is_dir():
+        _fail(f"--db {path} is a directory; give a file path such as {path / 'demo.db'}")
+    blocker = next((p for p in absolute.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        _fail(f"cannot open the checkpoint database {path}: {blocker} is a file, not a directory")
+    try:
+        return stack.enter_context(open_checkpointer(f"sqlite:///{absolute}"))
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _fail(f"cannot open the checkpoint database {path}: {reason}")
+
+
+def _run(
+    console: Console,
+    team: _demo.DemoTeam,
+    saver: BaseCheckpointSaver[str],
+    *,
+    db_path: Path,
+    shown: str,
+    thread: str,
+    delay: float,
+    animate: bool,
+) -> str:
+    """Run the thread (or show it when it already ran, or resume it); return its status."""
+    graph = team.compile(saver)
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    inspect = f"lgsp demo --db {shlex.quote(str(db_path))} --thread-id {shlex.quote(thread)}"
+    _demo_render.render_header(console, team, location=shown, thread_id=thread)
+    snapshot = graph.get_state(config)
+    stored = snapshot.values
+    reasks: int | None = None
+    if stored.get("status") in _FINISHED:
+        console.print(
+            Text.assemble(
+                ("Thread ", "bold"),
+                (thread, "bold"),
+                (" already ran: showing its stored state. ", "bold"),
+                "Leave out --thread-id (or pass a new one) to start a fresh run.",
+            )
+        )
+    else:
+        # A thread with state that has not finished was interrupted: resume it. Its last
+        # checkpoint may hold a finished step's writes, which LangGraph replays, not re-runs.
+        inputs = SupervisorInput(messages=[HumanMessage(team.task)]) if not stored else None
+        if stored:
+            hops = len(_demo_render.current_ledger(stored))
+            console.print(
+                Text.assemble(
+                    ("Resuming ", "bold yellow"),
+                    (thread, "bold"),
+                    (f" from its last checkpoint ({hops} hops stored).", "bold yellow"),
+                )
+            )
+        renderer = _demo_render.DemoRenderer(
+            console=console, team=team, delay=delay, animate=animate
+        )
+        try:
+            for part in graph.stream(
+                inputs,
+                config,
+                stream_mode=_STREAM_MODES,
+                subgraphs=True,
+                durability="sync",
+                version="v2",
+            ):
+                renderer.handle(part)
+        except KeyboardInterrupt:
+            renderer.finish()
+            console.print()
+            console.print(
+                Text.assemble(
+                    ("Interrupted. ", "bold yellow"),
+                    "Each finished step is checkpointed; resume with: ",
+                    (inspect, "bold"),
+                )
+            )
+            raise typer.Exit(code=_EXIT_INTERRUPTED) from None
+        finally:
+            renderer.finish()
+        reasks = renderer.reasks
+
+    values = graph.get_state(config).values
+    _demo_render.render_outcome(console, values)
+    ledger = _demo_render.current_ledger(values)
+    halt = values.get("halt_reason")
+    _demo_render.Footer(
+        status=str(values.get("status", "running")),
+        hops=len(ledger),
+        failed=sum(1 for entry in ledger if entry["status"] == "failed"),
+        reasks=reasks,
+        halt=f"{halt}: {values.get('halt_detail')}" if halt else None,
+        checkpoints=_count(saver, thread, namespace=""),
+        all_checkpoints=_count(saver, thread),
+        database=str(db_path.resolve()),
+        thread_id=thread,
+        inspect=inspect,
+    ).render(console)
+    return str(values.get("status", "running"))
+
+
+def _count(saver: BaseCheckpointSaver[str], thread: str, namespace: str | None = None) -> int:
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    if namespace is not None:
+        config["configurable"]["checkpoint_ns"] = namespace
+    return sum(1 for _ in saver.list(config))
+
+
+# --------------------------------------------------------------------------- lgsp review
+
+_REVIEW_HELP = """Pending human reviews: list them, answer them, sweep expired ones.
+
+A run paused at a review gate waits in the checkpoint database, for as long as it must.
+`list` shows the reviews pending across threads with their context; `approve`, `reject`,
+`edit` and `respond` answer one and resume its run here, until it ends or pauses again;
+`sweep` rejects expired reviews, or escalates them when their policy says so."""
+
+review_app = typer.Typer(
+    name="review",
+    help=_REVIEW_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(review_app, name="review")
+
+_EXIT_USAGE = 2
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_ID_SHOWN = 12
+_ARGS_SHOWN = 60
+_ANSWER_SHOWN = 300
+
+
+def _option(flag: str, text: str) -> Any:
+    """A review command's `flag` option, with help `text` and no default shown."""
+    return typer.Option(flag, help=text, show_default=False)
+
+
+DbOption = Annotated[
+    str,
+    _option(
+        "--db", "The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file."
+    ),
+]
+GraphOption = Annotated[
+    str,
+    _option(
+        "--graph",
+        "The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
+        "uncompiled StateGraph or a function returning one (compiled with --db).",
+    ),
+]
+ThreadOption = Annotated[str, _option("--thread", "The thread the run is paused on.")]
+IdOption = Annotated[
+    str | None,
+    _option("--id", "The review's interrupt id (or a unique prefix), when the thread has several."),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+]
+_RejectMessage = Annotated[
+    str, _option("--message", "Why: goes back to the worker (or the supervisor).")
+]
+_RespondMessage = Annotated[
+    str, _option("--message", "The answer that stands in for the action's result.")
+]
+_EditArgs = Annotated[
+    str, _option("--args", "The arguments to run the action with, as a JSON object.")
+]
+_EditAction = Annotated[
+    str | None,
+    _option(
+        "--action",
+        "The action's name (default: the reviewed one; a dispatch review may name "
+        "another worker, dispatch:<worker>).",
+    ),
+]
+_SweepNow = Annotated[
+    str | None,
+    _option(
+        "--now",
+        "Compare deadlines with this ISO-8601 time instead of the current time "
+        "(UTC when no offset is given).",
+    ),
+]
+
+
+def _error(exc: BaseException) -> str:
+    """An exception in one line: its type and message."""
+    return f"{type(exc).__name__}: {one_line(str(exc), 300)}"
+
+
+def _usage(message: str) -> NoReturn:
+    _fail(message, code=_EXIT_USAGE)
+
+
+def _db_url(db: str) -> tuple[str, str]:
+    """The checkpointer URL for `--db`, and how to show it (password masked)."""
+    text = db.strip()
+    if not text:
+        _usage("--db must not be empty; give postgresql://..., sqlite:///path.db or a file")
+    if text == "memory" or text.lower() == "sqlite:///:memory:":
+        _usage(f"--db {text} is a fresh, empty in-process database; give the database the runs use")
+    match = _SCHEME.match(text)
+    scheme = match.group(1).lower() if match and len(match.group(1)) > 1 else ""
+    if scheme in ("postgresql", "postgres"):
+        return text, _mask_url(text)
+    if scheme == "sqlite":
+        if not text.lower().startswith("sqlite:///") or len(text) == len("sqlite:///"):
+            _usage(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
+        path = Path(text[len("sqlite:///") :]).expanduser()
+    elif scheme:
+        _usage(
+            f"--db {_mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
+            "sqlite:///path.db or a SQLite file path"
+        )
+    else:
+        path = Path(text).expanduser()
+    if path.is_dir():
+        _fail(f"--db {path} is a directory; give the SQLite file the runs use")
+    if not path.is_file():
+        _fail(f"no checkpoint database at {path} (--db); give the database the runs use")
+    return f"sqlite:///{path.resolve()}", str(path)
+
+
+def _open_saver(stack: ExitStack, url: str, shown: str) -> BaseCheckpointSaver[str]:
+    try:
+        return stack.enter_context(open_checkpointer(url))
+    except Exception as exc:  # every backend's error, reported in one line
+        _fail(f"cannot open the checkpoint database {shown}: {one_line(str(exc), 300)}")
+
+
+def _load_file(path: Path) -> ModuleType:
+    absolute = path.resolve()
+    digest = hashlib.sha1(str(absolute).encode(), usedforsecurity=False).hexdigest()[:10]
+    name = f"_lgsp_graph_{re.sub(r'[^0-9A-Za-z_]', '_', absolute.stem)}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, absolute)
+    if spec is None or spec.loader is None:
+        _usage(f"--graph: cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(absolute.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # so the file can import its neighbours
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        _usage(f"--graph: importing {path} failed: {_error(exc)}")
+    return module
+
+
+def _load_module(name: str) -> ModuleType:
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)  # like `python -m`: modules of the working directory
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            _usage(
+                f"--graph: no module named {name!r} (from the working directory {cwd}); give "
+                "package.module:ATTR or path/to/file.py:ATTR"
+            )
+        _usage(f"--graph: importing {name} failed: {exc}")
+    except Exception as exc:
+        _usage(f"--graph: importing {name} failed: {_error(exc)}")
+
+
+def _load_graph(spec: str) -> StateGraph[Any, Any, Any, Any]:
+    """The uncompiled graph `--graph` names (a StateGraph, or a function returning one)."""
+    target, sep, attr = spec.strip().rpartition(":")
+    if not sep or not target or not attr.strip() or "/" in attr or "\\" in attr:
+        _usage(f"--graph: expected path/to/file.py:ATTR or package.module:ATTR, got {spec!r}")
+    attr = attr.strip()
+    path = Path(target).expanduser()
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        if not path.is_file():
+            _usage(f"--graph: no such file {path}")
+        module = _load_file(path)
+    else:
+        module = _load_module(target)
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            _usage(f"--graph: {target} has no attribute {attr!r}{_candidates(module)}")
+        obj = getattr(obj, part)
+    where = f"--graph {spec}"
+    if isinstance(obj, StateGraph):
+        return obj
+    if isinstance(obj, Pregel):
+        _usage(
+            f"{where} is a compiled graph; name the uncompiled StateGraph (or a function "
+            "returning one) so it can be compiled with the --db checkpointer"
+        )
+    if not _is_factory(obj):
+        _usage(
+            f"{where} is a {type(obj).__name__}; name an uncompiled StateGraph or a function "
+            "returning one"
+        )
+    try:
+        built = obj()
+    except Exception as exc:
+        _usage(f"{where}: calling it failed: {_error(exc)}")
+    if isinstance(built, StateGraph):
+        return built
+    kind = "a compiled graph" if isinstance(built, Pregel) else f"a {type(built).__name__}"
+    _usage(f"{where} returned {kind}; it must return an uncompiled StateGraph")
+
+
+def _candidates(module: ModuleType) -> str:
+    """What the module offers that `--graph` could name (graphs, then its functions)."""
+    public = {n: v for n, v in vars(module).items() if not n.startswith("_")}
+    graphs = sorted(n for n, v in public.items() if isinstance(v, StateGraph))
+    functions = sorted(
+        n
+        for n, v in public.items()
+        if _is_factory(v) and getattr(v, "__module__", None) == module.__name__
+    )
+    parts = [f"StateGraphs: {', '.join(graphs)}"] if graphs else []
+    parts += [f"functions: {', '.join(functions)}"] if functions else []
+    return f"; it has {'; '.join(parts)}" if parts else ""
+
+
+def _is_factory(value: object) -> bool:
+    return callable(value) and not isinstance(value, type | StateGraph | Pregel)
+
+
+def _now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        _usage(f"--now: {value!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def _deadline_text(review: PendingReview, now: datetime) -> Text:
+    if review.deadline is None:
+        return Text("none", style="dim")
+    shown = review.deadline.strftime("%Y-%m-%d %H:%M UTC")
+    if review.expired(now):
+        return Text(f"{shown} (expired)", style="bold red")
+    return Text(shown)
+
+
+def _args_text(review: PendingReview) -> str:
+    args = json.dumps(dict(review.args), ensure_ascii=False, default=str, sort_keys=True)
+    return one_line(args, _ARGS_SHOWN)
+
+
+@review_app.command("list")
+def review_list(
+    db: DbOption,
+    as_json: JsonOption = False,
+    thread: Annotated[
+        list[str] | None,
+        typer.Option("--thread", help="Only this thread (repeat for several).", show_default=False),
+    ] = None,
+    expired: Annotated[
+        bool, typer.Option("--expired", help="Only reviews whose deadline has passed.")
+    ] = False,
+) -> None:
+    """Show the reviews pending across threads, with their context.
+
+    Example:
+        ```console
+        $ lgsp review list --db postgresql://app@db/app --expired
+        ```
+    """
+    url, shown = _db_url(db)
+    now = datetime.now(UTC)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        try:
+            reviews = list_reviews(saver, now=now, thread_ids=thread, expired_only=expired)
+        except Exception as exc:
+            _fail(f"cannot read the reviews in {shown}: {one_line(str(exc), 300)}")
+    if as_json:
+        typer.echo(json.dumps([r.to_dict(now=now) for r in reviews], indent=2, default=str))
+        return
+    console = Console(highlight=False, emoji=False)
+    if not reviews:
+        console.print(f"No pending reviews{' past their deadline' if expired else ''} in {shown}.")
+        return
+    table = Table(
+        title=f"Pending reviews in {shown}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_lines=True,
+    )
+    table.add_column("Thread / review", no_wrap=True)
+    table.add_column("Action", overflow="fold", ratio=1)
+    table.add_column("Worker / risk", no_wrap=True)
+    table.add_column("Reviewers / deadline", no_wrap=True)
+    table.add_column("Task / reason", overflow="fold", ratio=2)
+    for review in reviews:
+        escalated = f" (escalated x{len(review.escalations)})" if review.escalated else ""
+        reviewers = f"{review.reviewers or '-'}{escalated}"
+        table.add_row(
+            Text.assemble(review.thread_id, "\n", (review.interrupt_id[:_ID_SHOWN], "dim")),
+            Text.assemble(f"{review.kind}: {review.action}", "\n", (_args_text(review), "dim")),
+            Text.assemble(review.worker or "-", "\n", review.risk or "-"),
+            Text.assemble(reviewers, "\n", _deadline_text(review, now)),
+            Text.assemble(one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim")),
+        )
+    console.print(table)
+    late = sum(1 for r in reviews if r.expired(now))
+    console.print(
+        f"{len(reviews)} pending review{'' if len(reviews) == 1 else 's'}"
+        + (f", {late} past the deadline" if late else "")
+        + ". Answer one with: lgsp review approve|reject|edit|respond --db DB --graph "
+        "MODULE:ATTR --thread THREAD [--id REVIEW]"
+    )
+
+
+def _outcome(
+    graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[str], thread: str
+) -> dict[str, Any]:
+    """Where the run stands after a decision: its status, next pause, or answer."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    pending = list_reviews(saver, thread_ids=[thread], graph=graph)
+    messages = values.get("messages") or []
+    last = messages[-1] if messages and not pending else None
+    answer = content_text(getattr(last, "content", "")) if last is not None else None
+    return {
+        "status": values.get("status"),
+        "next": list(snapshot.next),
+        "pending": [r.to_dict() for r in pending],
+        "answer": answer,
+        "halt_reason": values.get("halt_reason"),
+        "halt_detail": values.get("halt_detail"),
+    }
+
+
+@contextmanager
+def _compiled(
+    db: str, graph_spec: str
+) -> Iterator[tuple[Pregel[Any, Any, Any, Any], BaseCheckpointSaver[str]]]:
+    """The `--graph` graph compiled with the `--db` checkpointer (closed on exit)."""
+    url, shown = _db_url(db)
+    builder = _load_graph(graph_spec)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        yield builder.compile(checkpointer=saver), saver
+
+
+def _resolve(
+    db: str,
+    graph_spec: str,
+    thread: str,
+    interrupt_id: str | None,
+    as_json: bool,
+    verb: str,
+    make: Callable[[PendingReview], DecisionInput],
+) -> None:
+    """Answer the review on `thread` with `make(review)`, resume the run, report the outcome.
+
+    The body of `lgsp review approve|reject|edit|respond`, given their shared options.
+    """
+    if not thread.strip():
+        _usage("--thread must not be empty")
+    with _compiled(db, graph_spec) as (graph, saver):
+        try:
+            review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
+            resolve_review(
+                graph,
+                thread_id=thread,
+                decision=make(review),
+                interrupt_id=review.interrupt_id,
+                durability="sync",
+            )
+        except ReviewNotFoundError as exc:
+            _fail(str(exc))
+        except InvalidDecisionError as exc:
+            _usage(f"{exc} (the run was not changed)")
+        except Exception as exc:
+            _fail(f"the run on thread {thread!r} failed after the decision: {_error(exc)}")
+        outcome = _outcome(graph, saver, thread)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "thread_id": thread,
+                    "interrupt_id": review.interrupt_id,
+                    "decision": verb,
+                    **outcome,
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return
+    console = Console(highlight=False, emoji=False)
+    console.print(
+        f"{verb.capitalize()} review {review.interrupt_id} ({review.kind} {review.action}"
+        f"{f' by {review.worker}' if review.worker and review.kind == 'tool' else ''}) on "
+        f"thread {thread}."
+    )
+    if outcome["pending"]:
+        for item in outcome["pending"]:
+            console.print(
+                f"The run paused again at review {item['interrupt_id']}: {item['kind']} "
+                f"{item['action']} ({item['reason']})."
+            )
+        return
+    status = outcome["status"] or "running"
+    line = f"Run status: {status}"
+    if outcome["halt_reason"]:
+        line += f" ({outcome['halt_reason']}: {outcome['halt_detail']})"
+    console.print(line + ".")
+    if outcome["answer"]:
+        console.print(f"Answer: {one_line(outcome['answer'], _ANSWER_SHOWN)}")
+
+
+@review_app.command("approve")
+def review_approve(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Approve a pending review: the action runs as requested, and the run goes on.
+
+    Example:
+        ```console
+        $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+        ```
+    """
+    _resolve(db, graph, thread, interrupt_id, as_json, "approved", lambda _: {"type": "approve"})
+
+
+@review_app.command("reject")
+def review_reject(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    message: _RejectMessage = "",
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Reject a pending review: the action does not run; the message goes back to the worker.
+
+    Example:
+        ```console
+        $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
+        ```
+    """
+    decision = {"type": "reject", "message": message}
+    _resolve(db, graph, thread, interrupt_id, as_json, "rejected", lambda _: decision)
+
+
+@review_app.command("edit")
+def review_edit(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    args: _EditArgs,
+    action: _EditAction = None,
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the reviewed action with changed arguments.
+
+    Example:
+        ```console
+        $ lgsp review edit --db ... --graph ... --thread t1 --args '{"amount": 20}'
+        ```
+    """
+    try:
+        parsed = json.loads(args)
+    except ValueError as exc:
+        _usage(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
+    if not isinstance(parsed, dict):
+        _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
+
+    def make(review: PendingReview) -> DecisionInput:
+        return {"type": "edit", "edited_action": {"name": action or review.action, "args": parsed}}
+
+    _resolve(db, graph, thread, interrupt_id, as_json, "edited", make)
+
+
+@review_app.command("respond")
+def review_respond(
+    db: DbOption,
+    graph: GraphOption,
+    thread: ThreadOption,
+    message: _RespondMessage,
+    interrupt_id: IdOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer instead of the action: the message stands in for its result.
+
+    Example:
+        ```console
+        $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
+        ```
+    """
+    decision = {"type": "respond", "message": message}
+    _resolve(db, graph, thread, interrupt_id, as_json, "answered", lambda _: decision)
+
+
+@review_app.command("sweep")
+def review_sweep(
+    db: DbOption,
+    graph: GraphOption,
+    now: _SweepNow = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply the on-timeout action to every expired review: reject, or escalate.
+
+    Example:
+        ```console
+        $ lgsp review sweep --db postgresql://app@db/app --graph app/team.py:graph
+        ```
+    """
+    moment = _now(now)
+    with _compiled(db, graph) as (compiled, saver):
+        try:
+            actions = sweep_reviews(compiled, saver, now=moment, durability="sync")
+        except Exception as exc:
+            _fail(f"the sweep failed: {_error(exc)}")
+    errors = [a for a in actions if a.action == "error"]
+    if as_json:
+        typer.echo(json.dumps([a.to_dict() for a in actions], indent=2, default=str))
+    else:
+        console = Console(highlight=False, emoji=False)
+        for action in actions:
+            style = "red" if action.action == "error" else "yellow"
+            console.print(Text(action.line(), style=style))
+        rejected = sum(1 for a in actions if a.action == "reject")
+        escalated = sum(1 for a in actions if a.action == "escalate")
+        console.print(
+            f"Swept {len(actions)} expired review{'' if len(actions) == 1 else 's'}: "
+            f"{rejected} rejected, {escalated} escalated, {len(errors)} failed."
+        )
+    if errors:
+        raise typer.Exit(code=1)
+
+
+def main() -> None:
+    """Run the `lgsp` command line (the console script's entry point).
+
+    Example:
+        ```console
+        $ lgsp demo --delay 0
+        ```
+    """
+    app(prog_name="lgsp")

@@ -1,0 +1,631 @@
+"""Side effects that run once per idempotency key, even across a crash and a resume.
+
+A worker hop that crashes is re-run from its start when the thread resumes, so any
+side effect it performed before the crash would run again. Wrap the effect instead:
+its outcome is recorded durably under a key that names the hop, and a re-execution
+of the hop gets the recorded outcome back without running the effect again.
+
+- `effect_key("charge")` builds the key `"<thread_id>/<turn>/<step>/<worker>/charge"`
+  from the current run, so the same hop re-run after a crash gets the same key and
+  the next hop (or the next turn) a new one.
+- `PostgresEffects.run(key, effect)` (`AsyncPostgresEffects.arun`) runs `effect(conn)`
+  and records its outcome in the same transaction, on the same connection: the
+  effect's own writes and the record commit together or not at all. This is
+  exactly-once for effects that write to that Postgres database.
+- `PostgresEffects.run_external(key, effect)` (`arun_external`) is for effects
+  outside the database (an HTTP call, an email): the outcome is recorded after the
+  effect returns, and the key is passed to the effect so it can be forwarded as the
+  remote service's idempotency key.
+- `StoreEffects` records outcomes in a LangGraph store, for deployments without
+  Postgres.
+
+Guarantees:
+
+- `PostgresEffects.run`: exactly-once. A crash at any point either commits the
+  effect's writes and the record together, or rolls both back (and the resumed
+  hop runs the effect again, once). Concurrent executions of one key wait for
+  each other; one runs the effect, the others get its outcome.
+- `PostgresEffects.run_external`: once, except across a crash between the
+  effect's return and the record's commit: then it runs again, with the same key
+  (at-least-once, exactly-once if the remote honours the key). Concurrent
+  executions of one key are serialised as for `run`.
+- `StoreEffects.run`: once, except across a crash between the effect's return
+  and the store write (at-least-once). No locking between concurrent executions.
+
+In all three, an effect that raises records nothing (the next execution runs it
+again), and an outcome must be JSON-serialisable (else `TypeError`, and for
+`run` the effect's writes roll back). The outcome is returned as it reads back
+from JSON, the first time as on every replay.
+
+Keys come from the run, so use a distinct caller key for each effect of one hop,
+and run the graph with a checkpointer (Postgres, `durability="sync"` for the
+tightest resume point).
+
+Example:
+    >>> from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
+    >>> from langgraph_supervisor_pro.persistence.effects import effect_key, open_effects
+    >>> def make_cashier(effects):
+    ...     def charge(conn):  # runs inside the recording transaction
+    ...         row = conn.execute(
+    ...             "INSERT INTO payments (amount) VALUES (%s) RETURNING id", (42,)
+    ...         ).fetchone()
+    ...         return {"payment_id": row["id"]}
+    ...     def cashier(task):
+    ...         outcome = effects.run(effect_key("charge"), charge)
+    ...         return f"charged, payment {outcome['payment_id']}"
+    ...     return cashier
+    >>> url = "postgresql://localhost/app"
+    >>> with open_checkpointer(url) as saver, open_effects(url) as effects:
+    ...     app = create_supervisor(
+    ...         [Worker(name="cashier", description="Charges.", agent=make_cashier(effects))],
+    ...         router=route,
+    ...     ).compile(checkpointer=saver)
+    ...     app.invoke(request, {"configurable": {"thread_id": "order-7"}}, durability="sync")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any, LiteralString, TypeVar, cast
+from urllib.parse import unquote
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.store.base import BaseStore
+from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg.rows import TupleRow, tuple_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from langgraph_supervisor_pro.persistence.checkpointers import (
+    _DEFAULT_CONNECT_TIMEOUT,
+    _DEFAULT_POOL_SIZE,
+    _POSTGRES_SCHEMES,
+    _apostgres_pool,
+    _mask_url,
+    _postgres_pool,
+    _scheme_of,
+    _validate_options,
+)
+
+__all__ = [
+    "AsyncPostgresEffects",
+    "PostgresEffects",
+    "StoreEffects",
+    "aopen_effects",
+    "effect_key",
+    "open_effects",
+]
+
+T = TypeVar("T")
+
+_STORE_ROOT = ("lgsp", "effects")
+
+# -- keys ----------------------------------------------------------------------------
+
+
+def _checked_key(key: object) -> str:
+    """Return `key` if it is a non-empty string Postgres can store, else raise."""
+    if not isinstance(key, str):
+        raise TypeError(f"effect key must be a str, got {type(key).__name__}")
+    if not key:
+        raise ValueError("effect key must be a non-empty string")
+    if "\x00" in key:
+        raise ValueError(f"effect key {key!r} contains a NUL byte")
+    return key
+
+
+def _part(text: str) -> str:
+    """Escape a key part so that it never contains the `/` separator."""
+    return text.replace("%", "%25").replace("/", "%2F")
+
+
+def _thread_of(key: str) -> str | None:
+    """The thread id a key was built for (its first part), None for a key without one."""
+    head, sep, _ = key.partition("/")
+    return unquote(head) if sep and head else None
+
+
+def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
+    """Build the idempotency key of a side effect performed by the current hop.
+
+    Inside a worker hop of a `create_supervisor` graph the key is
+    `"<thread_id>/<turn>/<step>/<worker>/<key>"`: a hop re-run after a crash or a
+    retry gets the same key, any other hop (another step, another turn) a new one.
+    In any other LangGraph node it is `"<thread_id>/0/<langgraph_step>/<node>/<key>"`
+    (a subgraph's steps restart at each invocation, so in a node of a subgraph that
+    runs more than once per thread, put what tells the invocations apart into `key`).
+    Use a distinct `key` for each effect of one hop. A `/` or `%` in the thread id or
+    the worker's name is percent-encoded, so the parts never run together.
+
+    Args:
+        key: The caller's name for the effect within the hop, e.g. `"send-email"`.
+        config: The run's config; by default the config of the node or worker agent
+            this is called from (`langgraph.config.get_config()`).
+
+    Returns:
+        The key to pass to `PostgresEffects.run` (or its siblings).
+
+    Raises:
+        ValueError: `key` is empty, there is no run (called outside a graph without
+            `config`), the run has no `thread_id` (effects need a checkpointed
+            run), or the config names no step and node.
+        TypeError: `key` is not a string.
+
+    Example:
+        >>> effect_key("send-email", config={
+        ...     "configurable": {"thread_id": "t-1"},
+        ...     "metadata": {"lgsp_turn": 1, "lgsp_step": 3, "lgsp_worker": "mailer"},
+        ... })
+        't-1/1/3/mailer/send-email'
+    """
+    _checked_key(key)
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:
+            raise ValueError(
+                "effect_key() was called outside a LangGraph run: call it inside a worker "
+                "or a graph node, or pass config= (with configurable.thread_id)"
+            ) from None
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if thread_id is None or str(thread_id) == "":
+        raise ValueError(
+            f"effect_key({key!r}): the run has no thread_id; side effects are keyed by "
+            "thread, so run the graph with a checkpointer and "
+            "config={'configurable': {'thread_id': ...}}"
+        )
+    metadata = config.get("metadata") or {}
+    if "lgsp_step" in metadata:
+        turn, step, node = (
+            metadata.get("lgsp_turn", 0),
+            metadata["lgsp_step"],
+            metadata.get("lgsp_worker"),
+        )
+    else:
+        turn, step, node = 0, metadata.get("langgraph_step"), metadata.get("langgraph_node")
+    if step is None or not node:
+        raise ValueError(
+            f"effect_key({key!r}): the config names no step and node (metadata "
+            "lgsp_step/lgsp_worker or langgraph_step/langgraph_node); call it inside a "
+            "worker or a graph node, or pass the config that node received"
+        )
+    return f"{_part(str(thread_id))}/{turn}/{step}/{_part(str(node))}/{key}"
+
+
+# -- outcomes ------------------------------------------------------------------------
+
+
+def _to_json(key: str, outcome: object) -> str:
+    """Serialise an outcome, or raise a TypeError naming the key."""
+    try:
+        return json.dumps(outcome, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"the outcome of effect {key!r} is not JSON-serialisable ({exc}); return JSON "
+            "values (dict, list, str, int, float, bool, None), e.g. ids, not objects. "
+            "Nothing was recorded."
+        ) from exc
+
+
+# -- Postgres ------------------------------------------------------------------------
+
+_SETUP: tuple[LiteralString, ...] = (
+    # Concurrent setups (two processes starting) must not race on CREATE TABLE.
+    "SELECT pg_advisory_xact_lock(hashtext('lgsp_effects'))",
+    "CREATE TABLE IF NOT EXISTS lgsp_effects ("
+    " key text PRIMARY KEY,"
+    " thread_id text,"
+    " outcome jsonb NOT NULL,"
+    " created_at timestamptz NOT NULL DEFAULT now())",
+    "CREATE INDEX IF NOT EXISTS lgsp_effects_thread_id_idx ON lgsp_effects (thread_id)",
+)
+# A claim inserts the key with a placeholder outcome. Another transaction inserting the
+# same key waits on this row until we commit or roll back; nobody ever sees the
+# placeholder, because the same transaction replaces it before committing.
+_CLAIM: LiteralString = (
+    "INSERT INTO lgsp_effects (key, thread_id, outcome) VALUES (%s, %s, 'null'::jsonb) "
+    "ON CONFLICT (key) DO NOTHING RETURNING true"
+)
+_LOOKUP: LiteralString = "SELECT outcome FROM lgsp_effects WHERE key = %s"
+_RECORD: LiteralString = "UPDATE lgsp_effects SET outcome = %s::jsonb WHERE key = %s RETURNING true"
+_DELETE_THREAD: LiteralString = "DELETE FROM lgsp_effects WHERE thread_id = %s RETURNING true"
+
+
+@dataclass(frozen=True)
+class _Sql:
+    """One statement for the driver to execute; it sends back `fetchone()`."""
+
+    query: LiteralString
+    params: tuple[Any, ...]
+
+
+class _Call:
+    """Asks the driver to run the effect; it sends back the effect's return value."""
+
+
+_CALL = _Call()
+_Logic = Generator[_Sql | _Call, Any, Any]
+
+
+def _exactly_once(key: str) -> _Logic:
+    """What `run` and `run_external` do inside their transaction, free of I/O.
+
+    The sync and async drivers execute the steps it yields (statements, and the call
+    of the effect) and send back the results, so the logic exists once.
+    """
+    while True:
+        if (yield _Sql(_CLAIM, (key, _thread_of(key)))) is not None:
+            break  # the key is ours until we commit
+        row = yield _Sql(_LOOKUP, (key,))
+        if row is not None:
+            return row[0]  # recorded by an earlier (committed) execution
+        # The row was deleted between the two statements (delete_thread): claim again.
+    payload = _to_json(key, (yield _CALL))
+    yield _Sql(_RECORD, (payload, key))
+    return json.loads(payload)
+
+
+def _drive(logic: _Logic, cur: Cursor[TupleRow], call: Callable[[], Any]) -> Any:
+    """Run `logic` to its result on a sync cursor (inside the caller's transaction)."""
+    reply: Any = None
+    while True:
+        try:
+            step = logic.send(reply)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, _Sql):
+            reply = cur.execute(step.query, step.params).fetchone()
+        else:
+            reply = call()
+
+
+async def _adrive(
+    logic: _Logic, cur: AsyncCursor[TupleRow], call: Callable[[], Awaitable[Any]]
+) -> Any:
+    """Async twin of `_drive`."""
+    reply: Any = None
+    while True:
+        try:
+            step = logic.send(reply)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, _Sql):
+            reply = await (await cur.execute(step.query, step.params)).fetchone()
+        else:
+            reply = await call()
+
+
+class PostgresEffects:
+    """Records side-effect outcomes in Postgres (`lgsp_effects`), synchronously.
+
+    Open it with `open_effects(url)`, or build it over your own `ConnectionPool`
+    (opened with `autocommit=True`, like the checkpointer's) and call `setup()` once.
+
+    Args:
+        pool: The connection pool; each `run` borrows one connection for one
+            transaction.
+
+    Example:
+        >>> with open_effects("postgresql://localhost/app") as effects:
+        ...     outcome = effects.run("t-1/1/1/cashier/charge", lambda conn: conn.execute(
+        ...         "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()["id"])
+    """
+
+    def __init__(self, pool: ConnectionPool[Any]) -> None:
+        self.pool = pool
+
+    def setup(self) -> None:
+        """Create the `lgsp_effects` table and its index if missing (idempotent)."""
+        with self.pool.connection() as conn, conn.transaction():
+            for statement in _SETUP:
+                conn.execute(statement)
+
+    def run(self, key: str, effect: Callable[[Connection[Any]], T]) -> T:
+        """Run `effect(conn)` once for `key`, atomically with the record of its outcome.
+
+        In one transaction: claim the key (waiting for a concurrent execution of the
+        same key to finish), return the recorded outcome if there is one, else call
+        `effect(conn)` and record what it returns. The effect does its writes with
+        `conn`, inside the transaction, and must not commit: its writes and the record
+        commit together, so a crash anywhere leaves both or neither, and a
+        re-execution returns the recorded outcome without calling `effect`.
+
+        Args:
+            key: The idempotency key, usually `effect_key("...")`.
+            effect: Performs the effect with the connection it is given (rows come
+                back as dicts with `open_effects`); returns a JSON-serialisable outcome.
+
+        Returns:
+            The outcome as it reads back from JSON (recorded now, or earlier).
+
+        Raises:
+            TypeError: The outcome is not JSON-serialisable (the transaction, the
+                effect's writes included, rolls back).
+            ValueError: `key` is empty.
+
+        Example:
+            >>> def charge(conn):
+            ...     row = conn.execute(
+            ...         "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()
+            ...     return {"payment_id": row["id"]}
+            >>> effects.run("t-1/1/1/cashier/charge", charge)
+            {'payment_id': 1}
+            >>> effects.run("t-1/1/1/cashier/charge", charge)  # not charged again
+            {'payment_id': 1}
+        """
+        key = _checked_key(key)
+        with self.pool.connection() as conn, conn.transaction():
+            cur = conn.cursor(row_factory=tuple_row)
+            return cast(T, _drive(_exactly_once(key), cur, lambda: effect(conn)))
+
+    def run_external(self, key: str, effect: Callable[[str], T]) -> T:
+        """Run an effect outside the database once for `key`, recording its outcome after.
+
+        For HTTP calls, emails, messages: `effect(key)` is called with the key, to
+        forward as the remote service's idempotency key (e.g. an `Idempotency-Key`
+        header). The key stays claimed (a row lock, in a transaction on one pooled
+        connection) while the effect runs, so a concurrent execution of the same key
+        waits and then gets the outcome.
+
+        A crash after the remote call but before the record commits leaves no
+        record: the re-execution calls the effect again, with the same key. That is
+        exactly-once only if the remote honours the key; otherwise at-least-once.
+
+        Args:
+            key: The idempotency key, usually `effect_key("...")`.
+            effect: Performs the effect, given the key; returns a JSON-serialisable
+                outcome.
+
+        Returns:
+            The outcome as it reads back from JSON (recorded now, or earlier).
+
+        Raises:
+            TypeError: The outcome is not JSON-serialisable (nothing is recorded).
+            ValueError: `key` is empty.
+
+        Example:
+            >>> effects.run_external(effect_key("email"), lambda key: mailer.send(
+            ...     to="a@example.com", idempotency_key=key))
+        """
+        key = _checked_key(key)
+        with self.pool.connection() as conn, conn.transaction():
+            cur = conn.cursor(row_factory=tuple_row)
+            return cast(T, _drive(_exactly_once(key), cur, lambda: effect(key)))
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete the outcomes recorded for the keys of one thread; return how many.
+
+        Example:
+            >>> effects.delete_thread("t-1")
+            2
+        """
+        with self.pool.connection() as conn:
+            return len(conn.execute(_DELETE_THREAD, (str(thread_id),)).fetchall())
+
+
+class AsyncPostgresEffects:
+    """The async twin of `PostgresEffects`, over an `AsyncConnectionPool`.
+
+    Open it with `aopen_effects(url)`. Effects are async functions taking an
+    `AsyncConnection` (`arun`) or the key (`arun_external`).
+
+    Args:
+        pool: The async connection pool (opened with `autocommit=True`).
+
+    Example:
+        >>> async with aopen_effects("postgresql://localhost/app") as effects:
+        ...     async def charge(conn):
+        ...         cur = await conn.execute(
+        ...             "INSERT INTO payments (amount) VALUES (42) RETURNING id")
+        ...         return (await cur.fetchone())["id"]
+        ...     payment_id = await effects.arun(effect_key("charge"), charge)
+    """
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self.pool = pool
+
+    async def setup(self) -> None:
+        """Create the `lgsp_effects` table and its index if missing (idempotent)."""
+        async with self.pool.connection() as conn, conn.transaction():
+            for statement in _SETUP:
+                await conn.execute(statement)
+
+    async def arun(self, key: str, effect: Callable[[AsyncConnection[Any]], Awaitable[T]]) -> T:
+        """Async twin of `PostgresEffects.run`: exactly-once for writes made with `conn`.
+
+        Example:
+            >>> async def charge(conn):
+            ...     await conn.execute("INSERT INTO payments (amount) VALUES (42)")
+            ...     return "charged"
+            >>> await effects.arun("t-1/1/1/cashier/charge", charge)
+            'charged'
+        """
+        key = _checked_key(key)
+        async with self.pool.connection() as conn, conn.transaction():
+            cur = conn.cursor(row_factory=tuple_row)
+            return cast(T, await _adrive(_exactly_once(key), cur, lambda: effect(conn)))
+
+    async def arun_external(self, key: str, effect: Callable[[str], Awaitable[T]]) -> T:
+        """Async twin of `PostgresEffects.run_external` (at-least-once across a crash).
+
+        Example:
+            >>> await effects.arun_external(effect_key("email"), send_email)
+        """
+        key = _checked_key(key)
+        async with self.pool.connection() as conn, conn.transaction():
+            cur = conn.cursor(row_factory=tuple_row)
+            return cast(T, await _adrive(_exactly_once(key), cur, lambda: effect(key)))
+
+    async def adelete_thread(self, thread_id: str) -> int:
+        """Async twin of `PostgresEffects.delete_thread`."""
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(_DELETE_THREAD, (str(thread_id),))
+            return len(await cur.fetchall())
+
+
+def _check_url(url: str, opener: str) -> str:
+    if isinstance(url, str) and _scheme_of(url) not in _POSTGRES_SCHEMES:
+        raise ValueError(
+            f"{opener} needs a postgresql:// (or postgres://) URL, got {_mask_url(url)!r}; "
+            "without Postgres, use StoreEffects over a LangGraph store (open_store(url))"
+        )
+    return url
+
+
+@contextmanager
+def open_effects(
+    url: str,
+    *,
+    pool_size: int = _DEFAULT_POOL_SIZE,
+    setup: bool = True,
+    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+) -> Iterator[PostgresEffects]:
+    """Open `PostgresEffects` on a pooled connection to `url`; close the pool on exit.
+
+    Args:
+        url: `postgresql://user:password@host:5432/db` (or `postgres://...`). The
+            database whose writes the effects make exactly-once is this one.
+        pool_size: Maximum number of pooled connections (at least 1).
+        setup: Create the `lgsp_effects` table if missing.
+        connect_timeout: Seconds to wait for Postgres before giving up.
+
+    Yields:
+        The effects recorder.
+
+    Raises:
+        ValueError: Not a Postgres URL, or an option is out of range.
+        ConnectionError: The server cannot be reached (password masked).
+
+    Example:
+        >>> with open_effects("postgresql://localhost/app") as effects:
+        ...     effects.run("t-1/1/1/w/charge", charge)
+    """
+    _validate_options(_check_url(url, "open_effects"), pool_size, connect_timeout)
+    with _postgres_pool(url.strip(), pool_size, connect_timeout) as pool:
+        effects = PostgresEffects(pool)
+        if setup:
+            effects.setup()
+        yield effects
+
+
+@asynccontextmanager
+async def aopen_effects(
+    url: str,
+    *,
+    pool_size: int = _DEFAULT_POOL_SIZE,
+    setup: bool = True,
+    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+) -> AsyncIterator[AsyncPostgresEffects]:
+    """Open `AsyncPostgresEffects`; the async twin of `open_effects`.
+
+    Args:
+        url: `postgresql://user:password@host:5432/db` (or `postgres://...`).
+        pool_size: Maximum number of pooled connections (at least 1).
+        setup: Create the `lgsp_effects` table if missing.
+        connect_timeout: Seconds to wait for Postgres before giving up.
+
+    Yields:
+        The async effects recorder.
+
+    Raises:
+        ValueError: Not a Postgres URL, or an option is out of range.
+        ConnectionError: The server cannot be reached (password masked).
+
+    Example:
+        >>> async with aopen_effects("postgresql://localhost/app") as effects:
+        ...     await effects.arun("t-1/1/1/w/charge", acharge)
+    """
+    _validate_options(_check_url(url, "aopen_effects"), pool_size, connect_timeout)
+    async with _apostgres_pool(url.strip(), pool_size, connect_timeout) as pool:
+        effects = AsyncPostgresEffects(pool)
+        if setup:
+            await effects.setup()
+        yield effects
+
+
+# -- LangGraph store -----------------------------------------------------------------
+
+
+def _store_namespace(key: str) -> tuple[str, ...]:
+    """`("lgsp", "effects", <thread>)` for a key built by `effect_key`."""
+    head, sep, _ = key.partition("/")
+    # Store namespace labels cannot contain "." (the head never contains "/").
+    return (*_STORE_ROOT, head.replace(".", "%2E")) if sep and head else _STORE_ROOT
+
+
+def _recorded(value: dict[str, Any]) -> Any:
+    return value["outcome"]
+
+
+class StoreEffects:
+    """Records side-effect outcomes in a LangGraph store: for runs without Postgres.
+
+    Each outcome is stored under the namespace `("lgsp", "effects", <thread_id>)`
+    (a `.` in the thread id becomes `%2E`) with the full key as the item key and
+    `{"outcome": ...}` as the value.
+
+    Guarantee: at-least-once. A crash after the effect returns but before the store
+    write leaves no record, and the re-execution runs the effect again (it is given
+    the key, to forward as the remote's idempotency key). Once the outcome is
+    written, re-executions return it without running the effect. Concurrent
+    executions of one key are not serialised. Use `PostgresEffects` when the effect
+    writes to Postgres: it is exactly-once.
+
+    Args:
+        store: Any `BaseStore` (`InMemoryStore`, `PostgresStore`, `SqliteStore`...),
+            e.g. from `open_store(url)`, or the graph's store (`get_store()`).
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> effects = StoreEffects(InMemoryStore())
+        >>> effects.run("t-1/1/1/mailer/email", lambda key: {"sent": key})
+        {'sent': 't-1/1/1/mailer/email'}
+        >>> effects.run("t-1/1/1/mailer/email", lambda key: {"sent": "again"})
+        {'sent': 't-1/1/1/mailer/email'}
+    """
+
+    def __init__(self, store: BaseStore) -> None:
+        self.store = store
+
+    def run(self, key: str, effect: Callable[[str], T]) -> T:
+        """Return the outcome recorded for `key`, or run `effect(key)` and record it.
+
+        Args:
+            key: The idempotency key, usually `effect_key("...")`.
+            effect: Performs the effect, given the key; returns a JSON-serialisable
+                outcome.
+
+        Returns:
+            The outcome as it reads back from JSON (recorded now, or earlier).
+
+        Raises:
+            TypeError: The outcome is not JSON-serialisable (nothing is recorded).
+            ValueError: `key` is empty.
+
+        Example:
+            >>> effects.run(effect_key("email"), lambda key: send_email(idempotency_key=key))
+        """
+        namespace = _store_namespace(_checked_key(key))
+        item = self.store.get(namespace, key)
+        if item is not None:
+            return cast(T, _recorded(item.value))
+        value = {"outcome": json.loads(_to_json(key, effect(key)))}
+        self.store.put(namespace, key, value)
+        return cast(T, _recorded(value))
+
+    async def arun(self, key: str, effect: Callable[[str], Awaitable[T]]) -> T:
+        """Async twin of `run`; `effect` is an async function of the key.
+
+        Example:
+            >>> await effects.arun(effect_key("email"), send_email_async)
+        """
+        namespace = _store_namespace(_checked_key(key))
+        item = await self.store.aget(namespace, key)
+        if item is not None:
+            return cast(T, _recorded(item.value))
+        value = {"outcome": json.loads(_to_json(key, await effect(key)))}
+        await self.store.aput(namespace, key, value)
+        return cast(T, _recorded(value))

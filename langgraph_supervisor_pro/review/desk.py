@@ -1,0 +1,1423 @@
+"""The review desk: list pending reviews across threads, resolve them, sweep expired ones.
+
+A review gate (`request_review`, used by `ToolGuard` for tool calls and by the
+dispatch review step in the manual tier) pauses a run with LangGraph's
+`interrupt()`. The pause is durable: it lives in the checkpointer until a human,
+maybe days later and in another process, answers it. This module is that other
+side:
+
+- `list_reviews` finds every pending review in a checkpoint database, across
+  threads, without the graph: it reads the latest root checkpoint of each thread
+  and the interrupts its tasks are still waiting on (LangGraph records an
+  interrupt raised inside a worker's agent subgraph on the parent's checkpoint
+  too). Each becomes a `PendingReview` carrying the payload's structured context
+  (task, worker, risk, reason, summary, deadline, reviewer group).
+- `resolve_review` (and `approve`, `reject`, `edit`, `respond`) resumes one
+  review with `Command(resume={interrupt_id: {"decisions": [decision]}})`. The
+  decision is validated first, against the review's own allowed decisions, so an
+  invalid one raises `InvalidDecisionError` before the run is touched: it stays
+  paused on the same checkpoint, with the same pending interrupt.
+- `sweep_reviews` applies each expired review's `on_timeout` (from its payload):
+  `reject` (the default, fail closed) with the message "review deadline passed at
+  <deadline>; rejected by the sweep", or `escalate` to the `escalate_to` reviewer
+  group (the review re-opens for that group with a new deadline, and the payload
+  records the escalation). An escalated review whose deadline passes again is
+  rejected.
+
+Every function has an async twin (`alist_reviews`, `aresolve_review`, ...) for
+async checkpointers (`AsyncPostgresSaver`, `AsyncSqliteSaver`), whose sync
+methods cannot be used from their event loop.
+
+Resuming runs the rest of the run in the calling process, up to its end or its
+next pause, so the resolving process needs the graph: compile the same
+`StateGraph` with a checkpointer on the same database. A run paused in one process
+is resumed by another. The per-run autonomy tier
+(`config["configurable"]["autonomy"]`) is not stored in the checkpoint's config,
+so `resolve_review` carries the tier the run recorded (its state's `autonomy`)
+into the resume unless `config` sets one: a manual-tier run stays manual.
+
+Example:
+    ```python
+    from langgraph_supervisor_pro import create_supervisor, open_checkpointer
+    from langgraph_supervisor_pro.review.desk import approve, list_reviews, reject, sweep_reviews
+
+    with open_checkpointer("postgresql://...") as saver:
+        for review in list_reviews(saver):
+            print(review.thread_id, review.action, review.args, review.context["reason"])
+        graph = create_supervisor(workers, model=model).compile(checkpointer=saver)
+        result = approve(graph, thread_id="order-7")
+        reject(graph, thread_id="order-8", message="Refunds over 100 EUR need a manager.")
+        for action in sweep_reviews(graph, saver):
+            print(action.line())
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, TypeVar, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Durability, Interrupt, StateSnapshot
+from pydantic import BaseModel, ValidationError
+
+from langgraph_supervisor_pro.review.gate import (
+    EditDecision,
+    EditedAction,
+    EscalateDecision,
+    RejectDecision,
+    RespondDecision,
+    ReviewDecision,
+    response_schema,
+)
+from langgraph_supervisor_pro.review.policy import AUTONOMY_CONFIG_KEY
+
+__all__ = [
+    "INTERRUPT_CHANNEL",
+    "DecisionInput",
+    "InvalidDecisionError",
+    "PendingReview",
+    "ReviewError",
+    "ReviewNotFoundError",
+    "SweepAction",
+    "aapprove",
+    "aedit",
+    "aget_review",
+    "alist_reviews",
+    "approve",
+    "areject",
+    "aresolve_review",
+    "arespond",
+    "asweep_reviews",
+    "check_decision",
+    "edit",
+    "get_review",
+    "is_review_payload",
+    "list_reviews",
+    "reject",
+    "resolve_review",
+    "respond",
+    "sweep_reviews",
+]
+
+INTERRUPT_CHANNEL = INTERRUPT
+"""The channel LangGraph records interrupts under in a checkpoint's pending writes
+(`"__interrupt__"`)."""
+
+DecisionInput: TypeAlias = ReviewDecision | Mapping[str, Any]
+"""A decision: a `ReviewDecision` model, or its dict (`{"type": "approve"}`, ...)."""
+
+SweepKind: TypeAlias = Literal["reject", "escalate", "error"]
+"""What the sweep did with one expired review (`error`: it could not resolve it)."""
+
+Graph: TypeAlias = Pregel[Any, Any, Any, Any]
+"""A compiled graph with a checkpointer: `create_supervisor(...).compile(checkpointer=...)`."""
+
+# Writes that record what happened to a task rather than what it produced (LangGraph's
+# task-status rules: a task with any other write finished, so its interrupt was answered).
+_CONTROL_WRITES = frozenset({INTERRUPT, RESUME, ERROR, "__error_source_node__"})
+_NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+_PAYLOAD_KEYS = ("action_requests", "review_configs", "context")
+_ROOT_NS = ""
+
+
+class ReviewError(Exception):
+    """Base class of the errors the review desk raises."""
+
+
+class ReviewNotFoundError(ReviewError, LookupError):
+    """No such review: the thread does not exist, has no pending review, or not that one."""
+
+
+class InvalidDecisionError(ReviewError, ValueError):
+    """The decision is not valid for the review; the run was not touched.
+
+    Attributes:
+        review: The review the decision was meant for.
+    """
+
+    def __init__(self, message: str, *, review: PendingReview) -> None:
+        super().__init__(message)
+        self.review = review
+
+
+# -- pending reviews -----------------------------------------------------------------------
+
+
+def _freeze(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-friendly copy: mappings to dicts, sequences to lists, datetimes to ISO."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return _plain(value.model_dump(mode="json"))
+    return value
+
+
+def _aware(now: datetime | None, where: str) -> datetime:
+    if now is None:
+        return datetime.now(UTC)
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError(
+            f"{where}: got the naive time {now!r}; give a timezone-aware time, e.g. "
+            "datetime.now(UTC)"
+        )
+    return now
+
+
+def _parse_deadline(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str) and value.strip():
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        parsed = parsed.replace(tzinfo=UTC)  # the payload's deadlines are UTC
+    return parsed.astimezone(UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PendingReview:
+    """One review a run is paused on: what is asked, of whom, until when.
+
+    Built from the interrupt's payload (`review_payload`); `context` and `payload` are
+    read-only views of it.
+
+    Example:
+        >>> from langgraph_supervisor_pro.review.gate import review_payload
+        >>> payload = review_payload(
+        ...     kind="tool", action="refund", args={"amount": 30},
+        ...     description="Refund 30 EUR", allowed=["approve", "reject"],
+        ...     context={"worker": "billing", "risk": "high", "reviewers": "support",
+        ...              "deadline": "2030-01-01T00:00:00+00:00"})
+        >>> review = PendingReview.from_payload(payload, thread_id="t1", interrupt_id="ab12")
+        >>> review.action, review.worker, review.reviewers, review.allowed
+        ('refund', 'billing', 'support', ('approve', 'reject'))
+        >>> from datetime import datetime, UTC
+        >>> review.expired(datetime(2031, 1, 1, tzinfo=UTC))
+        True
+    """
+
+    thread_id: str
+    """The thread the run is on."""
+    interrupt_id: str
+    """The interrupt's id (resume with `Command(resume={interrupt_id: ...})`)."""
+    kind: str
+    """`tool` (a worker's tool call) or `dispatch` (the supervisor's dispatch of a worker)."""
+    action: str
+    """The action's name: a tool name, or `dispatch:<worker>`."""
+    args: Mapping[str, Any]
+    """The action's arguments."""
+    description: str
+    """One sentence describing the action to the reviewer."""
+    allowed: tuple[str, ...]
+    """The decisions the reviewer may make (`escalate` is always accepted too)."""
+    worker: str | None
+    """The worker that wants to act (or is dispatched)."""
+    risk: str | None
+    """The tool's risk level (None for dispatches)."""
+    reviewers: str | None
+    """The reviewer group the review is assigned to (after escalations, the last one)."""
+    deadline: datetime | None
+    """When the review expires (UTC), or None when it has no deadline."""
+    context: Mapping[str, Any]
+    """The payload's structured context: task, worker, risk, reason, summary, deadline..."""
+    payload: Mapping[str, Any]
+    """The whole interrupt value (`action_requests`, `review_configs`, `context`)."""
+    checkpoint_id: str | None = None
+    """The checkpoint the run is paused on (None when read through a graph)."""
+
+    @classmethod
+    def from_payload(
+        cls,
+        payload: Mapping[str, Any],
+        *,
+        thread_id: str,
+        interrupt_id: str,
+        checkpoint_id: str | None = None,
+    ) -> PendingReview:
+        """Build a review from an interrupt value made by `review_payload`.
+
+        Args:
+            payload: The interrupt's value.
+            thread_id: The thread it is pending on.
+            interrupt_id: The interrupt's id.
+            checkpoint_id: The checkpoint the run is paused on, if known.
+
+        Returns:
+            The review.
+
+        Raises:
+            ValueError: If `payload` is not a review payload.
+
+        Example:
+            ```python
+            review = PendingReview.from_payload(interrupt.value, thread_id="t1",
+                                                interrupt_id=interrupt.id)
+            ```
+        """
+        if not is_review_payload(payload):
+            raise ValueError(
+                "not a review payload: expected a mapping with "
+                f"{', '.join(_PAYLOAD_KEYS)} (see review_payload)"
+            )
+        request = payload["action_requests"][0]
+        config = payload["review_configs"][0]
+        context = payload["context"]
+        risk = context.get("risk")
+        worker = context.get("worker")
+        reviewers = context.get("reviewers")
+        return cls(
+            thread_id=thread_id,
+            interrupt_id=interrupt_id,
+            kind=str(context.get("kind", "tool")),
+            action=str(request.get("name", config.get("action_name", ""))),
+            args=_freeze(request.get("args") or {}),
+            description=str(request.get("description", "")),
+            allowed=tuple(str(d) for d in config.get("allowed_decisions") or ()),
+            worker=None if worker is None else str(worker),
+            risk=None if risk is None else str(risk),
+            reviewers=None if reviewers is None else str(reviewers),
+            deadline=_parse_deadline(context.get("deadline")),
+            context=_freeze(context),
+            payload=_freeze(payload),
+            checkpoint_id=checkpoint_id,
+        )
+
+    @property
+    def task(self) -> str:
+        """The user's task for the run (from the context)."""
+        return str(self.context.get("task") or "")
+
+    @property
+    def reason(self) -> str:
+        """Why the action needs review (from the context)."""
+        return str(self.context.get("reason") or "")
+
+    @property
+    def escalations(self) -> tuple[Mapping[str, Any], ...]:
+        """The escalations recorded so far, oldest first (`from`, `to`, `reason`, `at`)."""
+        history = self.context.get("escalations") or ()
+        return tuple(e for e in history if isinstance(e, Mapping))
+
+    @property
+    def escalated(self) -> bool:
+        """Whether the review was already escalated (the sweep then rejects it)."""
+        return bool(self.escalations)
+
+    def expired(self, now: datetime | None = None) -> bool:
+        """Whether the deadline has passed at `now` (a review with no deadline never expires).
+
+        Args:
+            now: A timezone-aware time (default: the current time).
+
+        Returns:
+            True when `now` is at or past the deadline.
+
+        Raises:
+            ValueError: If `now` is naive.
+
+        Example:
+            ```python
+            overdue = [r for r in list_reviews(saver) if r.expired()]
+            ```
+        """
+        moment = _aware(now, "PendingReview.expired(now)")
+        return self.deadline is not None and moment >= self.deadline
+
+    def to_dict(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """A JSON-friendly dict of the review (what `lgsp review list --json` prints).
+
+        Args:
+            now: The time `expired` is computed at (default: the current time).
+
+        Returns:
+            The fields, the task and reason, and `expired`.
+
+        Example:
+            ```python
+            print(json.dumps([r.to_dict() for r in list_reviews(saver)]))
+            ```
+        """
+        return {
+            "thread_id": self.thread_id,
+            "interrupt_id": self.interrupt_id,
+            "kind": self.kind,
+            "action": self.action,
+            "args": _plain(self.args),
+            "description": self.description,
+            "allowed": list(self.allowed),
+            "worker": self.worker,
+            "risk": self.risk,
+            "reviewers": self.reviewers,
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "expired": self.expired(now),
+            "task": self.task,
+            "reason": self.reason,
+            "context": _plain(self.context),
+            "checkpoint_id": self.checkpoint_id,
+        }
+
+
+def is_review_payload(value: object) -> bool:
+    """Whether an interrupt value is a review payload (as `review_payload` builds it).
+
+    Example:
+        >>> is_review_payload({"action_requests": [{"name": "x"}],
+        ...                    "review_configs": [{"action_name": "x"}], "context": {}})
+        True
+        >>> is_review_payload("What is your name?")
+        False
+    """
+    if not isinstance(value, Mapping) or not all(k in value for k in _PAYLOAD_KEYS):
+        return False
+    requests, configs, context = (value[k] for k in _PAYLOAD_KEYS)
+    return (
+        isinstance(requests, Sequence)
+        and not isinstance(requests, str)
+        and len(requests) > 0
+        and isinstance(requests[0], Mapping)
+        and isinstance(configs, Sequence)
+        and not isinstance(configs, str)
+        and len(configs) > 0
+        and isinstance(configs[0], Mapping)
+        and isinstance(context, Mapping)
+    )
+
+
+def _pending_interrupts(writes: Iterable[Sequence[Any]]) -> list[Interrupt]:
+    """The interrupts still waiting for an answer, from a checkpoint's pending writes.
+
+    The rules LangGraph reads task status by: `INTERRUPT` holds the task's latest
+    question; a task with any output write finished, so its question was answered.
+    """
+    finished: set[str] = set()
+    asked: dict[str, list[Interrupt]] = {}
+    for write in writes:
+        task_id, channel, value = write[0], write[1], write[2]
+        if task_id == _NULL_TASK_ID:
+            continue
+        if channel == INTERRUPT:
+            values = value if isinstance(value, list | tuple) else [value]
+            asked.setdefault(task_id, []).extend(v for v in values if isinstance(v, Interrupt))
+        elif channel not in _CONTROL_WRITES:
+            finished.add(task_id)
+    return [i for task_id, items in asked.items() if task_id not in finished for i in items]
+
+
+def _reviews_in(
+    thread_id: str, interrupts: Iterable[Interrupt], checkpoint_id: str | None
+) -> list[PendingReview]:
+    return [
+        PendingReview.from_payload(
+            i.value, thread_id=thread_id, interrupt_id=i.id, checkpoint_id=checkpoint_id
+        )
+        for i in interrupts
+        if is_review_payload(i.value)
+    ]
+
+
+def _thread_config(thread_id: str, config: RunnableConfig | None = None) -> RunnableConfig:
+    base: RunnableConfig = dict(config or {})  # type: ignore[assignment]
+    configurable = {**(base.get("configurable") or {}), "thread_id": thread_id}
+    configurable.pop("checkpoint_id", None)
+    configurable.pop("checkpoint_ns", None)
+    base["configurable"] = configurable
+    return base
+
+
+def _root_key(item: CheckpointTuple) -> tuple[str, str] | None:
+    configurable = item.config.get("configurable") or {}
+    if configurable.get("checkpoint_ns", _ROOT_NS) != _ROOT_NS:
+        return None
+    return str(configurable.get("thread_id")), str(configurable.get("checkpoint_id", ""))
+
+
+def _latest(items: Iterable[CheckpointTuple]) -> dict[str, CheckpointTuple]:
+    """The newest root checkpoint of each thread (checkpoint ids sort by time)."""
+    latest: dict[str, CheckpointTuple] = {}
+    for item in items:
+        key = _root_key(item)
+        if key is None:
+            continue
+        thread_id, checkpoint_id = key
+        held = latest.get(thread_id)
+        if held is None or checkpoint_id > str(held.config["configurable"]["checkpoint_id"]):
+            latest[thread_id] = item
+    return latest
+
+
+def _reviews_of_tuple(thread_id: str, item: CheckpointTuple) -> list[PendingReview]:
+    checkpoint_id = str(item.config["configurable"].get("checkpoint_id", "")) or None
+    return _reviews_in(thread_id, _pending_interrupts(item.pending_writes or ()), checkpoint_id)
+
+
+def _reviews_of_snapshot(thread_id: str, snapshot: StateSnapshot) -> list[PendingReview]:
+    checkpoint_id = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+    return _reviews_in(thread_id, snapshot.interrupts, checkpoint_id)
+
+
+def _finish_listing(
+    reviews: list[PendingReview], *, now: datetime | None, expired_only: bool
+) -> list[PendingReview]:
+    moment = _aware(now, "now")
+    if expired_only:
+        reviews = [r for r in reviews if r.expired(moment)]
+    far = datetime.max.replace(tzinfo=UTC)
+    return sorted(reviews, key=lambda r: (r.deadline or far, r.thread_id, r.interrupt_id))
+
+
+def _root_tuple_config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": _ROOT_NS}}
+
+
+# -- one implementation, two drivers -------------------------------------------------------
+#
+# Each operation of the desk is a generator (`_listing`, `_resolving`, `_sweeping`, ...)
+# that yields the I/O it needs (`_GetState`, `_Invoke`, `_ListCheckpoints`, `_GetTuple`)
+# and receives its result; `_run` performs the I/O with the sync methods, `_arun` awaits
+# the async ones. A failed I/O is thrown into the generator where it asked.
+
+
+@dataclass(frozen=True, slots=True)
+class _GetState:
+    """A thread's state: `graph.get_state(config)`."""
+
+    graph: Graph
+    config: RunnableConfig
+
+    def run(self) -> StateSnapshot:
+        return self.graph.get_state(self.config)
+
+    async def arun(self) -> StateSnapshot:
+        return await self.graph.aget_state(self.config)
+
+
+@dataclass(frozen=True, slots=True)
+class _Invoke:
+    """Resume a run: `graph.invoke(command, config)`."""
+
+    graph: Graph
+    command: Command[Any]
+    config: RunnableConfig
+    durability: Durability | None
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {} if self.durability is None else {"durability": self.durability}
+
+    def run(self) -> Any:
+        return self.graph.invoke(self.command, self.config, **self._kwargs())
+
+    async def arun(self) -> Any:
+        return await self.graph.ainvoke(self.command, self.config, **self._kwargs())
+
+
+@dataclass(frozen=True, slots=True)
+class _ListCheckpoints:
+    """Every checkpoint in the database: `checkpointer.list(None)`."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+
+    def run(self) -> Iterable[CheckpointTuple]:
+        return self.checkpointer.list(None)
+
+    async def arun(self) -> Iterable[CheckpointTuple]:
+        return [item async for item in self.checkpointer.alist(None)]
+
+
+@dataclass(frozen=True, slots=True)
+class _GetTuple:
+    """One checkpoint: `checkpointer.get_tuple(config)`."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+    config: RunnableConfig
+
+    def run(self) -> CheckpointTuple | None:
+        return self.checkpointer.get_tuple(self.config)
+
+    async def arun(self) -> CheckpointTuple | None:
+        return await self.checkpointer.aget_tuple(self.config)
+
+
+_Io: TypeAlias = _GetState | _Invoke | _ListCheckpoints | _GetTuple
+_T = TypeVar("_T")
+_Steps: TypeAlias = Generator[_Io, Any, _T]
+"""An operation of the desk: yields the I/O to perform, receives its result."""
+
+
+def _run(steps: _Steps[_T]) -> _T:
+    """Drive `steps` with the sync I/O methods."""
+    try:
+        io = next(steps)
+        while True:
+            try:
+                reply = io.run()
+            except Exception as exc:
+                io = steps.throw(exc)
+            else:
+                io = steps.send(reply)
+    except StopIteration as done:
+        return cast(_T, done.value)
+
+
+async def _arun(steps: _Steps[_T]) -> _T:
+    """Drive `steps` with the async I/O methods."""
+    try:
+        io = next(steps)
+        while True:
+            try:
+                reply = await io.arun()
+            except Exception as exc:
+                io = steps.throw(exc)
+            else:
+                io = steps.send(reply)
+    except StopIteration as done:
+        return cast(_T, done.value)
+
+
+def _latest_tuples(
+    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
+) -> _Steps[dict[str, CheckpointTuple]]:
+    """The latest root checkpoint of each thread (all threads, or `thread_ids`)."""
+    if thread_ids is None:
+        return _latest((yield _ListCheckpoints(checkpointer)))
+    latest: dict[str, CheckpointTuple] = {}
+    for thread_id in dict.fromkeys(thread_ids):
+        item = yield _GetTuple(checkpointer, _root_tuple_config(thread_id))
+        if item is not None:
+            latest[thread_id] = item
+    return latest
+
+
+def _thread_ids(
+    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
+) -> _Steps[list[str]]:
+    if thread_ids is not None:
+        return list(dict.fromkeys(thread_ids))
+    return sorted((yield from _latest_tuples(checkpointer, None)))
+
+
+def _listing(
+    checkpointer: BaseCheckpointSaver[Any],
+    now: datetime | None,
+    thread_ids: Iterable[str] | None,
+    expired_only: bool,
+    graph: Graph | None,
+    where: str,
+) -> _Steps[list[PendingReview]]:
+    """`list_reviews`; `where` names the caller in the error for a naive `now`."""
+    _aware(now, where)
+    reviews: list[PendingReview] = []
+    if graph is not None:
+        for thread_id in (yield from _thread_ids(checkpointer, thread_ids)):
+            snapshot = yield _GetState(graph, _thread_config(thread_id))
+            reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
+    else:
+        latest = yield from _latest_tuples(checkpointer, thread_ids)
+        for thread_id, item in latest.items():
+            reviews.extend(_reviews_of_tuple(thread_id, item))
+    return _finish_listing(reviews, now=now, expired_only=expired_only)
+
+
+def list_reviews(
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    now: datetime | None = None,
+    thread_ids: Iterable[str] | None = None,
+    expired_only: bool = False,
+    graph: Graph | None = None,
+) -> list[PendingReview]:
+    """The reviews pending in a checkpoint database, across threads, soonest deadline first.
+
+    Reads the latest root checkpoint of each thread (`checkpointer.list(None)`, or
+    `get_tuple` for the `thread_ids` given) and the interrupts its tasks are still
+    waiting on, and keeps those whose value is a review payload. No graph is needed:
+    LangGraph records an interrupt raised inside a worker's agent subgraph (a
+    `ToolGuard` review) on the parent's checkpoint too, like the dispatch review's.
+    With `graph` (compiled on the same database), each thread is read with
+    `graph.get_state(...).interrupts` instead: LangGraph's own reading, for graphs
+    that pause in ways the checkpoint alone does not show.
+
+    Args:
+        checkpointer: A sync checkpointer (see `alist_reviews` for async ones).
+        now: The time `expired_only` compares deadlines with (default: now; aware).
+        thread_ids: Only these threads (default: every thread in the database).
+        expired_only: Only reviews whose deadline has passed at `now`.
+        graph: Read each thread's pending interrupts through this graph instead.
+
+    Returns:
+        The pending reviews, soonest deadline first (no deadline last).
+
+    Raises:
+        ValueError: If `now` is naive.
+
+    Example:
+        ```python
+        with open_checkpointer("postgresql://...") as saver:
+            for review in list_reviews(saver):
+                print(review.thread_id, review.kind, review.action, review.deadline)
+        ```
+    """
+    return _run(_listing(checkpointer, now, thread_ids, expired_only, graph, "list_reviews(now)"))
+
+
+async def alist_reviews(
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    now: datetime | None = None,
+    thread_ids: Iterable[str] | None = None,
+    expired_only: bool = False,
+    graph: Graph | None = None,
+) -> list[PendingReview]:
+    """Async twin of `list_reviews`, for async checkpointers (`alist`, `aget_tuple`).
+
+    Example:
+        ```python
+        async with aopen_checkpointer("postgresql://...") as saver:
+            reviews = await alist_reviews(saver, expired_only=True)
+        ```
+    """
+    return await _arun(
+        _listing(checkpointer, now, thread_ids, expired_only, graph, "alist_reviews(now)")
+    )
+
+
+# -- resolving -------------------------------------------------------------------------------
+
+
+def _short_errors(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error["loc"][2:] if not isinstance(p, int))
+        where = where.split(".", 1)[-1] if "." in where else where
+        parts.append(f"{where + ': ' if where else ''}{error['msg']}")
+    return "; ".join(parts)
+
+
+def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
+    """Validate a decision for a review, as the run would, without touching the run.
+
+    The decision must be one the review allows (or `escalate`), well formed for its
+    type (an edit needs `edited_action`, a respond a `message`); an edit of a tool
+    call may change its arguments, not the tool.
+
+    Args:
+        review: The review the decision answers.
+        decision: A `ReviewDecision` model or its dict.
+
+    Returns:
+        The decision as a plain dict, ready for `{"decisions": [decision]}`.
+
+    Raises:
+        InvalidDecisionError: Saying what is wrong and what the review allows.
+
+    Example:
+        ```python
+        check_decision(review, {"type": "approve"})  # {'type': 'approve'}
+        check_decision(review, {"type": "maybe"})     # InvalidDecisionError
+        ```
+    """
+    allowed = ", ".join(repr(d) for d in review.allowed)
+    where = f"review {review.interrupt_id} ({review.kind} {review.action!r})"
+    if isinstance(decision, BaseModel):
+        data: Any = decision.model_dump(mode="python")
+    elif isinstance(decision, Mapping):
+        data = dict(decision)
+    else:
+        raise InvalidDecisionError(
+            f"invalid decision for {where}: got {type(decision).__name__} "
+            f"{_preview(decision)}; give a decision like {{'type': 'approve'}} (allowed: "
+            f"{allowed})",
+            review=review,
+        )
+    kind = data.get("type")
+    if kind not in (*review.allowed, "escalate"):
+        raise InvalidDecisionError(
+            f"invalid decision for {where}: {kind!r} is not allowed; it allows {allowed}",
+            review=review,
+        )
+    try:
+        parsed = response_schema(review.allowed).model_validate({"decisions": [data]})
+    except ValidationError as exc:
+        raise InvalidDecisionError(
+            f"invalid {kind!r} decision for {where}: {_short_errors(exc)}", review=review
+        ) from None
+    checked = cast(ReviewDecision, parsed.decisions[0])  # type: ignore[attr-defined]
+    if (
+        isinstance(checked, EditDecision)
+        and review.kind == "tool"
+        and checked.edited_action.name != review.action
+    ):
+        raise InvalidDecisionError(
+            f"invalid 'edit' decision for {where}: an edit may change the arguments, not "
+            f"the tool (got {checked.edited_action.name!r}); give edited_action.name "
+            f"{review.action!r}",
+            review=review,
+        )
+    return checked.model_dump(mode="python")
+
+
+def _preview(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _thread_missing(snapshot: StateSnapshot) -> bool:
+    return snapshot.metadata is None and not snapshot.values and snapshot.created_at is None
+
+
+def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -> PendingReview:
+    if _thread_missing(snapshot):
+        raise ReviewNotFoundError(
+            f"thread {thread_id!r} has no checkpoints in this database; check the thread id "
+            "(lgsp review list shows the pending reviews)"
+        )
+    reviews = _reviews_of_snapshot(thread_id, snapshot)
+    if not reviews:
+        values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+        status = values.get("status")
+        state = f"status {status!r}" if status else "not paused"
+        if snapshot.next:
+            state += f", next {list(snapshot.next)}"
+        raise ReviewNotFoundError(f"thread {thread_id!r} has no pending review ({state})")
+    if interrupt_id is None:
+        if len(reviews) > 1:
+            ids = ", ".join(f"{r.interrupt_id} ({r.kind} {r.action})" for r in reviews)
+            raise ReviewNotFoundError(
+                f"thread {thread_id!r} has {len(reviews)} pending reviews; say which one "
+                f"with its interrupt id: {ids}"
+            )
+        return reviews[0]
+    matches = (
+        [r for r in reviews if r.interrupt_id.startswith(interrupt_id)] if interrupt_id else []
+    )
+    exact = [r for r in matches if r.interrupt_id == interrupt_id]
+    if exact:
+        return exact[0]
+    if len(matches) == 1:
+        return matches[0]
+    pending = ", ".join(r.interrupt_id for r in reviews)
+    if matches:
+        raise ReviewNotFoundError(
+            f"interrupt id {interrupt_id!r} matches {len(matches)} pending reviews on thread "
+            f"{thread_id!r}; give more of it: {pending}"
+        )
+    raise ReviewNotFoundError(
+        f"thread {thread_id!r} has no pending review {interrupt_id!r} (it was answered, or "
+        f"the id is wrong); pending: {pending}"
+    )
+
+
+def _getting(
+    graph: Graph, thread_id: str, interrupt_id: str | None, config: RunnableConfig | None
+) -> _Steps[PendingReview]:
+    """`get_review`."""
+    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+    return _select(thread_id, snapshot, interrupt_id)
+
+
+def get_review(
+    graph: Graph,
+    *,
+    thread_id: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+) -> PendingReview:
+    """The pending review `resolve_review` would answer on a thread.
+
+    Args:
+        graph: The run's graph, compiled with a checkpointer on the run's database.
+        thread_id: The thread.
+        interrupt_id: Which review (the id or a unique prefix), when several are pending.
+        config: Extra run config (the thread id is set).
+
+    Returns:
+        The review.
+
+    Raises:
+        ReviewNotFoundError: The thread is unknown, has no pending review, has several
+            and `interrupt_id` is not given, or not the one `interrupt_id` names.
+
+    Example:
+        ```python
+        review = get_review(graph, thread_id="order-7")
+        print(review.action, dict(review.args), review.context["reason"])
+        ```
+    """
+    return _run(_getting(graph, thread_id, interrupt_id, config))
+
+
+async def aget_review(
+    graph: Graph,
+    *,
+    thread_id: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+) -> PendingReview:
+    """Async twin of `get_review`.
+
+    Example:
+        ```python
+        review = await aget_review(graph, thread_id="order-7")
+        ```
+    """
+    return await _arun(_getting(graph, thread_id, interrupt_id, config))
+
+
+def _resume_config(
+    thread_id: str, config: RunnableConfig | None, snapshot: StateSnapshot
+) -> RunnableConfig:
+    run = _thread_config(thread_id, config)
+    configurable = dict(run.get("configurable") or {})
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    recorded = values.get("autonomy")
+    if configurable.get(AUTONOMY_CONFIG_KEY) in (None, "") and isinstance(recorded, str):
+        configurable[AUTONOMY_CONFIG_KEY] = recorded
+    run["configurable"] = configurable
+    return run
+
+
+def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Command[Any]:
+    """The resume command for `answers` (interrupt id -> resume value).
+
+    Keyed by interrupt id when the thread has other pending interrupts; the value as is
+    when it answers the only one (the same for LangGraph, and robust to an interrupt id
+    that does not match the task's stored answers).
+    """
+    pending = {i.id for i in snapshot.interrupts}
+    if len(answers) == 1 and pending == set(answers):
+        return Command(resume=next(iter(answers.values())))
+    return Command(resume=dict(answers))
+
+
+def _resolving(
+    graph: Graph,
+    thread_id: str,
+    decision: DecisionInput,
+    interrupt_id: str | None,
+    config: RunnableConfig | None,
+    durability: Durability | None,
+) -> _Steps[Any]:
+    """`resolve_review`: find the review, check the decision, then resume the run."""
+    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+    review = _select(thread_id, snapshot, interrupt_id)
+    checked = check_decision(review, decision)
+    command = _resume_command(snapshot, {review.interrupt_id: {"decisions": [checked]}})
+    run_config = _resume_config(thread_id, config, snapshot)
+    return (yield _Invoke(graph, command, run_config, durability))
+
+
+def _editing(
+    graph: Graph,
+    thread_id: str,
+    args: Mapping[str, Any],
+    action: str | None,
+    interrupt_id: str | None,
+    config: RunnableConfig | None,
+    durability: Durability | None,
+) -> _Steps[Any]:
+    """`edit`: the reviewed action's name unless `action` is given, then `_resolving`."""
+    if action is None:
+        action = (yield from _getting(graph, thread_id, interrupt_id, config)).action
+    decision = EditDecision(type="edit", edited_action=EditedAction(name=action, args=args))
+    return (yield from _resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+def resolve_review(
+    graph: Graph,
+    *,
+    thread_id: str,
+    decision: DecisionInput,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Answer one pending review and resume the run.
+
+    The review is found with `graph.get_state` (the only one pending on the thread,
+    or the one `interrupt_id` names: the id or a unique prefix of it), the decision
+    is checked with `check_decision`, and only then is the run resumed with
+    `Command(resume={interrupt_id: {"decisions": [decision]}})` (or, when it is the
+    thread's only pending interrupt, `Command(resume={"decisions": [decision]})`). It
+    runs on, in this process, to its end or its next pause.
+
+    Args:
+        graph: The run's graph, compiled with a checkpointer on the run's database.
+        thread_id: The thread the run is paused on.
+        decision: A `ReviewDecision` model or its dict (`{"type": "approve"}`, ...).
+        interrupt_id: Which review, when the thread has several pending.
+        config: Extra run config (its `configurable` is merged; the thread id is set).
+            Without `configurable.autonomy`, the tier the run recorded is kept.
+        durability: LangGraph's durability mode for the resumed run (default: the graph's).
+
+    Returns:
+        What `graph.invoke` returns: the state's values, with `__interrupt__` when the
+        run paused again (e.g. at its next review).
+
+    Raises:
+        ReviewNotFoundError: The thread is unknown, has no pending review, has several
+            and `interrupt_id` is not given, or not the one `interrupt_id` names.
+        InvalidDecisionError: The decision is not valid for the review; the run is
+            untouched (same checkpoint, same pending interrupt).
+
+    Example:
+        ```python
+        resolve_review(graph, thread_id="order-7", decision={"type": "approve"})
+        resolve_review(graph, thread_id="order-7",
+                       decision=RejectDecision(type="reject", message="Not this customer."))
+        ```
+    """
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+async def aresolve_review(
+    graph: Graph,
+    *,
+    thread_id: str,
+    decision: DecisionInput,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Async twin of `resolve_review` (`aget_state`, `ainvoke`).
+
+    Example:
+        ```python
+        await aresolve_review(graph, thread_id="order-7", decision={"type": "approve"})
+        ```
+    """
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+def approve(
+    graph: Graph,
+    *,
+    thread_id: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Approve a pending review: the action runs as requested (see `resolve_review`).
+
+    Example:
+        ```python
+        approve(graph, thread_id="order-7")
+        ```
+    """
+    decision = {"type": "approve"}
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+def reject(
+    graph: Graph,
+    *,
+    thread_id: str,
+    message: str = "",
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Reject a pending review: the action does not run; `message` goes back to the worker.
+
+    For a tool review the worker's agent gets the message as the tool's (error)
+    result; for a dispatch review the hop is recorded as failed with it and the
+    supervisor decides again (see `resolve_review`).
+
+    Example:
+        ```python
+        reject(graph, thread_id="order-7", message="Refunds over 100 EUR need a manager.")
+        ```
+    """
+    decision = RejectDecision(type="reject", message=message)
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+def edit(
+    graph: Graph,
+    *,
+    thread_id: str,
+    args: Mapping[str, Any],
+    action: str | None = None,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Run the reviewed action with the reviewer's arguments (see `resolve_review`).
+
+    Args:
+        graph: The run's graph.
+        thread_id: The thread.
+        args: The arguments the action runs with (they replace the requested ones).
+        action: The action's name (default: the reviewed one; a dispatch review may
+            name another worker, `dispatch:<worker>`).
+        interrupt_id: Which review, when several are pending.
+        config: Extra run config.
+        durability: LangGraph's durability mode for the resumed run.
+
+    Returns:
+        What `graph.invoke` returns.
+
+    Example:
+        ```python
+        edit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
+        ```
+    """
+    return _run(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
+
+
+def respond(
+    graph: Graph,
+    *,
+    thread_id: str,
+    message: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Answer instead of the action: `message` stands in for its result (see `resolve_review`).
+
+    Example:
+        ```python
+        respond(graph, thread_id="order-7", message="Refund already issued by phone.")
+        ```
+    """
+    decision = RespondDecision(type="respond", message=message)
+    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+async def aapprove(
+    graph: Graph,
+    *,
+    thread_id: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Async twin of `approve`.
+
+    Example:
+        ```python
+        await aapprove(graph, thread_id="order-7")
+        ```
+    """
+    decision = {"type": "approve"}
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+async def areject(
+    graph: Graph,
+    *,
+    thread_id: str,
+    message: str = "",
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Async twin of `reject`.
+
+    Example:
+        ```python
+        await areject(graph, thread_id="order-7", message="No.")
+        ```
+    """
+    decision = RejectDecision(type="reject", message=message)
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+async def aedit(
+    graph: Graph,
+    *,
+    thread_id: str,
+    args: Mapping[str, Any],
+    action: str | None = None,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Async twin of `edit`.
+
+    Example:
+        ```python
+        await aedit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
+        ```
+    """
+    return await _arun(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
+
+
+async def arespond(
+    graph: Graph,
+    *,
+    thread_id: str,
+    message: str,
+    interrupt_id: str | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> Any:
+    """Async twin of `respond`.
+
+    Example:
+        ```python
+        await arespond(graph, thread_id="order-7", message="Done by phone.")
+        ```
+    """
+    decision = RespondDecision(type="respond", message=message)
+    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+
+
+# -- the deadline sweep ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepAction:
+    """What the sweep did with one expired review.
+
+    Example:
+        ```python
+        for action in sweep_reviews(graph, saver):
+            print(action.line())
+        # t1 refund: review deadline passed at 2030-01-01T00:00:00+00:00; rejected by the sweep
+        ```
+    """
+
+    review: PendingReview
+    """The review as it was before the sweep (thread, interrupt id, deadline, context)."""
+    action: SweepKind
+    """`reject`, `escalate`, or `error` (the decision could not be applied)."""
+    decision: Mapping[str, Any] | None
+    """The decision sent (None for `error` before one could be built)."""
+    message: str
+    """What happened, in one sentence (the reject message, or the escalation reason)."""
+    to: str | None = None
+    """The reviewer group the review was escalated to."""
+    error: str | None = None
+    """Why the review could not be resolved (`error` only)."""
+    result: Any = field(default=None, compare=False, repr=False)
+    """What resuming the run returned (`graph.invoke`'s result), when it ran."""
+
+    @property
+    def thread_id(self) -> str:
+        """The thread of the review."""
+        return self.review.thread_id
+
+    @property
+    def interrupt_id(self) -> str:
+        """The interrupt id of the review."""
+        return self.review.interrupt_id
+
+    def line(self) -> str:
+        """One human-readable line: thread, action and what happened.
+
+        Example:
+            ```python
+            for action in sweep_reviews(graph, saver):
+                print(action.line())
+            ```
+        """
+        text = self.error if self.action == "error" else self.message
+        return f"{self.thread_id} {self.review.action}: {text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (what `lgsp review sweep --json` prints).
+
+        Example:
+            ```python
+            json.dumps([a.to_dict() for a in actions])
+            ```
+        """
+        return {
+            "thread_id": self.thread_id,
+            "interrupt_id": self.interrupt_id,
+            "action": self.action,
+            "to": self.to,
+            "message": self.message,
+            "error": self.error,
+            "deadline": self.review.deadline.isoformat() if self.review.deadline else None,
+            "reviewers": self.review.reviewers,
+            "decision": _plain(self.decision) if self.decision is not None else None,
+        }
+
+
+def _timeout_decision(review: PendingReview) -> SweepAction:
+    """The decision the review's own `on_timeout` asks for (fail closed: reject)."""
+    deadline = review.deadline.isoformat() if review.deadline else "(none)"
+    target = review.context.get("escalate_to")
+    if (
+        review.context.get("on_timeout") == "escalate"
+        and isinstance(target, str)
+        and target.strip()
+        and not review.escalated
+        and target != review.reviewers
+    ):
+        reason = f"review deadline passed at {deadline}; escalated to {target} by the sweep"
+        escalate = EscalateDecision(type="escalate", to=target, reason=reason)
+        return SweepAction(
+            review=review,
+            action="escalate",
+            decision=escalate.model_dump(mode="python"),
+            message=reason,
+            to=target,
+        )
+    message = f"review deadline passed at {deadline}; rejected by the sweep"
+    if "reject" not in review.allowed:
+        return SweepAction(
+            review=review,
+            action="error",
+            decision=None,
+            message=message,
+            error=(
+                f"review deadline passed at {deadline}, but the review does not allow "
+                f"'reject' (it allows {', '.join(review.allowed)}) and cannot be escalated; "
+                "left pending for a human"
+            ),
+        )
+    rejection = RejectDecision(type="reject", message=message)
+    return SweepAction(
+        review=review,
+        action="reject",
+        decision=rejection.model_dump(mode="python"),
+        message=message,
+    )
+
+
+def _by_thread(actions: Sequence[SweepAction]) -> dict[str, list[SweepAction]]:
+    grouped: dict[str, list[SweepAction]] = {}
+    for action in actions:
+        if action.decision is not None:
+            grouped.setdefault(action.thread_id, []).append(action)
+    return grouped
+
+
+def _failed(action: SweepAction, exc: BaseException) -> SweepAction:
+    text = " ".join(str(exc).split())[:300]
+    return SweepAction(
+        review=action.review,
+        action="error",
+        decision=action.decision,
+        message=action.message,
+        to=action.to,
+        error=f"could not resume the run: {type(exc).__name__}: {text}",
+    )
+
+
+def _done(action: SweepAction, result: Any) -> SweepAction:
+    return SweepAction(
+        review=action.review,
+        action=action.action,
+        decision=action.decision,
+        message=action.message,
+        to=action.to,
+        result=result,
+    )
+
+
+def _sweep_command(snapshot: StateSnapshot, actions: Sequence[SweepAction]) -> Command[Any]:
+    answers = {a.interrupt_id: {"decisions": [dict(a.decision or {})]} for a in actions}
+    return _resume_command(snapshot, answers)
+
+
+def _sweeping(
+    graph: Graph,
+    listing: _Steps[list[PendingReview]],
+    config: RunnableConfig | None,
+    durability: Durability | None,
+) -> _Steps[list[SweepAction]]:
+    """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time.
+
+    A thread whose resume fails is reported (`action="error"`); the sweep goes on.
+    """
+    expired = yield from listing
+    planned = [_timeout_decision(r) for r in expired]
+    outcome: dict[int, SweepAction] = {}
+    for thread_id, actions in _by_thread(planned).items():
+        try:
+            snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+            run_config = _resume_config(thread_id, config, snapshot)
+            command = _sweep_command(snapshot, actions)
+            result = yield _Invoke(graph, command, run_config, durability)
+        except Exception as exc:
+            outcome.update({id(a): _failed(a, exc) for a in actions})
+        else:
+            outcome.update({id(a): _done(a, result) for a in actions})
+    return [outcome.get(id(a), a) for a in planned]
+
+
+def sweep_reviews(
+    graph: Graph,
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    now: datetime | None = None,
+    thread_ids: Iterable[str] | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> list[SweepAction]:
+    """Apply the on-timeout action of every review whose deadline has passed.
+
+    Each expired review gets what its payload's context says (`on_timeout`, from the
+    `ReviewPolicy` in force when it opened): `reject`, the default (fail closed), with
+    the message "review deadline passed at <deadline>; rejected by the sweep"; or
+    `escalate` to `escalate_to` (an `EscalateDecision`: the review re-opens for that
+    group with a new deadline, recorded in its payload's `escalations`). A review that
+    was already escalated is rejected when its deadline passes again. The expired
+    reviews of one thread are answered in one resume; the run then goes on in this
+    process to its end or its next pause. A thread that fails to resume is reported
+    (`action="error"`) and the sweep goes on with the others.
+
+    Args:
+        graph: The runs' graph, compiled with a checkpointer on the same database.
+        checkpointer: Where to find the pending reviews (usually `graph`'s checkpointer).
+        now: The time deadlines are compared with (default: now; timezone-aware).
+        thread_ids: Only these threads (default: all).
+        config: Extra run config for the resumes (see `resolve_review`).
+        durability: LangGraph's durability mode for the resumed runs.
+
+    Returns:
+        One `SweepAction` per expired review, soonest deadline first.
+
+    Raises:
+        ValueError: If `now` is naive.
+
+    Example:
+        ```python
+        for action in sweep_reviews(graph, saver):
+            print(action.line())
+        ```
+    """
+    listing = _listing(checkpointer, now, thread_ids, True, graph, "list_reviews(now)")
+    return _run(_sweeping(graph, listing, config, durability))
+
+
+async def asweep_reviews(
+    graph: Graph,
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    now: datetime | None = None,
+    thread_ids: Iterable[str] | None = None,
+    config: RunnableConfig | None = None,
+    durability: Durability | None = None,
+) -> list[SweepAction]:
+    """Async twin of `sweep_reviews`, for async checkpointers.
+
+    Example:
+        ```python
+        actions = await asweep_reviews(graph, saver)
+        ```
+    """
+    listing = _listing(checkpointer, now, thread_ids, True, graph, "alist_reviews(now)")
+    return await _arun(_sweeping(graph, listing, config, durability))

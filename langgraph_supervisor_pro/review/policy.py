@@ -1,0 +1,1144 @@
+"""Risk levels, autonomy tiers and review deadlines: the policy behind review gates.
+
+Every tool has a risk level, `low`, `medium` or `high`, declared with the `risk`
+decorator or in a mapping (per worker, or the policy file's `risks` table). A tool
+with no declared level is treated as `high` (fail closed); `undeclared_tools` and
+`warn_undeclared` list such tools when a graph is built.
+
+The autonomy tier decides what happens to each action (`decide`):
+
+| tier         | low   | medium    | high   |
+|--------------|-------|-----------|--------|
+| `manual`     | run   | review    | review |
+| `supervised` | run   | confirm   | review |
+| `autonomous` | run   | run       | run    |
+
+`review` pauses for a human; `confirm` asks the supervisor's confirmation policy
+(`ReviewPolicy.confirm`: a callable or a chat model, see `confirm_action`). A tool
+marked always-review is reviewed in every tier. In the `manual` tier a human also
+approves each worker dispatch (`ReviewPolicy.dispatch_action`).
+
+The tier comes from configuration, not code: per run from
+`config["configurable"]["autonomy"]`, per deployment from the `LGSP_AUTONOMY`
+environment variable or a JSON / TOML policy file named by `LGSP_POLICY_FILE`,
+which also maps tools to risk levels. Each review has a deadline
+(`ReviewPolicy.deadline`); past it, the sweep applies `ReviewPolicy.on_timeout`:
+reject (the default, fail closed) or escalate to the `escalate_to` reviewer group.
+
+Example:
+    A policy file, `policy.toml`:
+
+    ```toml
+    tier = "supervised"
+    always_review = ["wire_transfer"]
+    review_timeout = 3600
+    on_timeout = "escalate"
+    escalate_to = "finance-leads"
+
+    [risks]
+    lookup_order = "low"
+    refund = "medium"
+    ```
+
+    ```python
+    from langgraph_supervisor_pro.review.policy import ReviewPolicy, risk
+
+    @risk("high")
+    @tool
+    def wire_transfer(iban: str, amount: float) -> str: ...
+
+    policy = ReviewPolicy.from_env(default=ReviewPolicy(confirm=check_refund))
+    policy.action("refund", None, {"configurable": {"autonomy": "supervised"}})  # "confirm"
+    ```
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import json
+import math
+import os
+import tomllib
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.text import one_line, truncate
+
+__all__ = [
+    "ACTIONS",
+    "ALWAYS_REVIEW_KEY",
+    "AUTONOMY_CONFIG_KEY",
+    "AUTONOMY_ENV",
+    "AUTONOMY_METADATA_KEY",
+    "CONFIRM_PROMPT",
+    "POLICY_FILE_ENV",
+    "RISK_KEY",
+    "RISK_LEVELS",
+    "TIERS",
+    "Action",
+    "ConfirmCheck",
+    "ConfirmRequest",
+    "ConfirmVerdict",
+    "OnTimeout",
+    "ReviewPolicy",
+    "Risk",
+    "Tier",
+    "UndeclaredRiskWarning",
+    "aconfirm_action",
+    "confirm_action",
+    "decide",
+    "declared_always_review",
+    "declared_risk",
+    "effective_risk",
+    "risk",
+    "undeclared_tools",
+    "warn_undeclared",
+]
+
+T = TypeVar("T")
+
+Risk: TypeAlias = Literal["low", "medium", "high"]
+"""How much harm a tool call can do if it is wrong."""
+
+Tier: TypeAlias = Literal["manual", "supervised", "autonomous"]
+"""How much runs without a human: the autonomy tier."""
+
+Action: TypeAlias = Literal["run", "confirm", "review"]
+"""What happens to one action: run it, ask the confirmation policy, or ask a human."""
+
+OnTimeout: TypeAlias = Literal["reject", "escalate"]
+"""What the deadline sweep does with an expired review."""
+
+RISK_LEVELS: tuple[Risk, ...] = ("low", "medium", "high")
+"""The risk levels, least to most dangerous."""
+
+TIERS: tuple[Tier, ...] = ("manual", "supervised", "autonomous")
+"""The autonomy tiers, most to least supervised."""
+
+ACTIONS: tuple[Action, ...] = ("run", "confirm", "review")
+"""The possible outcomes of `decide`."""
+
+RISK_KEY = "lgsp_risk"
+"""Where `risk` records a level: `BaseTool.metadata[RISK_KEY]`, or a function attribute."""
+
+ALWAYS_REVIEW_KEY = "lgsp_always_review"
+"""Where `risk` records `always_review`, next to `RISK_KEY`."""
+
+AUTONOMY_CONFIG_KEY = "autonomy"
+"""The per-run tier: `config["configurable"]["autonomy"]`."""
+
+AUTONOMY_METADATA_KEY = "lgsp_autonomy"
+"""The trace-metadata key under which the tier in force is recorded."""
+
+AUTONOMY_ENV = "LGSP_AUTONOMY"
+"""The environment variable holding the deployment's tier."""
+
+POLICY_FILE_ENV = "LGSP_POLICY_FILE"
+"""The environment variable holding the path of the deployment's policy file."""
+
+CONFIRM_PROMPT = """\
+You check one action that an agent in a supervisor/worker team wants to take, before \
+it runs. Approve it only if it is clearly what the task asks for, its arguments match \
+the task, and it does nothing beyond it (no other accounts, amounts, recipients or side \
+effects than the task implies). If anything is unclear, missing or surprising, do not \
+approve it: a human will look at it instead. Give approve (true or false) and a \
+one-sentence reason."""
+"""The system prompt a confirmation model receives."""
+
+_MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
+    {
+        "manual": MappingProxyType({"low": "run", "medium": "review", "high": "review"}),
+        "supervised": MappingProxyType({"low": "run", "medium": "confirm", "high": "review"}),
+        "autonomous": MappingProxyType({"low": "run", "medium": "run", "high": "run"}),
+    }
+)
+_ON_TIMEOUT: tuple[OnTimeout, ...] = ("reject", "escalate")
+_NO_MAPPING: Mapping[str, Risk] = MappingProxyType({})
+_FILE_KEYS = (
+    "tier",
+    "risks",
+    "always_review",
+    "review_timeout",
+    "on_timeout",
+    "escalate_to",
+    "reviewers",
+)
+_NO_CONFIRM_POLICY = "no confirmation policy configured"
+_REASON_MAX_CHARS = 300
+_ARGS_MAX_CHARS = 4000
+
+
+def _choices(values: Sequence[str]) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _check_risk(value: object, where: str) -> Risk:
+    for level in RISK_LEVELS:
+        if value == level:
+            return level
+    raise ValueError(
+        f"{where}: got {value!r}; give one of {_choices(RISK_LEVELS)} (a tool with no level "
+        "is treated as 'high')"
+    )
+
+
+def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
+    if isinstance(value, str):
+        folded = value.strip().lower()
+        for tier in TIERS:
+            if folded == tier:
+                return tier
+    raise ValueError(f"{where}: got {value!r}; give one of {_choices(TIERS)}{unset}")
+
+
+# -- declaring risk levels ---------------------------------------------------------------
+
+
+def risk(level: Risk, *, always_review: bool = False) -> Callable[[T], T]:
+    """Declare a tool's risk level (a decorator).
+
+    Stack it above `@tool` to mark a LangChain tool (the level goes into
+    `BaseTool.metadata`), or put it on a plain function (the level becomes a function
+    attribute, which `@tool` placed above it also carries over). A level in a mapping
+    (per worker, or the policy file's `risks`) takes precedence over the decorator.
+    The tool object is marked in place and returned.
+
+    Args:
+        level: `low`, `medium` or `high`.
+        always_review: Review every call by a human, in every tier (even `autonomous`).
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ValueError: If `level` is not a risk level.
+        TypeError: If the decorated object is neither a tool nor a function.
+
+    Example:
+        >>> from langchain_core.tools import tool
+        >>> @risk("high", always_review=True)
+        ... @tool
+        ... def refund(order_id: str) -> str:
+        ...     '''Refund an order.'''
+        ...     return f"refunded {order_id}"
+        >>> refund.metadata["lgsp_risk"], declared_always_review(refund)
+        ('high', True)
+        >>> @risk("low")
+        ... def lookup(order_id: str) -> str:
+        ...     return order_id
+        >>> declared_risk(lookup)
+        'low'
+    """
+    checked = _check_risk(level, "risk(level)")
+    if not isinstance(always_review, bool):
+        raise TypeError(f"risk(always_review=...): got {always_review!r}; give True or False")
+
+    def mark(target: T) -> T:
+        if isinstance(target, BaseTool):
+            target.metadata = {
+                **(target.metadata or {}),
+                RISK_KEY: checked,
+                ALWAYS_REVIEW_KEY: always_review,
+            }
+            return target
+        if isinstance(target, str | type) or not callable(target):
+            raise TypeError(
+                f"@risk({checked!r}): got {type(target).__name__}; decorate a LangChain tool "
+                "(put @risk above @tool) or a function, or declare the level in a risks mapping"
+            )
+        try:
+            setattr(target, RISK_KEY, checked)
+            setattr(target, ALWAYS_REVIEW_KEY, always_review)
+        except (AttributeError, TypeError) as exc:
+            raise TypeError(
+                f"@risk({checked!r}): cannot mark {target!r} ({exc}); declare its level in a "
+                "risks mapping instead"
+            ) from exc
+        return target
+
+    return mark
+
+
+def _tool_name(tool: object) -> str:
+    if isinstance(tool, str):
+        return tool
+    if isinstance(tool, BaseTool):
+        return tool.name
+    name = getattr(tool, "__name__", None)
+    if callable(tool) and isinstance(name, str):
+        return name
+    raise TypeError(f"got {type(tool).__name__}; give a LangChain tool, a function or a tool name")
+
+
+def _marks(tool: object) -> tuple[object, object]:
+    """The level and always-review flag the decorator recorded on `tool` (or its function)."""
+    if isinstance(tool, str):
+        return None, False
+    if isinstance(tool, BaseTool):
+        metadata = tool.metadata or {}
+        if RISK_KEY in metadata:
+            return metadata[RISK_KEY], metadata.get(ALWAYS_REVIEW_KEY, False)
+        # `@tool` above `@risk`: the mark is on the wrapped function.
+        for inner in (getattr(tool, "func", None), getattr(tool, "coroutine", None)):
+            if inner is not None and hasattr(inner, RISK_KEY):
+                return _marks(inner)
+        return None, False
+    return getattr(tool, RISK_KEY, None), getattr(tool, ALWAYS_REVIEW_KEY, False)
+
+
+def declared_risk(
+    tool: BaseTool | Callable[..., Any] | str,
+    *,
+    mapping: Mapping[str, Risk] = _NO_MAPPING,
+) -> Risk | None:
+    """The risk level declared for a tool, or None when it has none.
+
+    Args:
+        tool: A LangChain tool, a function or a tool name.
+        mapping: Tool name -> level (per worker, or a policy file's `risks`); it wins
+            over the `risk` decorator.
+
+    Returns:
+        The declared level, or None (callers treat None as `high`: see `effective_risk`).
+
+    Raises:
+        ValueError: If the declared level is not a risk level.
+        TypeError: If `tool` is not a tool, a function or a name.
+
+    Example:
+        >>> @risk("low")
+        ... def lookup(order_id: str) -> str:
+        ...     return order_id
+        >>> declared_risk(lookup), declared_risk(lookup, mapping={"lookup": "medium"})
+        ('low', 'medium')
+        >>> declared_risk("refund") is None
+        True
+    """
+    name = _tool_name(tool)
+    if name in mapping:
+        return _check_risk(mapping[name], f"risks[{name!r}]")
+    level, _ = _marks(tool)
+    if level is None:
+        return None
+    return _check_risk(level, f"tool {name!r}: {RISK_KEY}")
+
+
+def declared_always_review(tool: BaseTool | Callable[..., Any] | str) -> bool:
+    """Whether the `risk` decorator marked a tool always-review.
+
+    Tool names listed in `ReviewPolicy.always_review` are reviewed too; pass this flag
+    to `ReviewPolicy.action`.
+
+    Args:
+        tool: A LangChain tool, a function or a tool name (names are never marked).
+
+    Returns:
+        True when the tool was declared with `@risk(..., always_review=True)`.
+
+    Example:
+        >>> @risk("medium", always_review=True)
+        ... def close_account(account_id: str) -> str:
+        ...     return account_id
+        >>> declared_always_review(close_account), declared_always_review("close_account")
+        (True, False)
+    """
+    _tool_name(tool)  # raises TypeError for unsupported objects
+    _, always = _marks(tool)
+    return always is True
+
+
+def effective_risk(
+    tool: BaseTool | Callable[..., Any] | str,
+    *,
+    mapping: Mapping[str, Risk] = _NO_MAPPING,
+) -> Risk:
+    """The risk level a tool is treated with: its declared level, else `high` (fail closed).
+
+    Args:
+        tool: A LangChain tool, a function or a tool name.
+        mapping: Tool name -> level; it wins over the `risk` decorator.
+
+    Returns:
+        The level.
+
+    Example:
+        >>> effective_risk("send_email")
+        'high'
+        >>> effective_risk("send_email", mapping={"send_email": "low"})
+        'low'
+    """
+    return declared_risk(tool, mapping=mapping) or "high"
+
+
+def undeclared_tools(
+    tools: Iterable[BaseTool | Callable[..., Any] | str],
+    mapping: Mapping[str, Risk] = _NO_MAPPING,
+) -> list[str]:
+    """The names of the tools with no declared risk level, for the build-time warning.
+
+    Args:
+        tools: Tools, functions or tool names.
+        mapping: Tool name -> level (per worker, or a policy file's `risks`).
+
+    Returns:
+        The undeclared tools' names, in order, each once.
+
+    Example:
+        >>> @risk("low")
+        ... def lookup(order_id: str) -> str:
+        ...     return order_id
+        >>> undeclared_tools([lookup, "refund", "send_email"], {"send_email": "medium"})
+        ['refund']
+    """
+    if isinstance(tools, str):
+        raise TypeError("undeclared_tools: got a string; give a list of tools or tool names")
+    names: list[str] = []
+    for tool in tools:
+        name = _tool_name(tool)
+        if name not in names and declared_risk(tool, mapping=mapping) is None:
+            names.append(name)
+    return names
+
+
+class UndeclaredRiskWarning(UserWarning):
+    """Some tools have no declared risk level, so they are treated as `high`.
+
+    The warning category builders use when a worker's tools lack a level (see
+    `warn_undeclared`): every call to such a tool needs a human's review until a level
+    is declared. Build one with `for_tools` for the standard message, or with any
+    message like any warning.
+
+    Example:
+        >>> w = UndeclaredRiskWarning.for_tools(["refund", "send_email"], worker="billing")
+        >>> w.tools, w.worker
+        (('refund', 'send_email'), 'billing')
+        >>> "treated as high" in str(w)
+        True
+    """
+
+    tools: tuple[str, ...] = ()
+    """The undeclared tools' names (set by `for_tools`)."""
+    worker: str | None = None
+    """The worker they belong to (set by `for_tools`)."""
+
+    @classmethod
+    def for_tools(cls, tools: Sequence[str], *, worker: str | None = None) -> UndeclaredRiskWarning:
+        """The warning for these tools, with a message listing them.
+
+        Args:
+            tools: The undeclared tools' names (see `undeclared_tools`).
+            worker: The worker they belong to, named in the message.
+
+        Returns:
+            The warning, ready for `warnings.warn`.
+
+        Example:
+            >>> print(UndeclaredRiskWarning.for_tools(["refund"]))  # doctest: +ELLIPSIS
+            1 tool has no declared risk level and is treated as high ...: refund. ...
+        """
+        names = tuple(tools)
+        one = len(names) == 1
+        where = f" of worker {worker!r}" if worker else ""
+        warning = cls(
+            f"{len(names)} tool{'' if one else 's'}{where} {'has' if one else 'have'} no "
+            f"declared risk level and {'is' if one else 'are'} treated as high (fail closed: "
+            f"every call needs a human's review): {', '.join(names)}. Declare a level with "
+            "@risk('low' | 'medium' | 'high'), a per-worker risks mapping or the policy "
+            "file's risks table."
+        )
+        warning.tools = names
+        warning.worker = worker
+        return warning
+
+
+def warn_undeclared(
+    tools: Iterable[BaseTool | Callable[..., Any] | str],
+    mapping: Mapping[str, Risk] = _NO_MAPPING,
+    *,
+    worker: str | None = None,
+    stacklevel: int = 1,
+) -> list[str]:
+    """Warn (`UndeclaredRiskWarning`) when some tools have no declared risk level.
+
+    Args:
+        tools: Tools, functions or tool names.
+        mapping: Tool name -> level (per worker, or a policy file's `risks`).
+        worker: The worker the tools belong to, named in the message.
+        stacklevel: As for `warnings.warn` called where this function is called: 1 (the
+            default) points at that call, 2 at its caller, and so on.
+
+    Returns:
+        The undeclared tools' names (empty when all are declared: then nothing is emitted).
+
+    Example:
+        ```python
+        warn_undeclared(worker.tools, policy.risks, worker=worker.name, stacklevel=2)
+        ```
+    """
+    names = undeclared_tools(tools, mapping)
+    if names:
+        warnings.warn(
+            UndeclaredRiskWarning.for_tools(names, worker=worker), stacklevel=stacklevel + 1
+        )
+    return names
+
+
+# -- the tier matrix -----------------------------------------------------------------------
+
+
+def decide(tier: Tier, risk: Risk, *, always_review: bool = False) -> Action:
+    """What happens to one action at a risk level, in an autonomy tier.
+
+    `manual`: low runs, medium and high go to a human. `supervised`: low runs, medium
+    asks the confirmation policy, high goes to a human. `autonomous`: everything runs.
+    `always_review` sends the action to a human in every tier.
+
+    Args:
+        tier: The autonomy tier in force.
+        risk: The action's (effective) risk level.
+        always_review: The tool is marked always-review.
+
+    Returns:
+        `run`, `confirm` or `review`.
+
+    Raises:
+        ValueError: If `tier` or `risk` is not a known value.
+
+    Example:
+        >>> decide("supervised", "medium"), decide("autonomous", "high")
+        ('confirm', 'run')
+        >>> decide("autonomous", "low", always_review=True)
+        'review'
+    """
+    checked_tier = _check_tier(tier, "decide(tier)")
+    checked_risk = _check_risk(risk, "decide(risk)")
+    if always_review:
+        return "review"
+    return _MATRIX[checked_tier][checked_risk]
+
+
+# -- confirmation requests -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfirmRequest:
+    """What a confirmation check sees: one action a worker wants to take.
+
+    Example:
+        >>> r = ConfirmRequest(tool="refund", args={"order_id": "ORDER-7"}, risk="medium",
+        ...                    worker="billing", task="Refund ORDER-7")
+        >>> r.args["order_id"]
+        'ORDER-7'
+    """
+
+    tool: str
+    """The tool's name."""
+    args: Mapping[str, Any]
+    """The call's arguments (a read-only copy)."""
+    risk: Risk
+    """The tool's effective risk level."""
+    worker: str
+    """The worker making the call."""
+    task: str
+    """The user's task for this run."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.args, Mapping):
+            raise TypeError(
+                f"ConfirmRequest.args: got {type(self.args).__name__}; give the call's "
+                "arguments as a mapping"
+            )
+        object.__setattr__(self, "args", MappingProxyType(dict(self.args)))
+        object.__setattr__(self, "risk", _check_risk(self.risk, "ConfirmRequest.risk"))
+
+
+ConfirmCheck: TypeAlias = (
+    Callable[[ConfirmRequest], bool] | Callable[[ConfirmRequest], Awaitable[bool]] | BaseChatModel
+)
+"""A supervised-tier confirmation check: a (sync or async) function of a
+`ConfirmRequest` returning True to let the action run, or a chat model (asked through
+`with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`)."""
+
+
+class ConfirmVerdict(BaseModel):
+    """Decide whether the proposed action may run without a human's review."""
+
+    model_config = ConfigDict(frozen=True, title="ConfirmVerdict")
+
+    approve: bool = Field(
+        description="True to let the action run now; false if a human should look at it."
+    )
+    reason: str = Field(description="One sentence: why.")
+
+
+# -- the policy ------------------------------------------------------------------------------
+
+
+def _check_fields(values: Mapping[str, Any], label: Callable[[str], str]) -> dict[str, Any]:
+    """Validate and normalise a `ReviewPolicy`'s field values; `label(key)` names a field."""
+    out = dict(values)
+    out["tier"] = _check_tier(values["tier"], label("tier"))
+
+    risks = values["risks"]
+    if not isinstance(risks, Mapping):
+        raise ValueError(
+            f"{label('risks')}: got {type(risks).__name__}; give a mapping of tool name to "
+            f"risk level (one of {_choices(RISK_LEVELS)})"
+        )
+    checked: dict[str, Risk] = {}
+    for name, level in risks.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{label('risks')}: got the tool name {name!r}; give tool names")
+        checked[name] = _check_risk(level, f"{label('risks')}[{name!r}]")
+    out["risks"] = MappingProxyType(checked)
+
+    always = values["always_review"]
+    if isinstance(always, str) or not isinstance(always, Iterable):
+        raise ValueError(
+            f"{label('always_review')}: got {always!r}; give a list of tool names "
+            '(e.g. ["wire_transfer"])'
+        )
+    names = list(always)
+    if not all(isinstance(n, str) and n.strip() for n in names):
+        raise ValueError(
+            f"{label('always_review')}: got {names!r}; give a list of non-empty tool names"
+        )
+    out["always_review"] = frozenset(names)
+
+    timeout = values["review_timeout"]
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(
+            f"{label('review_timeout')}: got {timeout!r}; give the seconds a review may wait "
+            "for a decision before on_timeout applies, a number > 0 (the default is 86400, "
+            "one day)"
+        )
+    out["review_timeout"] = float(timeout)
+
+    on_timeout = values["on_timeout"]
+    if on_timeout not in _ON_TIMEOUT:
+        raise ValueError(
+            f"{label('on_timeout')}: got {on_timeout!r}; give 'reject' (the default: expired "
+            "reviews are rejected) or 'escalate' (with escalate_to naming the reviewer group)"
+        )
+
+    reviewers = values["reviewers"]
+    if not isinstance(reviewers, str) or not reviewers.strip():
+        raise ValueError(
+            f"{label('reviewers')}: got {reviewers!r}; give the name of the reviewer group "
+            "reviews are assigned to first (the default is 'default')"
+        )
+    out["reviewers"] = reviewers.strip()
+
+    escalate_to = values["escalate_to"]
+    if escalate_to is not None:
+        if not isinstance(escalate_to, str) or not escalate_to.strip():
+            raise ValueError(
+                f"{label('escalate_to')}: got {escalate_to!r}; give the name of the reviewer "
+                "group expired reviews are escalated to"
+            )
+        escalate_to = escalate_to.strip()
+        if escalate_to == out["reviewers"]:
+            raise ValueError(
+                f"{label('escalate_to')}: got {escalate_to!r}, the same group as reviewers; "
+                "name another reviewer group to escalate expired reviews to"
+            )
+    out["escalate_to"] = escalate_to
+    if on_timeout == "escalate" and escalate_to is None:
+        raise ValueError(
+            f"{label('escalate_to')}: on_timeout is 'escalate' but escalate_to is not set; "
+            "name the reviewer group expired reviews go to, or set on_timeout to 'reject'"
+        )
+    return out
+
+
+def _check_confirm(confirm: object) -> None:
+    if confirm is None or isinstance(confirm, BaseChatModel):
+        return
+    if isinstance(confirm, Runnable | str | type) or not callable(confirm):
+        raise TypeError(
+            f"ReviewPolicy.confirm: got {type(confirm).__name__}; give a function taking a "
+            "ConfirmRequest and returning True to approve, a chat model, or None (medium "
+            "actions then go to a human)"
+        )
+
+
+def _read_policy_file(path: Path) -> dict[str, Any]:
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise ValueError(
+            f"policy file {path}: unsupported extension {path.suffix!r}; give a .json or .toml file"
+        )
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw) if suffix == ".json" else tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        kind = "JSON" if suffix == ".json" else "TOML"
+        raise ValueError(f"policy file {path}: not valid {kind} ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"policy file {path}: got a {type(data).__name__} at the top level; give an "
+            f"object with keys among {_choices(_FILE_KEYS)}"
+        )
+    unknown = [key for key in data if key not in _FILE_KEYS]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), _FILE_KEYS, n=2)
+            guess = " or ".join(repr(c) for c in close)
+            hints.append(f"{key!r} (did you mean {guess}?)" if close else repr(key))
+        raise ValueError(
+            f"policy file {path}: unknown key{'' if len(unknown) == 1 else 's'} "
+            f"{', '.join(hints)}; allowed keys: {_choices(_FILE_KEYS)}"
+        )
+    return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewPolicy:
+    """Which actions need review, by whom, and until when: the review policy.
+
+    Build it in code, or per deployment from the environment (`from_env`) or a policy
+    file (`from_file`); a run may still choose its tier through
+    `config["configurable"]["autonomy"]` (`tier_for`).
+
+    Example:
+        >>> policy = ReviewPolicy(tier="supervised", risks={"refund": "medium"},
+        ...                       always_review=frozenset({"wire_transfer"}))
+        >>> policy.action("lookup", "low", None), policy.action("refund", None, None)
+        ('run', 'review')
+        >>> policy.action("refund", None, {"configurable": {"autonomy": "autonomous"}})
+        'run'
+        >>> policy.action("wire_transfer", "low", {"configurable": {"autonomy": "autonomous"}})
+        'review'
+        >>> ReviewPolicy(on_timeout="escalate")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: ReviewPolicy.escalate_to: on_timeout is 'escalate' but escalate_to ...
+    """
+
+    tier: Tier = "supervised"
+    """The deployment's autonomy tier (a run may override it, see `tier_for`)."""
+    risks: Mapping[str, Risk] = field(default_factory=lambda: MappingProxyType({}))
+    """Tool name -> risk level; wins over per-worker mappings and the `risk` decorator."""
+    always_review: frozenset[str] = frozenset()
+    """Tool names whose every call is reviewed by a human, in every tier."""
+    review_timeout: float = 86400.0
+    """Seconds from a review's opening to its deadline (> 0; the default is one day)."""
+    on_timeout: OnTimeout = "reject"
+    """What the sweep does with an expired review: `reject` (fail closed) or `escalate`."""
+    escalate_to: str | None = None
+    """The reviewer group expired reviews are escalated to (required with `escalate`)."""
+    reviewers: str = "default"
+    """The reviewer group a review is assigned to first."""
+    confirm: ConfirmCheck | None = None
+    """The supervised tier's check for medium actions (see `confirm_action`); with None,
+    medium actions go to a human (fail closed)."""
+
+    def __post_init__(self) -> None:
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "confirm"}
+        for name, value in _check_fields(values, lambda key: f"ReviewPolicy.{key}").items():
+            object.__setattr__(self, name, value)
+        _check_confirm(self.confirm)
+
+    # -- loading ------------------------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, base: ReviewPolicy | None = None) -> ReviewPolicy:
+        """Load a policy from a JSON or TOML file.
+
+        The keys are `tier`, `risks` (a table of tool name -> level), `always_review`
+        (a list of tool names), `review_timeout` (seconds), `on_timeout`,
+        `escalate_to` and `reviewers`; all are optional. A key present in the file
+        replaces that field of `base` (or of the defaults); `confirm` (code, not
+        configuration) is kept from `base`.
+
+        Args:
+            path: A `.json` or `.toml` file.
+            base: The policy the file's keys override (default: `ReviewPolicy()`).
+
+        Returns:
+            The policy.
+
+        Raises:
+            ValueError: On an unknown key (named, with the closest known key), a bad
+                value (naming the key and the fix), or a file that does not parse.
+            OSError: If the file cannot be read.
+
+        Example:
+            ```python
+            # policy.json: {"tier": "manual", "risks": {"refund": "high"}}
+            policy = ReviewPolicy.from_file("policy.json")
+            assert policy.tier == "manual" and policy.risks["refund"] == "high"
+            ```
+        """
+        file = Path(path)
+        data = _read_policy_file(file)
+        start = base if base is not None else cls()
+        values = {f.name: getattr(start, f.name) for f in fields(start) if f.name != "confirm"}
+        values.update(data)
+        checked = _check_fields(values, lambda key: f"policy file {file}: key {key!r}")
+        return replace(start, **{key: checked[key] for key in data})
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] = os.environ,
+        *,
+        default: ReviewPolicy | None = None,
+    ) -> ReviewPolicy:
+        """Load the deployment's policy from the environment.
+
+        `LGSP_POLICY_FILE` names a policy file (see `from_file`) whose keys override
+        `default`; `LGSP_AUTONOMY` (a tier) then overrides the tier. With neither set,
+        `default` (or `ReviewPolicy()`) is returned. Empty values count as unset.
+
+        Args:
+            environ: The environment to read.
+            default: The policy to start from (its `confirm` check is kept).
+
+        Returns:
+            The policy.
+
+        Raises:
+            ValueError: If `LGSP_AUTONOMY` is not a tier, or the policy file is missing,
+                unreadable or invalid.
+
+        Example:
+            >>> ReviewPolicy.from_env({"LGSP_AUTONOMY": "manual"}).tier
+            'manual'
+            >>> ReviewPolicy.from_env({}).tier
+            'supervised'
+        """
+        policy = default if default is not None else cls()
+        path = environ.get(POLICY_FILE_ENV, "").strip()
+        if path:
+            try:
+                policy = cls.from_file(path, base=policy)
+            except OSError as exc:
+                raise ValueError(
+                    f"{POLICY_FILE_ENV}: cannot read the policy file {path!r} "
+                    f"({exc.strerror or exc}); fix the path or unset {POLICY_FILE_ENV}"
+                ) from exc
+        tier = environ.get(AUTONOMY_ENV, "").strip()
+        if tier:
+            policy = replace(policy, tier=_check_tier(tier, AUTONOMY_ENV))
+        return policy
+
+    # -- deciding -----------------------------------------------------------------------
+
+    def tier_for(self, config: RunnableConfig | None, *, recorded: str | None = None) -> Tier:
+        """The tier in force for a run: `config["configurable"]["autonomy"]`, else `tier`.
+
+        A run keeps its tier while it is resumed: pass the tier the run recorded (its
+        state's `autonomy`, or the `lgsp_autonomy` metadata) as `recorded`, and it is
+        used when the resuming config does not name one, so a resume without the
+        original config cannot fall back to a looser deployment tier.
+
+        Args:
+            config: The run's config (None or an unset / empty value: the policy's tier).
+            recorded: The tier the run is already in, if any.
+
+        Returns:
+            The tier.
+
+        Raises:
+            ValueError: If the configured value is not a tier.
+
+        Example:
+            >>> policy = ReviewPolicy(tier="manual")
+            >>> policy.tier_for({"configurable": {"autonomy": "autonomous"}}), policy.tier_for(None)
+            ('autonomous', 'manual')
+        """
+        configurable = (config or {}).get("configurable") or {}
+        value = configurable.get(AUTONOMY_CONFIG_KEY)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if recorded:
+                return _check_tier(recorded, "the run's recorded autonomy", unset="")
+            return self.tier
+        return _check_tier(
+            value,
+            f"configurable.{AUTONOMY_CONFIG_KEY}",
+            unset=f", or leave it unset for the deployment's tier ({self.tier!r})",
+        )
+
+    def risk_of(self, tool_name: str, declared: Risk | None) -> Risk:
+        """A tool's effective risk level: the policy's `risks`, else `declared`, else `high`.
+
+        Args:
+            tool_name: The tool's name.
+            declared: The level declared in code (`declared_risk`), or None.
+
+        Returns:
+            The level.
+
+        Example:
+            >>> policy = ReviewPolicy(risks={"refund": "high"})
+            >>> policy.risk_of("refund", "low"), policy.risk_of("lookup", "low")
+            ('high', 'low')
+            >>> policy.risk_of("send_email", None)
+            'high'
+        """
+        if tool_name in self.risks:
+            return self.risks[tool_name]
+        if declared is None:
+            return "high"
+        return _check_risk(declared, f"tool {tool_name!r}: declared risk")
+
+    def action(
+        self,
+        tool_name: str,
+        declared: Risk | None,
+        config: RunnableConfig | None,
+        *,
+        always_review: bool = False,
+    ) -> Action:
+        """What happens to one call of a tool in a run (see `decide`).
+
+        In the supervised tier, medium actions go to a human (`review`) rather than
+        `confirm` when the policy has no `confirm` check (fail closed).
+
+        Args:
+            tool_name: The tool's name.
+            declared: The level declared in code (`declared_risk`), or None.
+            config: The run's config (for the per-run tier).
+            always_review: The tool is marked always-review in code
+                (`declared_always_review`); names in `always_review` are always reviewed.
+
+        Returns:
+            `run`, `confirm` or `review`.
+
+        Example:
+            >>> ReviewPolicy(confirm=lambda request: True).action("refund", "medium", None)
+            'confirm'
+            >>> ReviewPolicy().action("refund", "medium", None)
+            'review'
+        """
+        outcome = decide(
+            self.tier_for(config),
+            self.risk_of(tool_name, declared),
+            always_review=always_review or tool_name in self.always_review,
+        )
+        if outcome == "confirm" and self.confirm is None:
+            return "review"
+        return outcome
+
+    def dispatch_action(self, config: RunnableConfig | None) -> Action:
+        """What happens to a worker dispatch: `review` in the manual tier, else `run`.
+
+        Args:
+            config: The run's config (for the per-run tier).
+
+        Returns:
+            `review` or `run`.
+
+        Example:
+            >>> ReviewPolicy(tier="manual").dispatch_action(None)
+            'review'
+        """
+        return "review" if self.tier_for(config) == "manual" else "run"
+
+    def deadline(self, now: datetime | None = None) -> datetime:
+        """The deadline of a review opened at `now`: `now + review_timeout`, in UTC.
+
+        Args:
+            now: A timezone-aware time (default: the current time).
+
+        Returns:
+            A timezone-aware UTC datetime.
+
+        Raises:
+            ValueError: If `now` is naive.
+
+        Example:
+            >>> from datetime import datetime, UTC
+            >>> ReviewPolicy(review_timeout=3600).deadline(datetime(2025, 1, 1, tzinfo=UTC))
+            datetime.datetime(2025, 1, 1, 1, 0, tzinfo=datetime.timezone.utc)
+        """
+        start = datetime.now(UTC) if now is None else now
+        if start.tzinfo is None or start.utcoffset() is None:
+            raise ValueError(
+                f"ReviewPolicy.deadline: got the naive time {start!r}; give a timezone-aware "
+                "time, e.g. datetime.now(UTC)"
+            )
+        return (start + timedelta(seconds=self.review_timeout)).astimezone(UTC)
+
+
+# -- confirmation ----------------------------------------------------------------------------
+
+
+def _check_name(check: object) -> str:
+    name = getattr(check, "__qualname__", None) or type(check).__name__
+    return f"confirmation check {name!r}"
+
+
+def _failed(who: str, exc: BaseException) -> tuple[bool, str]:
+    text = one_line(str(exc), _REASON_MAX_CHARS)
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return False, f"{who} failed ({detail}); denied (fail closed)"
+
+
+def _check_verdict(who: str, result: object) -> tuple[bool, str]:
+    if result is True:
+        return True, f"approved by the {who}"
+    if result is False:
+        return False, f"denied by the {who}"
+    return False, (
+        f"the {who} returned {truncate(repr(result), 80)}, not True or False; denied (fail closed)"
+    )
+
+
+def _model_call(
+    model: BaseChatModel, request: ConfirmRequest, config: RunnableConfig | None
+) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
+    structured = model.with_structured_output(ConfirmVerdict)
+    args = truncate(
+        json.dumps(dict(request.args), ensure_ascii=False, default=str, sort_keys=True),
+        _ARGS_MAX_CHARS,
+    )
+    prompt = (
+        f"Task: {request.task.strip() or '(none given)'}\n"
+        f"Worker: {request.worker}\n"
+        f"Tool: {request.tool} (risk: {request.risk})\n"
+        f"Arguments: {args}"
+    )
+    own: RunnableConfig = {
+        "run_name": "confirm_action",
+        "tags": [TAG_NOSTREAM],
+        "metadata": {"lgsp_source": "confirmation", "lgsp_tool": request.tool},
+    }
+    messages: list[BaseMessage] = [SystemMessage(CONFIRM_PROMPT), HumanMessage(prompt)]
+    return structured, messages, merge_configs(config, own)
+
+
+def _model_verdict(raw: object) -> tuple[bool, str]:
+    if raw is None:
+        return False, "the confirmation model gave no verdict; denied (fail closed)"
+    try:
+        data = raw.model_dump() if isinstance(raw, BaseModel) else raw
+        verdict = ConfirmVerdict.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "verdict"
+        return False, (
+            f"the confirmation model's verdict is invalid ({where}: {first['msg']}); denied "
+            "(fail closed)"
+        )
+    reason = one_line(verdict.reason, _REASON_MAX_CHARS)
+    if verdict.approve:
+        return True, f"approved by the confirmation model: {reason or '(no reason given)'}"
+    return False, f"denied by the confirmation model: {reason or '(no reason given)'}"
+
+
+def confirm_action(
+    policy: ReviewPolicy,
+    request: ConfirmRequest,
+    *,
+    config: RunnableConfig | None = None,
+) -> tuple[bool, str]:
+    """Ask the policy's confirmation check whether a (medium) action may run.
+
+    A callable gets the `ConfirmRequest` and approves only by returning `True` (an
+    awaitable result is awaited). A chat model is asked through
+    `with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`. Anything else —
+    an exception, a non-bool, an invalid or missing verdict, no check configured —
+    denies (fail closed). LangGraph interrupts raised by the check propagate.
+
+    Args:
+        policy: The policy whose `confirm` check applies.
+        request: The action to check.
+        config: The run's config, for the model call's tracing (its run is named
+            `confirm_action` and not streamed).
+
+    Returns:
+        `(approved, reason)`.
+
+    Example:
+        >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
+        >>> request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
+        ...                          worker="billing", task="Refund ORDER-7")
+        >>> confirm_action(policy, request)
+        (True, "approved by the confirmation check '<lambda>'")
+        >>> confirm_action(ReviewPolicy(), request)
+        (False, 'no confirmation policy configured')
+    """
+    check = policy.confirm
+    if check is None:
+        return False, _NO_CONFIRM_POLICY
+    if isinstance(check, BaseChatModel):
+        try:
+            structured, messages, call_config = _model_call(check, request, config)
+            raw = structured.invoke(messages, call_config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _failed("the confirmation model", exc)
+        return _model_verdict(raw)
+    who = _check_name(check)
+    try:
+        result: object = check(request)
+        if inspect.isawaitable(result):
+            awaitable = result
+            result = run_sync(lambda: awaitable)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return _failed(f"the {who}", exc)
+    return _check_verdict(who, result)
+
+
+async def aconfirm_action(
+    policy: ReviewPolicy,
+    request: ConfirmRequest,
+    *,
+    config: RunnableConfig | None = None,
+) -> tuple[bool, str]:
+    """Async twin of `confirm_action`: the model is called with `ainvoke`.
+
+    Example:
+        ```python
+        approved, reason = await aconfirm_action(policy, request, config=config)
+        ```
+    """
+    check = policy.confirm
+    if check is None:
+        return False, _NO_CONFIRM_POLICY
+    if isinstance(check, BaseChatModel):
+        try:
+            structured, messages, call_config = _model_call(check, request, config)
+            raw = await structured.ainvoke(messages, call_config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _failed("the confirmation model", exc)
+        return _model_verdict(raw)
+    who = _check_name(check)
+    try:
+        result: object = check(request)
+        if inspect.isawaitable(result):
+            result = await result
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return _failed(f"the {who}", exc)
+    return _check_verdict(who, result)
