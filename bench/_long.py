@@ -95,7 +95,8 @@ from bench._workload import (
     worker_model,
 )
 from langgraph_supervisor_pro import Worker, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import Compaction, is_summary_message
+from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.persistence.memory import output_namespace
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 

@@ -8,13 +8,9 @@ Example:
     ...     app = graph.compile(checkpointer=saver)
 """
 
-from langgraph_supervisor_pro._graph.supervisor_node import (
-    DEFAULT_SUPERVISOR_PROMPT,
-    Router,
-    SupervisorView,
-)
 from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import Compaction, ContextSummary
+from langgraph_supervisor_pro.compaction.compactor import ContextSummary
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import (
     FINISH,
@@ -26,12 +22,7 @@ from langgraph_supervisor_pro.contracts import (
     WorkerTask,
     route_decision_model,
 )
-from langgraph_supervisor_pro.persistence.checkpointers import (
-    aopen_checkpointer,
-    aopen_store,
-    open_checkpointer,
-    open_store,
-)
+from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
@@ -41,6 +32,8 @@ from langgraph_supervisor_pro.persistence.effects import (
     open_effects,
 )
 from langgraph_supervisor_pro.persistence.memory import recall_tool
+from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
+from langgraph_supervisor_pro.review.confirm import ConfirmRequest
 from langgraph_supervisor_pro.review.desk import (
     InvalidDecisionError,
     PendingReview,
@@ -58,14 +51,8 @@ from langgraph_supervisor_pro.review.desk import (
 )
 from langgraph_supervisor_pro.review.gate import ReviewDecision, request_review, review_payload
 from langgraph_supervisor_pro.review.guard import ToolGuard
-from langgraph_supervisor_pro.review.policy import (
-    ConfirmRequest,
-    ReviewPolicy,
-    Risk,
-    Tier,
-    UndeclaredRiskWarning,
-    risk,
-)
+from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier
+from langgraph_supervisor_pro.review.risk import Risk, UndeclaredRiskWarning, risk
 from langgraph_supervisor_pro.state import (
     CompactionEntry,
     LedgerEntry,
@@ -76,6 +63,7 @@ from langgraph_supervisor_pro.state import (
     UsageEntry,
     WorkerSlot,
 )
+from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 from langgraph_supervisor_pro.synthesis import (
     DEFAULT_SYNTHESIS_PROMPT,
     HopOutput,

@@ -16,20 +16,19 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._graph.compaction_node import COMPACTION_NODE, CompactionNode
 from langgraph_supervisor_pro._graph.review_node import REVIEW_NODE, DispatchReviewNode
-from langgraph_supervisor_pro._graph.supervisor_node import SYNTHESIS_NODE, Router, SupervisorNode
+from langgraph_supervisor_pro._graph.supervisor_node import SYNTHESIS_NODE, SupervisorNode
 from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
-from langgraph_supervisor_pro.compaction.compactor import Compaction, Compactor
+from langgraph_supervisor_pro.compaction.compactor import Compactor
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
 from langgraph_supervisor_pro.review.guard import ToolGuard
-from langgraph_supervisor_pro.review.policy import (
-    ReviewPolicy,
-    UndeclaredRiskWarning,
-    undeclared_tools,
-)
+from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.review.risk import UndeclaredRiskWarning, undeclared_tools
 from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
+from langgraph_supervisor_pro.supervisor import Router
 from langgraph_supervisor_pro.synthesis import SynthesisNode, Synthesizer
 from langgraph_supervisor_pro.workers import Worker
 

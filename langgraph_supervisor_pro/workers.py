@@ -17,9 +17,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro.compaction.compactor import Compaction
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
-from langgraph_supervisor_pro.review.policy import Risk
+from langgraph_supervisor_pro.review.risk import Risk
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 

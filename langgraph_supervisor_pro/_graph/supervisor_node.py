@@ -1,4 +1,4 @@
-"""The routing node: it decides who works next, and never does the work itself.
+"""The routing node (private): it decides who works next, and never does the work itself.
 
 Each decision sees a slim, bounded view: the task, the worker catalogue (one line
 each, with visit counts) and the last few ledger lines. The decision comes from
@@ -12,7 +12,7 @@ ping-pong) run on every decision.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
@@ -37,16 +37,7 @@ from langgraph_supervisor_pro._internal.text import message_text, one_line, trun
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
-
-__all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
-
-DEFAULT_SUPERVISOR_PROMPT = (
-    "You are a supervisor: you route work to workers and never do it yourself. Pick the "
-    "worker best placed to make progress and give it short, specific instructions (it sees "
-    "only the task and them), or FINISH when the task is done or cannot progress."
-)
-"""The instructions at the top of the supervisor's system message (the `prompt` argument
-replaces them; the worker catalogue and the answer format are always appended)."""
+from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 
 SYNTHESIS_NODE = "synthesis"
 
@@ -56,39 +47,6 @@ LINE_CHARS = SUMMARY_MAX_CHARS
 _NO_MODEL = "the router deferred (returned None) and no model is configured"
 
 DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SupervisorView:
-    """What the supervisor sees for one decision; also what a `router` receives.
-
-    Example:
-        >>> def router(view: SupervisorView) -> str | None:
-        ...     if not view.ledger:
-        ...         return "researcher"  # always start with research
-        ...     return None  # let the model decide the rest
-    """
-
-    task: str
-    """The user's task for this turn."""
-    step: int
-    """Hops already run in this turn."""
-    turn: int
-    """The conversation turn, from 1."""
-    ledger: tuple[LedgerEntry, ...]
-    """This turn's ledger, oldest first."""
-    visits: Mapping[str, int]
-    """Hops per worker in this turn."""
-    workers: tuple[str, ...]
-    """The worker names, in catalogue order."""
-
-
-Router: TypeAlias = (
-    Callable[[SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"]
-    | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
-)
-"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), or
-None to let the model decide."""
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,9 @@ from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
+from langgraph_supervisor_pro._internal.urls import mask_url
 from langgraph_supervisor_pro.cli import _demo, _demo_render
-from langgraph_supervisor_pro.persistence.checkpointers import _mask_url, open_checkpointer
+from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
     DecisionInput,
     InvalidDecisionError,
@@ -403,14 +404,14 @@ def _db_url(db: str) -> tuple[str, str]:
     match = _SCHEME.match(text)
     scheme = match.group(1).lower() if match and len(match.group(1)) > 1 else ""
     if scheme in ("postgresql", "postgres"):
-        return text, _mask_url(text)
+        return text, mask_url(text)
     if scheme == "sqlite":
         if not text.lower().startswith("sqlite:///") or len(text) == len("sqlite:///"):
             _usage(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
         path = Path(text[len("sqlite:///") :]).expanduser()
     elif scheme:
         _usage(
-            f"--db {_mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
+            f"--db {mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
             "sqlite:///path.db or a SQLite file path"
         )
     else:

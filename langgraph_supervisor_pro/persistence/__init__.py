@@ -1,11 +1,6 @@
 """Durability: checkpointers and stores, exactly-once side effects, and external memory."""
 
-from langgraph_supervisor_pro.persistence.checkpointers import (
-    aopen_checkpointer,
-    aopen_store,
-    open_checkpointer,
-    open_store,
-)
+from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
@@ -19,6 +14,7 @@ from langgraph_supervisor_pro.persistence.memory import (
     output_namespace,
     recall_tool,
 )
+from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 
 __all__ = [
     "AsyncPostgresEffects",

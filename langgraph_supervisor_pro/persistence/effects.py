@@ -79,15 +79,14 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langgraph_supervisor_pro.persistence.checkpointers import (
-    _DEFAULT_CONNECT_TIMEOUT,
-    _DEFAULT_POOL_SIZE,
-    _POSTGRES_SCHEMES,
-    _apostgres_pool,
-    _mask_url,
-    _postgres_pool,
-    _scheme_of,
-    _validate_options,
+from langgraph_supervisor_pro._internal.urls import mask_url, scheme_of
+from langgraph_supervisor_pro.persistence._connections import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_POOL_SIZE,
+    POSTGRES_SCHEMES,
+    apostgres_pool,
+    postgres_pool,
+    validate_options,
 )
 
 __all__ = [
@@ -467,9 +466,9 @@ class AsyncPostgresEffects:
 
 
 def _check_url(url: str, opener: str) -> str:
-    if isinstance(url, str) and _scheme_of(url) not in _POSTGRES_SCHEMES:
+    if isinstance(url, str) and scheme_of(url) not in POSTGRES_SCHEMES:
         raise ValueError(
-            f"{opener} needs a postgresql:// (or postgres://) URL, got {_mask_url(url)!r}; "
+            f"{opener} needs a postgresql:// (or postgres://) URL, got {mask_url(url)!r}; "
             "without Postgres, use StoreEffects over a LangGraph store (open_store(url))"
         )
     return url
@@ -479,9 +478,9 @@ def _check_url(url: str, opener: str) -> str:
 def open_effects(
     url: str,
     *,
-    pool_size: int = _DEFAULT_POOL_SIZE,
+    pool_size: int = DEFAULT_POOL_SIZE,
     setup: bool = True,
-    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> Iterator[PostgresEffects]:
     """Open `PostgresEffects` on a pooled connection to `url`; close the pool on exit.
 
@@ -503,8 +502,8 @@ def open_effects(
         >>> with open_effects("postgresql://localhost/app") as effects:
         ...     effects.run("t-1/1/1/w/charge", charge)
     """
-    _validate_options(_check_url(url, "open_effects"), pool_size, connect_timeout)
-    with _postgres_pool(url.strip(), pool_size, connect_timeout) as pool:
+    validate_options(_check_url(url, "open_effects"), pool_size, connect_timeout)
+    with postgres_pool(url.strip(), pool_size, connect_timeout) as pool:
         effects = PostgresEffects(pool)
         if setup:
             effects.setup()
@@ -515,9 +514,9 @@ def open_effects(
 async def aopen_effects(
     url: str,
     *,
-    pool_size: int = _DEFAULT_POOL_SIZE,
+    pool_size: int = DEFAULT_POOL_SIZE,
     setup: bool = True,
-    connect_timeout: float = _DEFAULT_CONNECT_TIMEOUT,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> AsyncIterator[AsyncPostgresEffects]:
     """Open `AsyncPostgresEffects`; the async twin of `open_effects`.
 
@@ -538,8 +537,8 @@ async def aopen_effects(
         >>> async with aopen_effects("postgresql://localhost/app") as effects:
         ...     await effects.arun("t-1/1/1/w/charge", acharge)
     """
-    _validate_options(_check_url(url, "aopen_effects"), pool_size, connect_timeout)
-    async with _apostgres_pool(url.strip(), pool_size, connect_timeout) as pool:
+    validate_options(_check_url(url, "aopen_effects"), pool_size, connect_timeout)
+    async with apostgres_pool(url.strip(), pool_size, connect_timeout) as pool:
         effects = AsyncPostgresEffects(pool)
         if setup:
             await effects.setup()

@@ -4,6 +4,14 @@ Risk levels, tiers and policy, confirmation, review gates, the tool guard and th
 review desk.
 """
 
+from langgraph_supervisor_pro.review.confirm import (
+    CONFIRM_PROMPT,
+    ConfirmCheck,
+    ConfirmRequest,
+    ConfirmVerdict,
+    aconfirm_action,
+    confirm_action,
+)
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
     DecisionInput,
@@ -50,27 +58,24 @@ from langgraph_supervisor_pro.review.guard import (
 )
 from langgraph_supervisor_pro.review.policy import (
     ACTIONS,
-    ALWAYS_REVIEW_KEY,
     AUTONOMY_CONFIG_KEY,
     AUTONOMY_ENV,
     AUTONOMY_METADATA_KEY,
-    CONFIRM_PROMPT,
     POLICY_FILE_ENV,
-    RISK_KEY,
-    RISK_LEVELS,
     TIERS,
     Action,
-    ConfirmCheck,
-    ConfirmRequest,
-    ConfirmVerdict,
     OnTimeout,
     ReviewPolicy,
-    Risk,
     Tier,
-    UndeclaredRiskWarning,
-    aconfirm_action,
-    confirm_action,
     decide,
+)
+from langgraph_supervisor_pro.review.risk import (
+    ALWAYS_REVIEW_KEY,
+    RISK_KEY,
+    RISK_LEVELS,
+    Risk,
+    UndeclaredRiskWarning,
+    check_risk,
     declared_always_review,
     declared_risk,
     effective_risk,
@@ -128,6 +133,7 @@ __all__ = [
     "arespond",
     "asweep_reviews",
     "check_decision",
+    "check_risk",
     "confirm_action",
     "decide",
     "declared_always_review",

@@ -35,6 +35,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.review.confirm import ConfirmRequest, aconfirm_action, confirm_action
 from langgraph_supervisor_pro.review.gate import (
     ALL_DECISIONS,
     EditDecision,
@@ -44,15 +45,8 @@ from langgraph_supervisor_pro.review.gate import (
     request_review,
     review_payload,
 )
-from langgraph_supervisor_pro.review.policy import (
-    ConfirmRequest,
-    ReviewPolicy,
-    Risk,
-    aconfirm_action,
-    confirm_action,
-    declared_always_review,
-    declared_risk,
-)
+from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.review.risk import Risk, declared_always_review, declared_risk
 
 __all__ = ["SECURITY_LOGGER", "ToolGuard"]
 

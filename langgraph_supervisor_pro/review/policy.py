@@ -55,66 +55,38 @@ Example:
 from __future__ import annotations
 
 import difflib
-import inspect
 import json
 import math
 import os
 import tomllib
-import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import merge_configs
-from langchain_core.tools import BaseTool
-from langgraph.constants import TAG_NOSTREAM
-from langgraph.errors import GraphBubbleUp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_supervisor_pro._internal.aio import run_sync
-from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro.review.risk import RISK_LEVELS, Risk, check_risk
+
+if TYPE_CHECKING:
+    from langgraph_supervisor_pro.review.confirm import ConfirmCheck
 
 __all__ = [
     "ACTIONS",
-    "ALWAYS_REVIEW_KEY",
     "AUTONOMY_CONFIG_KEY",
     "AUTONOMY_ENV",
     "AUTONOMY_METADATA_KEY",
-    "CONFIRM_PROMPT",
     "POLICY_FILE_ENV",
-    "RISK_KEY",
-    "RISK_LEVELS",
     "TIERS",
     "Action",
-    "ConfirmCheck",
-    "ConfirmRequest",
-    "ConfirmVerdict",
     "OnTimeout",
     "ReviewPolicy",
-    "Risk",
     "Tier",
-    "UndeclaredRiskWarning",
-    "aconfirm_action",
-    "confirm_action",
     "decide",
-    "declared_always_review",
-    "declared_risk",
-    "effective_risk",
-    "risk",
-    "undeclared_tools",
-    "warn_undeclared",
 ]
-
-T = TypeVar("T")
-
-Risk: TypeAlias = Literal["low", "medium", "high"]
-"""How much harm a tool call can do if it is wrong."""
 
 Tier: TypeAlias = Literal["manual", "supervised", "autonomous"]
 """How much runs without a human: the autonomy tier."""
@@ -125,20 +97,11 @@ Action: TypeAlias = Literal["run", "confirm", "review"]
 OnTimeout: TypeAlias = Literal["reject", "escalate"]
 """What the deadline sweep does with an expired review."""
 
-RISK_LEVELS: tuple[Risk, ...] = ("low", "medium", "high")
-"""The risk levels, least to most dangerous."""
-
 TIERS: tuple[Tier, ...] = ("manual", "supervised", "autonomous")
 """The autonomy tiers, most to least supervised."""
 
 ACTIONS: tuple[Action, ...] = ("run", "confirm", "review")
 """The possible outcomes of `decide`."""
-
-RISK_KEY = "lgsp_risk"
-"""Where `risk` records a level: `BaseTool.metadata[RISK_KEY]`, or a function attribute."""
-
-ALWAYS_REVIEW_KEY = "lgsp_always_review"
-"""Where `risk` records `always_review`, next to `RISK_KEY`."""
 
 AUTONOMY_CONFIG_KEY = "autonomy"
 """The per-run tier: `config["configurable"]["autonomy"]`."""
@@ -151,15 +114,6 @@ AUTONOMY_ENV = "LGSP_AUTONOMY"
 
 POLICY_FILE_ENV = "LGSP_POLICY_FILE"
 """The environment variable holding the path of the deployment's policy file."""
-
-CONFIRM_PROMPT = """\
-You check one action that an agent in a supervisor/worker team wants to take, before \
-it runs. Approve it only if it is clearly what the task asks for, its arguments match \
-the task, and it does nothing beyond it (no other accounts, amounts, recipients or side \
-effects than the task implies). If anything is unclear, missing or surprising, do not \
-approve it: a human will look at it instead. Give approve (true or false) and a \
-one-sentence reason."""
-"""The system prompt a confirmation model receives."""
 
 _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
     {
@@ -179,23 +133,10 @@ _FILE_KEYS = (
     "escalate_to",
     "reviewers",
 )
-_NO_CONFIRM_POLICY = "no confirmation policy configured"
-_REASON_MAX_CHARS = 300
-_ARGS_MAX_CHARS = 4000
 
 
 def _choices(values: Sequence[str]) -> str:
     return ", ".join(repr(v) for v in values)
-
-
-def _check_risk(value: object, where: str) -> Risk:
-    for level in RISK_LEVELS:
-        if value == level:
-            return level
-    raise ValueError(
-        f"{where}: got {value!r}; give one of {_choices(RISK_LEVELS)} (a tool with no level "
-        "is treated as 'high')"
-    )
 
 
 def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
@@ -205,298 +146,6 @@ def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
             if folded == tier:
                 return tier
     raise ValueError(f"{where}: got {value!r}; give one of {_choices(TIERS)}{unset}")
-
-
-# -- declaring risk levels ---------------------------------------------------------------
-
-
-def risk(level: Risk, *, always_review: bool = False) -> Callable[[T], T]:
-    """Declare a tool's risk level (a decorator).
-
-    Stack it above `@tool` to mark a LangChain tool (the level goes into
-    `BaseTool.metadata`), or put it on a plain function (the level becomes a function
-    attribute, which `@tool` placed above it also carries over). A level in a mapping
-    (per worker, or the policy file's `risks`) takes precedence over the decorator.
-    The tool object is marked in place and returned.
-
-    Args:
-        level: `low`, `medium` or `high`.
-        always_review: Review every call by a human, in every tier (even `autonomous`).
-
-    Returns:
-        The decorator.
-
-    Raises:
-        ValueError: If `level` is not a risk level.
-        TypeError: If the decorated object is neither a tool nor a function.
-
-    Example:
-        >>> from langchain_core.tools import tool
-        >>> @risk("high", always_review=True)
-        ... @tool
-        ... def refund(order_id: str) -> str:
-        ...     '''Refund an order.'''
-        ...     return f"refunded {order_id}"
-        >>> refund.metadata["lgsp_risk"], declared_always_review(refund)
-        ('high', True)
-        >>> @risk("low")
-        ... def lookup(order_id: str) -> str:
-        ...     return order_id
-        >>> declared_risk(lookup)
-        'low'
-    """
-    checked = _check_risk(level, "risk(level)")
-    if not isinstance(always_review, bool):
-        raise TypeError(f"risk(always_review=...): got {always_review!r}; give True or False")
-
-    def mark(target: T) -> T:
-        if isinstance(target, BaseTool):
-            target.metadata = {
-                **(target.metadata or {}),
-                RISK_KEY: checked,
-                ALWAYS_REVIEW_KEY: always_review,
-            }
-            return target
-        if isinstance(target, str | type) or not callable(target):
-            raise TypeError(
-                f"@risk({checked!r}): got {type(target).__name__}; decorate a LangChain tool "
-                "(put @risk above @tool) or a function, or declare the level in a risks mapping"
-            )
-        try:
-            setattr(target, RISK_KEY, checked)
-            setattr(target, ALWAYS_REVIEW_KEY, always_review)
-        except (AttributeError, TypeError) as exc:
-            raise TypeError(
-                f"@risk({checked!r}): cannot mark {target!r} ({exc}); declare its level in a "
-                "risks mapping instead"
-            ) from exc
-        return target
-
-    return mark
-
-
-def _tool_name(tool: object) -> str:
-    if isinstance(tool, str):
-        return tool
-    if isinstance(tool, BaseTool):
-        return tool.name
-    name = getattr(tool, "__name__", None)
-    if callable(tool) and isinstance(name, str):
-        return name
-    raise TypeError(f"got {type(tool).__name__}; give a LangChain tool, a function or a tool name")
-
-
-def _marks(tool: object) -> tuple[object, object]:
-    """The level and always-review flag the decorator recorded on `tool` (or its function)."""
-    if isinstance(tool, str):
-        return None, False
-    if isinstance(tool, BaseTool):
-        metadata = tool.metadata or {}
-        if RISK_KEY in metadata:
-            return metadata[RISK_KEY], metadata.get(ALWAYS_REVIEW_KEY, False)
-        # `@tool` above `@risk`: the mark is on the wrapped function.
-        for inner in (getattr(tool, "func", None), getattr(tool, "coroutine", None)):
-            if inner is not None and hasattr(inner, RISK_KEY):
-                return _marks(inner)
-        return None, False
-    return getattr(tool, RISK_KEY, None), getattr(tool, ALWAYS_REVIEW_KEY, False)
-
-
-def declared_risk(
-    tool: BaseTool | Callable[..., Any] | str,
-    *,
-    mapping: Mapping[str, Risk] = _NO_MAPPING,
-) -> Risk | None:
-    """The risk level declared for a tool, or None when it has none.
-
-    Args:
-        tool: A LangChain tool, a function or a tool name.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`); it wins
-            over the `risk` decorator.
-
-    Returns:
-        The declared level, or None (callers treat None as `high`: see `effective_risk`).
-
-    Raises:
-        ValueError: If the declared level is not a risk level.
-        TypeError: If `tool` is not a tool, a function or a name.
-
-    Example:
-        >>> @risk("low")
-        ... def lookup(order_id: str) -> str:
-        ...     return order_id
-        >>> declared_risk(lookup), declared_risk(lookup, mapping={"lookup": "medium"})
-        ('low', 'medium')
-        >>> declared_risk("refund") is None
-        True
-    """
-    name = _tool_name(tool)
-    if name in mapping:
-        return _check_risk(mapping[name], f"risks[{name!r}]")
-    level, _ = _marks(tool)
-    if level is None:
-        return None
-    return _check_risk(level, f"tool {name!r}: {RISK_KEY}")
-
-
-def declared_always_review(tool: BaseTool | Callable[..., Any] | str) -> bool:
-    """Whether the `risk` decorator marked a tool always-review.
-
-    Tool names listed in `ReviewPolicy.always_review` are reviewed too; pass this flag
-    to `ReviewPolicy.action`.
-
-    Args:
-        tool: A LangChain tool, a function or a tool name (names are never marked).
-
-    Returns:
-        True when the tool was declared with `@risk(..., always_review=True)`.
-
-    Example:
-        >>> @risk("medium", always_review=True)
-        ... def close_account(account_id: str) -> str:
-        ...     return account_id
-        >>> declared_always_review(close_account), declared_always_review("close_account")
-        (True, False)
-    """
-    _tool_name(tool)  # raises TypeError for unsupported objects
-    _, always = _marks(tool)
-    return always is True
-
-
-def effective_risk(
-    tool: BaseTool | Callable[..., Any] | str,
-    *,
-    mapping: Mapping[str, Risk] = _NO_MAPPING,
-) -> Risk:
-    """The risk level a tool is treated with: its declared level, else `high` (fail closed).
-
-    Args:
-        tool: A LangChain tool, a function or a tool name.
-        mapping: Tool name -> level; it wins over the `risk` decorator.
-
-    Returns:
-        The level.
-
-    Example:
-        >>> effective_risk("send_email")
-        'high'
-        >>> effective_risk("send_email", mapping={"send_email": "low"})
-        'low'
-    """
-    return declared_risk(tool, mapping=mapping) or "high"
-
-
-def undeclared_tools(
-    tools: Iterable[BaseTool | Callable[..., Any] | str],
-    mapping: Mapping[str, Risk] = _NO_MAPPING,
-) -> list[str]:
-    """The names of the tools with no declared risk level, for the build-time warning.
-
-    Args:
-        tools: Tools, functions or tool names.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`).
-
-    Returns:
-        The undeclared tools' names, in order, each once.
-
-    Example:
-        >>> @risk("low")
-        ... def lookup(order_id: str) -> str:
-        ...     return order_id
-        >>> undeclared_tools([lookup, "refund", "send_email"], {"send_email": "medium"})
-        ['refund']
-    """
-    if isinstance(tools, str):
-        raise TypeError("undeclared_tools: got a string; give a list of tools or tool names")
-    names: list[str] = []
-    for tool in tools:
-        name = _tool_name(tool)
-        if name not in names and declared_risk(tool, mapping=mapping) is None:
-            names.append(name)
-    return names
-
-
-class UndeclaredRiskWarning(UserWarning):
-    """Some tools have no declared risk level, so they are treated as `high`.
-
-    The warning category builders use when a worker's tools lack a level (see
-    `warn_undeclared`): every call to such a tool needs a human's review until a level
-    is declared. Build one with `for_tools` for the standard message, or with any
-    message like any warning.
-
-    Example:
-        >>> w = UndeclaredRiskWarning.for_tools(["refund", "send_email"], worker="billing")
-        >>> w.tools, w.worker
-        (('refund', 'send_email'), 'billing')
-        >>> "treated as high" in str(w)
-        True
-    """
-
-    tools: tuple[str, ...] = ()
-    """The undeclared tools' names (set by `for_tools`)."""
-    worker: str | None = None
-    """The worker they belong to (set by `for_tools`)."""
-
-    @classmethod
-    def for_tools(cls, tools: Sequence[str], *, worker: str | None = None) -> UndeclaredRiskWarning:
-        """The warning for these tools, with a message listing them.
-
-        Args:
-            tools: The undeclared tools' names (see `undeclared_tools`).
-            worker: The worker they belong to, named in the message.
-
-        Returns:
-            The warning, ready for `warnings.warn`.
-
-        Example:
-            >>> print(UndeclaredRiskWarning.for_tools(["refund"]))  # doctest: +ELLIPSIS
-            1 tool has no declared risk level and is treated as high ...: refund. ...
-        """
-        names = tuple(tools)
-        one = len(names) == 1
-        where = f" of worker {worker!r}" if worker else ""
-        warning = cls(
-            f"{len(names)} tool{'' if one else 's'}{where} {'has' if one else 'have'} no "
-            f"declared risk level and {'is' if one else 'are'} treated as high (fail closed: "
-            f"every call needs a human's review): {', '.join(names)}. Declare a level with "
-            "@risk('low' | 'medium' | 'high'), a per-worker risks mapping or the policy "
-            "file's risks table."
-        )
-        warning.tools = names
-        warning.worker = worker
-        return warning
-
-
-def warn_undeclared(
-    tools: Iterable[BaseTool | Callable[..., Any] | str],
-    mapping: Mapping[str, Risk] = _NO_MAPPING,
-    *,
-    worker: str | None = None,
-    stacklevel: int = 1,
-) -> list[str]:
-    """Warn (`UndeclaredRiskWarning`) when some tools have no declared risk level.
-
-    Args:
-        tools: Tools, functions or tool names.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`).
-        worker: The worker the tools belong to, named in the message.
-        stacklevel: As for `warnings.warn` called where this function is called: 1 (the
-            default) points at that call, 2 at its caller, and so on.
-
-    Returns:
-        The undeclared tools' names (empty when all are declared: then nothing is emitted).
-
-    Example:
-        ```python
-        warn_undeclared(worker.tools, policy.risks, worker=worker.name, stacklevel=2)
-        ```
-    """
-    names = undeclared_tools(tools, mapping)
-    if names:
-        warnings.warn(
-            UndeclaredRiskWarning.for_tools(names, worker=worker), stacklevel=stacklevel + 1
-        )
-    return names
 
 
 # -- the tier matrix -----------------------------------------------------------------------
@@ -527,64 +176,10 @@ def decide(tier: Tier, risk: Risk, *, always_review: bool = False) -> Action:
         'review'
     """
     checked_tier = _check_tier(tier, "decide(tier)")
-    checked_risk = _check_risk(risk, "decide(risk)")
+    checked_risk = check_risk(risk, "decide(risk)")
     if always_review:
         return "review"
     return _MATRIX[checked_tier][checked_risk]
-
-
-# -- confirmation requests -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfirmRequest:
-    """What a confirmation check sees: one action a worker wants to take.
-
-    Example:
-        >>> r = ConfirmRequest(tool="refund", args={"order_id": "ORDER-7"}, risk="medium",
-        ...                    worker="billing", task="Refund ORDER-7")
-        >>> r.args["order_id"]
-        'ORDER-7'
-    """
-
-    tool: str
-    """The tool's name."""
-    args: Mapping[str, Any]
-    """The call's arguments (a read-only copy)."""
-    risk: Risk
-    """The tool's effective risk level."""
-    worker: str
-    """The worker making the call."""
-    task: str
-    """The user's task for this run."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.args, Mapping):
-            raise TypeError(
-                f"ConfirmRequest.args: got {type(self.args).__name__}; give the call's "
-                "arguments as a mapping"
-            )
-        object.__setattr__(self, "args", MappingProxyType(dict(self.args)))
-        object.__setattr__(self, "risk", _check_risk(self.risk, "ConfirmRequest.risk"))
-
-
-ConfirmCheck: TypeAlias = (
-    Callable[[ConfirmRequest], bool] | Callable[[ConfirmRequest], Awaitable[bool]] | BaseChatModel
-)
-"""A supervised-tier confirmation check: a (sync or async) function of a
-`ConfirmRequest` returning True to let the action run, or a chat model (asked through
-`with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`)."""
-
-
-class ConfirmVerdict(BaseModel):
-    """Decide whether the proposed action may run without a human's review."""
-
-    model_config = ConfigDict(frozen=True, title="ConfirmVerdict")
-
-    approve: bool = Field(
-        description="True to let the action run now; false if a human should look at it."
-    )
-    reason: str = Field(description="One sentence: why.")
 
 
 # -- the policy ------------------------------------------------------------------------------
@@ -605,7 +200,7 @@ def _check_fields(values: Mapping[str, Any], label: Callable[[str], str]) -> dic
     for name, level in risks.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"{label('risks')}: got the tool name {name!r}; give tool names")
-        checked[name] = _check_risk(level, f"{label('risks')}[{name!r}]")
+        checked[name] = check_risk(level, f"{label('risks')}[{name!r}]")
     out["risks"] = MappingProxyType(checked)
 
     always = values["always_review"]
@@ -903,7 +498,7 @@ class ReviewPolicy:
             return self.risks[tool_name]
         if declared is None:
             return "high"
-        return _check_risk(declared, f"tool {tool_name!r}: declared risk")
+        return check_risk(declared, f"tool {tool_name!r}: declared risk")
 
     def action(
         self,
@@ -982,163 +577,3 @@ class ReviewPolicy:
                 "time, e.g. datetime.now(UTC)"
             )
         return (start + timedelta(seconds=self.review_timeout)).astimezone(UTC)
-
-
-# -- confirmation ----------------------------------------------------------------------------
-
-
-def _check_name(check: object) -> str:
-    name = getattr(check, "__qualname__", None) or type(check).__name__
-    return f"confirmation check {name!r}"
-
-
-def _failed(who: str, exc: BaseException) -> tuple[bool, str]:
-    text = one_line(str(exc), _REASON_MAX_CHARS)
-    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return False, f"{who} failed ({detail}); denied (fail closed)"
-
-
-def _check_verdict(who: str, result: object) -> tuple[bool, str]:
-    if result is True:
-        return True, f"approved by the {who}"
-    if result is False:
-        return False, f"denied by the {who}"
-    return False, (
-        f"the {who} returned {truncate(repr(result), 80)}, not True or False; denied (fail closed)"
-    )
-
-
-def _model_call(
-    model: BaseChatModel, request: ConfirmRequest, config: RunnableConfig | None
-) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
-    structured = model.with_structured_output(ConfirmVerdict)
-    args = truncate(
-        json.dumps(dict(request.args), ensure_ascii=False, default=str, sort_keys=True),
-        _ARGS_MAX_CHARS,
-    )
-    prompt = (
-        f"Task: {request.task.strip() or '(none given)'}\n"
-        f"Worker: {request.worker}\n"
-        f"Tool: {request.tool} (risk: {request.risk})\n"
-        f"Arguments: {args}"
-    )
-    own: RunnableConfig = {
-        "run_name": "confirm_action",
-        "tags": [TAG_NOSTREAM],
-        "metadata": {"lgsp_source": "confirmation", "lgsp_tool": request.tool},
-    }
-    messages: list[BaseMessage] = [SystemMessage(CONFIRM_PROMPT), HumanMessage(prompt)]
-    return structured, messages, merge_configs(config, own)
-
-
-def _model_verdict(raw: object) -> tuple[bool, str]:
-    if raw is None:
-        return False, "the confirmation model gave no verdict; denied (fail closed)"
-    try:
-        data = raw.model_dump() if isinstance(raw, BaseModel) else raw
-        verdict = ConfirmVerdict.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "verdict"
-        return False, (
-            f"the confirmation model's verdict is invalid ({where}: {first['msg']}); denied "
-            "(fail closed)"
-        )
-    reason = one_line(verdict.reason, _REASON_MAX_CHARS)
-    if verdict.approve:
-        return True, f"approved by the confirmation model: {reason or '(no reason given)'}"
-    return False, f"denied by the confirmation model: {reason or '(no reason given)'}"
-
-
-def confirm_action(
-    policy: ReviewPolicy,
-    request: ConfirmRequest,
-    *,
-    config: RunnableConfig | None = None,
-) -> tuple[bool, str]:
-    """Ask the policy's confirmation check whether a (medium) action may run.
-
-    A callable gets the `ConfirmRequest` and approves only by returning `True` (an
-    awaitable result is awaited). A chat model is asked through
-    `with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`. Anything else —
-    an exception, a non-bool, an invalid or missing verdict, no check configured —
-    denies (fail closed). LangGraph interrupts raised by the check propagate.
-
-    Args:
-        policy: The policy whose `confirm` check applies.
-        request: The action to check.
-        config: The run's config, for the model call's tracing (its run is named
-            `confirm_action` and not streamed).
-
-    Returns:
-        `(approved, reason)`.
-
-    Example:
-        >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
-        >>> request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
-        ...                          worker="billing", task="Refund ORDER-7")
-        >>> confirm_action(policy, request)
-        (True, "approved by the confirmation check '<lambda>'")
-        >>> confirm_action(ReviewPolicy(), request)
-        (False, 'no confirmation policy configured')
-    """
-    check = policy.confirm
-    if check is None:
-        return False, _NO_CONFIRM_POLICY
-    if isinstance(check, BaseChatModel):
-        try:
-            structured, messages, call_config = _model_call(check, request, config)
-            raw = structured.invoke(messages, call_config)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failed("the confirmation model", exc)
-        return _model_verdict(raw)
-    who = _check_name(check)
-    try:
-        result: object = check(request)
-        if inspect.isawaitable(result):
-            awaitable = result
-            result = run_sync(lambda: awaitable)
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        return _failed(f"the {who}", exc)
-    return _check_verdict(who, result)
-
-
-async def aconfirm_action(
-    policy: ReviewPolicy,
-    request: ConfirmRequest,
-    *,
-    config: RunnableConfig | None = None,
-) -> tuple[bool, str]:
-    """Async twin of `confirm_action`: the model is called with `ainvoke`.
-
-    Example:
-        ```python
-        approved, reason = await aconfirm_action(policy, request, config=config)
-        ```
-    """
-    check = policy.confirm
-    if check is None:
-        return False, _NO_CONFIRM_POLICY
-    if isinstance(check, BaseChatModel):
-        try:
-            structured, messages, call_config = _model_call(check, request, config)
-            raw = await structured.ainvoke(messages, call_config)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failed("the confirmation model", exc)
-        return _model_verdict(raw)
-    who = _check_name(check)
-    try:
-        result: object = check(request)
-        if inspect.isawaitable(result):
-            result = await result
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        return _failed(f"the {who}", exc)
-    return _check_verdict(who, result)

@@ -7,7 +7,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 
 from langgraph_supervisor_pro import Worker, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import Compaction, is_summary_message
+from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 

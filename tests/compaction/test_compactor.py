@@ -29,13 +29,13 @@ from langgraph.errors import GraphInterrupt
 from langgraph_supervisor_pro.compaction.compactor import (
     COMPACTION_PROMPT,
     SUMMARY_HEADER,
-    Compaction,
     CompactionOutcome,
     Compactor,
     ContextSummary,
     is_summary_message,
     split_for_compaction,
 )
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 ORDER_RE = re.compile(r"ORDER-\d+")

@@ -9,8 +9,8 @@ from langgraph_supervisor_pro import Compaction, Worker
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.testing import ScriptedChatModel
-from tests._helpers import ask, compile_team, routes, thread
 from tests._graph.test_compaction_node import summarizer
+from tests._helpers import ask, compile_team, routes, thread
 
 
 @tool

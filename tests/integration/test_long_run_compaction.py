@@ -42,7 +42,8 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
     open_store,
 )
-from langgraph_supervisor_pro.compaction.compactor import Compaction, is_summary_message
+from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.persistence.memory import output_namespace
 from langgraph_supervisor_pro.synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel

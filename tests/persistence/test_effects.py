@@ -17,7 +17,6 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import WorkerTask, create_supervisor
-from langgraph_supervisor_pro.persistence.checkpointers import aopen_store, open_store
 from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
@@ -26,6 +25,7 @@ from langgraph_supervisor_pro.persistence.effects import (
     effect_key,
     open_effects,
 )
+from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 from tests._helpers import ask, routes
 from tests._pg import table_names
 from tests.test_supervisor import w

@@ -19,15 +19,16 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphInterrupt
 
-from langgraph_supervisor_pro.review.policy import (
+from langgraph_supervisor_pro.review.confirm import (
     CONFIRM_PROMPT,
     ConfirmRequest,
     ConfirmVerdict,
-    ReviewPolicy,
-    UndeclaredRiskWarning,
     aconfirm_action,
     confirm_action,
-    decide,
+)
+from langgraph_supervisor_pro.review.policy import ReviewPolicy, decide
+from langgraph_supervisor_pro.review.risk import (
+    UndeclaredRiskWarning,
     declared_always_review,
     declared_risk,
     effective_risk,

@@ -1,0 +1,273 @@
+"""Confirmation: the supervised tier's check of a medium-risk action before it runs.
+
+`ReviewPolicy.confirm` is a function of a `ConfirmRequest` (sync or async) or a chat
+model; `confirm_action` / `aconfirm_action` ask it, and anything but a clear yes
+(an exception, a non-bool, an invalid verdict) denies: the action then goes to a human.
+
+Example:
+    >>> from langgraph_supervisor_pro.review.policy import ReviewPolicy
+    >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
+    >>> confirm_action(policy, ConfirmRequest(tool="refund", args={"amount": 30},
+    ...                risk="medium", worker="billing", task="Refund ORDER-7"))[0]
+    True
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro.review.risk import Risk, check_risk
+
+if TYPE_CHECKING:
+    from langgraph_supervisor_pro.review.policy import ReviewPolicy
+
+__all__ = [
+    "CONFIRM_PROMPT",
+    "ConfirmCheck",
+    "ConfirmRequest",
+    "ConfirmVerdict",
+    "aconfirm_action",
+    "confirm_action",
+]
+
+CONFIRM_PROMPT = """\
+You check one action that an agent in a supervisor/worker team wants to take, before \
+it runs. Approve it only if it is clearly what the task asks for, its arguments match \
+the task, and it does nothing beyond it (no other accounts, amounts, recipients or side \
+effects than the task implies). If anything is unclear, missing or surprising, do not \
+approve it: a human will look at it instead. Give approve (true or false) and a \
+one-sentence reason."""
+"""The system prompt a confirmation model receives."""
+
+_NO_CONFIRM_POLICY = "no confirmation policy configured"
+_REASON_MAX_CHARS = 300
+_ARGS_MAX_CHARS = 4000
+
+
+# -- confirmation requests -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfirmRequest:
+    """What a confirmation check sees: one action a worker wants to take.
+
+    Example:
+        >>> r = ConfirmRequest(tool="refund", args={"order_id": "ORDER-7"}, risk="medium",
+        ...                    worker="billing", task="Refund ORDER-7")
+        >>> r.args["order_id"]
+        'ORDER-7'
+    """
+
+    tool: str
+    """The tool's name."""
+    args: Mapping[str, Any]
+    """The call's arguments (a read-only copy)."""
+    risk: Risk
+    """The tool's effective risk level."""
+    worker: str
+    """The worker making the call."""
+    task: str
+    """The user's task for this run."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.args, Mapping):
+            raise TypeError(
+                f"ConfirmRequest.args: got {type(self.args).__name__}; give the call's "
+                "arguments as a mapping"
+            )
+        object.__setattr__(self, "args", MappingProxyType(dict(self.args)))
+        object.__setattr__(self, "risk", check_risk(self.risk, "ConfirmRequest.risk"))
+
+
+ConfirmCheck: TypeAlias = (
+    Callable[[ConfirmRequest], bool] | Callable[[ConfirmRequest], Awaitable[bool]] | BaseChatModel
+)
+"""A supervised-tier confirmation check: a (sync or async) function of a
+`ConfirmRequest` returning True to let the action run, or a chat model (asked through
+`with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`)."""
+
+
+class ConfirmVerdict(BaseModel):
+    """Decide whether the proposed action may run without a human's review."""
+
+    model_config = ConfigDict(frozen=True, title="ConfirmVerdict")
+
+    approve: bool = Field(
+        description="True to let the action run now; false if a human should look at it."
+    )
+    reason: str = Field(description="One sentence: why.")
+
+
+# -- confirmation ----------------------------------------------------------------------------
+
+
+def _check_name(check: object) -> str:
+    name = getattr(check, "__qualname__", None) or type(check).__name__
+    return f"confirmation check {name!r}"
+
+
+def _failed(who: str, exc: BaseException) -> tuple[bool, str]:
+    text = one_line(str(exc), _REASON_MAX_CHARS)
+    detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return False, f"{who} failed ({detail}); denied (fail closed)"
+
+
+def _check_verdict(who: str, result: object) -> tuple[bool, str]:
+    if result is True:
+        return True, f"approved by the {who}"
+    if result is False:
+        return False, f"denied by the {who}"
+    return False, (
+        f"the {who} returned {truncate(repr(result), 80)}, not True or False; denied (fail closed)"
+    )
+
+
+def _model_call(
+    model: BaseChatModel, request: ConfirmRequest, config: RunnableConfig | None
+) -> tuple[Runnable[Any, Any], list[BaseMessage], RunnableConfig]:
+    structured = model.with_structured_output(ConfirmVerdict)
+    args = truncate(
+        json.dumps(dict(request.args), ensure_ascii=False, default=str, sort_keys=True),
+        _ARGS_MAX_CHARS,
+    )
+    prompt = (
+        f"Task: {request.task.strip() or '(none given)'}\n"
+        f"Worker: {request.worker}\n"
+        f"Tool: {request.tool} (risk: {request.risk})\n"
+        f"Arguments: {args}"
+    )
+    own: RunnableConfig = {
+        "run_name": "confirm_action",
+        "tags": [TAG_NOSTREAM],
+        "metadata": {"lgsp_source": "confirmation", "lgsp_tool": request.tool},
+    }
+    messages: list[BaseMessage] = [SystemMessage(CONFIRM_PROMPT), HumanMessage(prompt)]
+    return structured, messages, merge_configs(config, own)
+
+
+def _model_verdict(raw: object) -> tuple[bool, str]:
+    if raw is None:
+        return False, "the confirmation model gave no verdict; denied (fail closed)"
+    try:
+        data = raw.model_dump() if isinstance(raw, BaseModel) else raw
+        verdict = ConfirmVerdict.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "verdict"
+        return False, (
+            f"the confirmation model's verdict is invalid ({where}: {first['msg']}); denied "
+            "(fail closed)"
+        )
+    reason = one_line(verdict.reason, _REASON_MAX_CHARS)
+    if verdict.approve:
+        return True, f"approved by the confirmation model: {reason or '(no reason given)'}"
+    return False, f"denied by the confirmation model: {reason or '(no reason given)'}"
+
+
+def confirm_action(
+    policy: ReviewPolicy,
+    request: ConfirmRequest,
+    *,
+    config: RunnableConfig | None = None,
+) -> tuple[bool, str]:
+    """Ask the policy's confirmation check whether a (medium) action may run.
+
+    A callable gets the `ConfirmRequest` and approves only by returning `True` (an
+    awaitable result is awaited). A chat model is asked through
+    `with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`. Anything else —
+    an exception, a non-bool, an invalid or missing verdict, no check configured —
+    denies (fail closed). LangGraph interrupts raised by the check propagate.
+
+    Args:
+        policy: The policy whose `confirm` check applies.
+        request: The action to check.
+        config: The run's config, for the model call's tracing (its run is named
+            `confirm_action` and not streamed).
+
+    Returns:
+        `(approved, reason)`.
+
+    Example:
+        >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
+        >>> request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
+        ...                          worker="billing", task="Refund ORDER-7")
+        >>> confirm_action(policy, request)
+        (True, "approved by the confirmation check '<lambda>'")
+        >>> confirm_action(ReviewPolicy(), request)
+        (False, 'no confirmation policy configured')
+    """
+    check = policy.confirm
+    if check is None:
+        return False, _NO_CONFIRM_POLICY
+    if isinstance(check, BaseChatModel):
+        try:
+            structured, messages, call_config = _model_call(check, request, config)
+            raw = structured.invoke(messages, call_config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _failed("the confirmation model", exc)
+        return _model_verdict(raw)
+    who = _check_name(check)
+    try:
+        result: object = check(request)
+        if inspect.isawaitable(result):
+            awaitable = result
+            result = run_sync(lambda: awaitable)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return _failed(f"the {who}", exc)
+    return _check_verdict(who, result)
+
+
+async def aconfirm_action(
+    policy: ReviewPolicy,
+    request: ConfirmRequest,
+    *,
+    config: RunnableConfig | None = None,
+) -> tuple[bool, str]:
+    """Async twin of `confirm_action`: the model is called with `ainvoke`.
+
+    Example:
+        ```python
+        approved, reason = await aconfirm_action(policy, request, config=config)
+        ```
+    """
+    check = policy.confirm
+    if check is None:
+        return False, _NO_CONFIRM_POLICY
+    if isinstance(check, BaseChatModel):
+        try:
+            structured, messages, call_config = _model_call(check, request, config)
+            raw = await structured.ainvoke(messages, call_config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _failed("the confirmation model", exc)
+        return _model_verdict(raw)
+    who = _check_name(check)
+    try:
+        result: object = check(request)
+        if inspect.isawaitable(result):
+            result = await result
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return _failed(f"the {who}", exc)
+    return _check_verdict(who, result)
