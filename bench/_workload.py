@@ -35,13 +35,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
 from langgraph_supervisor_pro import (
-    DEFAULT_SUPERVISOR_PROMPT,
     FINISH,
     Worker,
     WorkerTask,
     route_decision_model,
 )
 from langgraph_supervisor_pro import create_supervisor as create_pro_supervisor
+from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 with warnings.catch_warnings():

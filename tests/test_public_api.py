@@ -1,86 +1,402 @@
 """Contract test: the public API's names and signatures are part of the contract."""
 
 import dataclasses
+import importlib
 import inspect
+import pkgutil
+
+import pytest
 
 import langgraph_supervisor_pro as lgsp
 from langgraph_supervisor_pro import testing
 
 EXPECTED = {
-    "AsyncPostgresEffects",
-    "Compaction",
-    "CompactionEntry",
-    "CompactionMiddleware",
-    "ConfirmRequest",
-    "ContextSummary",
-    "DEFAULT_SUPERVISOR_PROMPT",
-    "DEFAULT_SYNTHESIS_PROMPT",
     "FINISH",
-    "HaltReason",
-    "HopOutput",
-    "InvalidDecisionError",
+    "Compaction",
+    "CompactionMiddleware",
     "LedgerEntry",
-    "PendingReview",
-    "PostgresEffects",
-    "ReviewDecision",
-    "ReviewError",
-    "ReviewNotFoundError",
     "ReviewPolicy",
     "Risk",
     "RouteDecision",
-    "RouteState",
     "Router",
-    "RunStatus",
-    "SecurityEntry",
-    "StoreEffects",
     "SupervisorGraph",
     "SupervisorInput",
     "SupervisorState",
     "SupervisorView",
-    "SweepAction",
-    "SynthesisInput",
-    "Synthesizer",
     "Tier",
     "ToolGuard",
-    "UndeclaredRiskWarning",
-    "UsageEntry",
     "Worker",
-    "WorkerAgent",
     "WorkerResult",
     "WorkerSlot",
-    "WorkerStatus",
     "WorkerTask",
-    "WorkerTimeoutError",
     "__version__",
-    "aget_review",
-    "alist_reviews",
     "aopen_checkpointer",
-    "aopen_effects",
     "aopen_store",
-    "aresolve_review",
-    "asweep_reviews",
     "create_supervisor",
-    "default_worker_retry",
     "effect_key",
-    "get_review",
-    "list_reviews",
     "open_checkpointer",
-    "open_effects",
     "open_store",
-    "recall_tool",
-    "request_review",
-    "resolve_review",
-    "review_payload",
     "risk",
     "route_decision_model",
-    "sweep_reviews",
 }
+"""The top level: what most programs import."""
+
+SUBMODULES: dict[str, set[str]] = {
+    "builder": {
+        "SupervisorGraph",
+        "create_supervisor",
+    },
+    "contracts": {
+        "FINISH",
+        "HaltReason",
+        "RouteDecision",
+        "RunStatus",
+        "SUMMARY_MAX_CHARS",
+        "WorkerResult",
+        "WorkerStatus",
+        "WorkerTask",
+        "route_decision_model",
+    },
+    "state": {
+        "CompactionEntry",
+        "LedgerEntry",
+        "RouteState",
+        "SecurityEntry",
+        "SupervisorInput",
+        "SupervisorState",
+        "UsageEntry",
+        "UsageRole",
+        "WorkerSlot",
+    },
+    "supervisor": {
+        "DEFAULT_SUPERVISOR_PROMPT",
+        "Router",
+        "SupervisorView",
+    },
+    "synthesis": {
+        "DEFAULT_SYNTHESIS_PROMPT",
+        "HopOutput",
+        "SynthesisInput",
+        "Synthesizer",
+    },
+    "workers": {
+        "Worker",
+        "WorkerAgent",
+        "WorkerTimeoutError",
+        "default_worker_retry",
+    },
+    "compaction": {
+        "COMPACTION_PROMPT",
+        "Compaction",
+        "CompactionMiddleware",
+        "CompactionOutcome",
+        "Compactor",
+        "ContextSummary",
+        "SUMMARY_HEADER",
+        "TokenCounter",
+        "is_summary_message",
+        "split_for_compaction",
+    },
+    "compaction.compactor": {
+        "COMPACTION_PROMPT",
+        "CompactionOutcome",
+        "Compactor",
+        "ContextSummary",
+        "SUMMARY_HEADER",
+        "is_summary_message",
+        "split_for_compaction",
+    },
+    "compaction.config": {
+        "Compaction",
+        "TokenCounter",
+    },
+    "compaction.middleware": {
+        "CompactionMiddleware",
+    },
+    "review": {
+        "ACTIONS",
+        "ALWAYS_REVIEW_KEY",
+        "AUTONOMY_CONFIG_KEY",
+        "AUTONOMY_ENV",
+        "AUTONOMY_METADATA_KEY",
+        "Action",
+        "Approve",
+        "ApproveDecision",
+        "CONFIRM_PROMPT",
+        "ConfirmCheck",
+        "ConfirmRequest",
+        "ConfirmVerdict",
+        "DecisionInput",
+        "DecisionType",
+        "Edit",
+        "EditDecision",
+        "EditedAction",
+        "EscalateDecision",
+        "INTERRUPT_CHANNEL",
+        "InvalidDecisionError",
+        "OnTimeout",
+        "POLICY_FILE_ENV",
+        "PendingReview",
+        "RISK_KEY",
+        "RISK_LEVELS",
+        "Reject",
+        "RejectDecision",
+        "Respond",
+        "RespondDecision",
+        "ReviewDecision",
+        "ReviewError",
+        "ReviewKind",
+        "ReviewNotFoundError",
+        "ReviewPolicy",
+        "Risk",
+        "SECURITY_LOGGER",
+        "SweepAction",
+        "TIERS",
+        "Tier",
+        "ToolGuard",
+        "UndeclaredRiskWarning",
+        "aconfirm_action",
+        "aget_review",
+        "alist_reviews",
+        "aresolve_review",
+        "asweep_reviews",
+        "check_decision",
+        "check_risk",
+        "confirm_action",
+        "decide",
+        "declared_always_review",
+        "declared_risk",
+        "effective_risk",
+        "get_review",
+        "is_review_payload",
+        "list_reviews",
+        "request_review",
+        "resolve_review",
+        "review_payload",
+        "risk",
+        "sweep_reviews",
+        "undeclared_tools",
+        "warn_undeclared",
+    },
+    "review.confirm": {
+        "CONFIRM_PROMPT",
+        "ConfirmCheck",
+        "ConfirmRequest",
+        "ConfirmVerdict",
+        "aconfirm_action",
+        "confirm_action",
+    },
+    "review.desk": {
+        "Approve",
+        "DecisionInput",
+        "Edit",
+        "INTERRUPT_CHANNEL",
+        "InvalidDecisionError",
+        "PendingReview",
+        "Reject",
+        "Respond",
+        "ReviewError",
+        "ReviewNotFoundError",
+        "SweepAction",
+        "aget_review",
+        "alist_reviews",
+        "aresolve_review",
+        "asweep_reviews",
+        "check_decision",
+        "get_review",
+        "is_review_payload",
+        "list_reviews",
+        "resolve_review",
+        "sweep_reviews",
+    },
+    "review.gate": {
+        "ApproveDecision",
+        "DecisionType",
+        "EditDecision",
+        "EditedAction",
+        "EscalateDecision",
+        "RejectDecision",
+        "RespondDecision",
+        "ReviewDecision",
+        "ReviewKind",
+        "request_review",
+        "review_payload",
+    },
+    "review.guard": {
+        "SECURITY_LOGGER",
+        "ToolGuard",
+    },
+    "review.policy": {
+        "ACTIONS",
+        "AUTONOMY_CONFIG_KEY",
+        "AUTONOMY_ENV",
+        "AUTONOMY_METADATA_KEY",
+        "Action",
+        "OnTimeout",
+        "POLICY_FILE_ENV",
+        "ReviewPolicy",
+        "TIERS",
+        "Tier",
+        "decide",
+    },
+    "review.risk": {
+        "ALWAYS_REVIEW_KEY",
+        "RISK_KEY",
+        "RISK_LEVELS",
+        "Risk",
+        "UndeclaredRiskWarning",
+        "check_risk",
+        "declared_always_review",
+        "declared_risk",
+        "effective_risk",
+        "risk",
+        "undeclared_tools",
+        "warn_undeclared",
+    },
+    "persistence": {
+        "AsyncPostgresEffects",
+        "OutputRef",
+        "PostgresEffects",
+        "StoreEffects",
+        "aopen_checkpointer",
+        "aopen_effects",
+        "aopen_store",
+        "effect_key",
+        "open_checkpointer",
+        "open_effects",
+        "open_store",
+        "output_namespace",
+        "recall_tool",
+    },
+    "persistence.checkpointers": {
+        "aopen_checkpointer",
+        "open_checkpointer",
+    },
+    "persistence.effects": {
+        "AsyncPostgresEffects",
+        "PostgresEffects",
+        "StoreEffects",
+        "aopen_effects",
+        "effect_key",
+        "open_effects",
+    },
+    "persistence.memory": {
+        "OutputRef",
+        "output_namespace",
+        "recall_tool",
+    },
+    "persistence.stores": {
+        "aopen_store",
+        "open_store",
+    },
+    "testing": {
+        "ScriptExhaustedError",
+        "ScriptReply",
+        "ScriptStep",
+        "ScriptedCall",
+        "ScriptedChatModel",
+    },
+    "testing.scripted": {
+        "ScriptExhaustedError",
+        "ScriptReply",
+        "ScriptStep",
+        "ScriptedCall",
+        "ScriptedChatModel",
+    },
+    "cli": {
+        "DEFAULT_DEMO_DB",
+        "app",
+        "main",
+        "review_app",
+    },
+    "cli.app": {
+        "DEFAULT_DEMO_DB",
+        "app",
+        "main",
+        "review_app",
+    },
+}
+"""Every public module and subpackage (relative to the package) and its `__all__`."""
+
+SUBPACKAGES = ("compaction", "review", "persistence", "testing", "cli")
 
 
 def test_all_is_the_public_api():
     assert set(lgsp.__all__) == EXPECTED
+    assert len(lgsp.__all__) == len(EXPECTED)  # no duplicates
     for name in lgsp.__all__:
         assert hasattr(lgsp, name), name
+
+
+def _public_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(lgsp.__path__, f"{lgsp.__name__}."):
+        relative = info.name.removeprefix(f"{lgsp.__name__}.")
+        if not any(part.startswith("_") for part in relative.split(".")):
+            names.append(relative)
+    return sorted(names)
+
+
+def test_every_public_module_is_pinned():
+    # A new public module fails here until its `__all__` is pinned below (or it is made
+    # private with a leading underscore).
+    assert _public_modules() == sorted(SUBMODULES)
+
+
+@pytest.mark.parametrize("name", sorted(SUBMODULES))
+def test_each_public_module_pins_its_all(name):
+    module = importlib.import_module(f"{lgsp.__name__}.{name}")
+    exported = list(module.__all__)
+    assert set(exported) == SUBMODULES[name]
+    assert len(exported) == len(set(exported)), f"{name}.__all__ has duplicates"
+    for attr in exported:
+        assert hasattr(module, attr), f"{name}.{attr}"
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_each_subpackage_exports_exactly_its_modules_public_names(package):
+    modules = [n for n in SUBMODULES if n.startswith(f"{package}.")]
+    assert modules, package
+    union = set().union(*(SUBMODULES[m] for m in modules))
+    assert SUBMODULES[package] == union
+    init = importlib.import_module(f"{lgsp.__name__}.{package}")
+    for module_name in modules:
+        module = importlib.import_module(f"{lgsp.__name__}.{module_name}")
+        for attr in module.__all__:
+            assert getattr(init, attr) is getattr(module, attr), f"{package}.{attr}"
+
+
+def test_top_level_names_are_their_submodules_names():
+    # The top level adds nothing of its own: each name is also where it is defined.
+    owners = {
+        name: module
+        for module, names in SUBMODULES.items()
+        if module not in SUBPACKAGES
+        for name in names
+    }
+    for name in EXPECTED - {"__version__"}:
+        assert name in owners, f"{name} is exported by no submodule"
+        module = importlib.import_module(f"{lgsp.__name__}.{owners[name]}")
+        assert getattr(lgsp, name) is getattr(module, name), name
+
+
+def test_removed_top_level_names_stay_in_their_submodules():
+    # Names that left the top level are imported from their submodule.
+    from langgraph_supervisor_pro.persistence import open_effects, recall_tool
+    from langgraph_supervisor_pro.review import PendingReview, list_reviews, resolve_review
+    from langgraph_supervisor_pro.synthesis import Synthesizer
+    from langgraph_supervisor_pro.workers import WorkerTimeoutError
+
+    for obj in (
+        open_effects,
+        recall_tool,
+        PendingReview,
+        list_reviews,
+        resolve_review,
+        Synthesizer,
+        WorkerTimeoutError,
+    ):
+        assert obj.__name__ not in lgsp.__all__ and not hasattr(lgsp, obj.__name__)
 
 
 def test_public_callables_and_classes_have_docstrings_with_examples():
@@ -97,6 +413,18 @@ def test_public_callables_and_classes_have_docstrings_with_examples():
                 "SupervisorView",
             }:
                 assert "Example" in doc, f"{name} docstring has no example"
+
+
+@pytest.mark.parametrize("name", sorted(SUBMODULES))
+def test_every_public_function_of_every_module_has_an_example(name):
+    module = importlib.import_module(f"{lgsp.__name__}.{name}")
+    for attr in module.__all__:
+        obj = getattr(module, attr)
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            doc = inspect.getdoc(obj) or ""
+            assert doc, f"{name}.{attr} has no docstring"
+            if inspect.isfunction(obj):
+                assert "Example" in doc, f"{name}.{attr} docstring has no example"
 
 
 def test_signatures_are_pinned():
@@ -140,6 +468,26 @@ def test_signatures_are_pinned():
         assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "url")
 
 
+def test_review_desk_signatures_are_pinned():
+    from langgraph_supervisor_pro.review import desk
+
+    for fn in (desk.resolve_review, desk.aresolve_review):
+        assert str(inspect.signature(fn)) == (
+            "(graph: 'Graph', *, thread_id: 'str', decision: 'DecisionInput', "
+            "interrupt_id: 'str | None' = None, config: 'RunnableConfig | None' = None, "
+            "durability: 'Durability | None' = None) -> 'Any'"
+        )
+    decisions = {
+        desk.Approve: [],
+        desk.Reject: [("message", True)],
+        desk.Edit: [("args", True), ("name", True)],
+        desk.Respond: [("message", True)],
+    }
+    for cls, expected in decisions.items():
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == expected, cls
+
+
 def test_testing_module_exports_the_scripted_model():
     assert {"ScriptedChatModel", "ScriptedCall", "ScriptExhaustedError"} <= set(testing.__all__)
 
@@ -152,5 +500,5 @@ def test_no_private_langgraph_imports_in_the_package():
     pattern = re.compile(
         r"^\s*(from|import)\s+(langgraph\._|langchain_core\._|langgraph\.\w+\._)", re.M
     )
-    offenders = [p.name for p in root.glob("*.py") if pattern.search(p.read_text())]
+    offenders = [str(p) for p in root.rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []

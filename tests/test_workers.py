@@ -9,9 +9,9 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, RetryPolicy
 from pydantic import BaseModel
 
-from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask, WorkerTimeoutError
+from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.coerce import coerce_worker_output
-from langgraph_supervisor_pro.workers import default_worker_retry
+from langgraph_supervisor_pro.workers import WorkerTimeoutError, default_worker_retry
 from tests._helpers import ask, compile_team, routes, thread
 
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False)

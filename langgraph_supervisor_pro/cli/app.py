@@ -39,7 +39,7 @@ import shlex
 import sqlite3
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,9 +64,13 @@ from langgraph_supervisor_pro._internal.urls import mask_url
 from langgraph_supervisor_pro.cli import _demo, _demo_render
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
+    Approve,
     DecisionInput,
+    Edit,
     InvalidDecisionError,
     PendingReview,
+    Reject,
+    Respond,
     ReviewNotFoundError,
     get_review,
     list_reviews,
@@ -658,9 +662,9 @@ def _resolve(
     interrupt_id: str | None,
     as_json: bool,
     verb: str,
-    make: Callable[[PendingReview], DecisionInput],
+    decision: DecisionInput,
 ) -> None:
-    """Answer the review on `thread` with `make(review)`, resume the run, report the outcome.
+    """Answer the review on `thread` with `decision`, resume the run, report the outcome.
 
     The body of `lgsp review approve|reject|edit|respond`, given their shared options.
     """
@@ -672,7 +676,7 @@ def _resolve(
             resolve_review(
                 graph,
                 thread_id=thread,
-                decision=make(review),
+                decision=decision,
                 interrupt_id=review.interrupt_id,
                 durability="sync",
             )
@@ -734,7 +738,7 @@ def review_approve(
         $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
         ```
     """
-    _resolve(db, graph, thread, interrupt_id, as_json, "approved", lambda _: {"type": "approve"})
+    _resolve(db, graph, thread, interrupt_id, as_json, "approved", Approve())
 
 
 @review_app.command("reject")
@@ -753,8 +757,7 @@ def review_reject(
         $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
         ```
     """
-    decision = {"type": "reject", "message": message}
-    _resolve(db, graph, thread, interrupt_id, as_json, "rejected", lambda _: decision)
+    _resolve(db, graph, thread, interrupt_id, as_json, "rejected", Reject(message=message))
 
 
 @review_app.command("edit")
@@ -780,11 +783,8 @@ def review_edit(
         _usage(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
     if not isinstance(parsed, dict):
         _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
-
-    def make(review: PendingReview) -> DecisionInput:
-        return {"type": "edit", "edited_action": {"name": action or review.action, "args": parsed}}
-
-    _resolve(db, graph, thread, interrupt_id, as_json, "edited", make)
+    decision = Edit(args=parsed, name=action or None)
+    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision)
 
 
 @review_app.command("respond")
@@ -803,8 +803,7 @@ def review_respond(
         $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
         ```
     """
-    decision = {"type": "respond", "message": message}
-    _resolve(db, graph, thread, interrupt_id, as_json, "answered", lambda _: decision)
+    _resolve(db, graph, thread, interrupt_id, as_json, "answered", Respond(message=message))
 
 
 @review_app.command("sweep")

@@ -12,11 +12,15 @@ side:
   interrupt raised inside a worker's agent subgraph on the parent's checkpoint
   too). Each becomes a `PendingReview` carrying the payload's structured context
   (task, worker, risk, reason, summary, deadline, reviewer group).
-- `resolve_review` (and `approve`, `reject`, `edit`, `respond`) resumes one
-  review with `Command(resume={interrupt_id: {"decisions": [decision]}})`. The
-  decision is validated first, against the review's own allowed decisions, so an
-  invalid one raises `InvalidDecisionError` before the run is touched: it stays
-  paused on the same checkpoint, with the same pending interrupt.
+- `resolve_review` resumes one review with
+  `Command(resume={interrupt_id: {"decisions": [decision]}})`. The decision says
+  only what varies: `Approve()`, `Reject(message=...)`, `Edit(args=...)` (the
+  action's name is the reviewed one unless `name` says otherwise, e.g. another
+  worker for a dispatch review) or `Respond(message=...)`; a `ReviewDecision` model
+  or its dict (`{"type": "approve"}`) is accepted too. It is validated first,
+  against the review's own allowed decisions, so an invalid one raises
+  `InvalidDecisionError` before the run is touched: it stays paused on the same
+  checkpoint, with the same pending interrupt.
 - `sweep_reviews` applies each expired review's `on_timeout` (from its payload):
   `reject` (the default, fail closed) with the message "review deadline passed at
   <deadline>; rejected by the sweep", or `escalate` to the `escalate_to` reviewer
@@ -39,14 +43,17 @@ into the resume unless `config` sets one: a manual-tier run stays manual.
 Example:
     ```python
     from langgraph_supervisor_pro import create_supervisor, open_checkpointer
-    from langgraph_supervisor_pro.review.desk import approve, list_reviews, reject, sweep_reviews
+    from langgraph_supervisor_pro.review.desk import (
+        Approve, Reject, list_reviews, resolve_review, sweep_reviews,
+    )
 
     with open_checkpointer("postgresql://...") as saver:
         for review in list_reviews(saver):
             print(review.thread_id, review.action, review.args, review.context["reason"])
         graph = create_supervisor(workers, model=model).compile(checkpointer=saver)
-        result = approve(graph, thread_id="order-7")
-        reject(graph, thread_id="order-8", message="Refunds over 100 EUR need a manager.")
+        result = resolve_review(graph, thread_id="order-7", decision=Approve())
+        resolve_review(graph, thread_id="order-8",
+                       decision=Reject(message="Refunds over 100 EUR need a manager."))
         for action in sweep_reviews(graph, saver):
             print(action.line())
     ```
@@ -69,10 +76,8 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro.review.gate import (
     EditDecision,
-    EditedAction,
     EscalateDecision,
     RejectDecision,
-    RespondDecision,
     ReviewDecision,
     response_schema,
 )
@@ -80,29 +85,25 @@ from langgraph_supervisor_pro.review.policy import AUTONOMY_CONFIG_KEY
 
 __all__ = [
     "INTERRUPT_CHANNEL",
+    "Approve",
     "DecisionInput",
+    "Edit",
     "InvalidDecisionError",
     "PendingReview",
+    "Reject",
+    "Respond",
     "ReviewError",
     "ReviewNotFoundError",
     "SweepAction",
-    "aapprove",
-    "aedit",
     "aget_review",
     "alist_reviews",
-    "approve",
-    "areject",
     "aresolve_review",
-    "arespond",
     "asweep_reviews",
     "check_decision",
-    "edit",
     "get_review",
     "is_review_payload",
     "list_reviews",
-    "reject",
     "resolve_review",
-    "respond",
     "sweep_reviews",
 ]
 
@@ -110,8 +111,72 @@ INTERRUPT_CHANNEL = INTERRUPT
 """The channel LangGraph records interrupts under in a checkpoint's pending writes
 (`"__interrupt__"`)."""
 
-DecisionInput: TypeAlias = ReviewDecision | Mapping[str, Any]
-"""A decision: a `ReviewDecision` model, or its dict (`{"type": "approve"}`, ...)."""
+
+@dataclass(frozen=True, kw_only=True)
+class Approve:
+    """Approve a pending review: the action runs as requested.
+
+    Example:
+        ```python
+        resolve_review(graph, thread_id="order-7", decision=Approve())
+        ```
+    """
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reject:
+    """Reject a pending review: the action does not run; `message` goes back.
+
+    For a tool review the worker's agent gets the message as the tool's (error)
+    result; for a dispatch review the hop is recorded as failed with it and the
+    supervisor decides again.
+
+    Example:
+        ```python
+        resolve_review(graph, thread_id="order-7",
+                       decision=Reject(message="Refunds over 100 EUR need a manager."))
+        ```
+    """
+
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Edit:
+    """Run the reviewed action with the reviewer's arguments.
+
+    `args` replace the requested arguments. `name` is the action's name: by default
+    the reviewed one; a dispatch review may name another worker (`dispatch:<worker>`),
+    a tool review may not name another tool.
+
+    Example:
+        ```python
+        resolve_review(graph, thread_id="order-7",
+                       decision=Edit(args={"order_id": "O-7", "amount": 20}))
+        ```
+    """
+
+    args: Mapping[str, Any]
+    name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Respond:
+    """Answer instead of the action: `message` stands in for its result.
+
+    Example:
+        ```python
+        resolve_review(graph, thread_id="order-7",
+                       decision=Respond(message="Refund already issued by phone."))
+        ```
+    """
+
+    message: str
+
+
+DecisionInput: TypeAlias = Approve | Reject | Edit | Respond | ReviewDecision | Mapping[str, Any]
+"""A decision: `Approve()`, `Reject(message=...)`, `Edit(args=...)`, `Respond(message=...)`,
+a `ReviewDecision` model, or its dict (`{"type": "approve"}`, ...)."""
 
 SweepKind: TypeAlias = Literal["reject", "escalate", "error"]
 """What the sweep did with one expired review (`error`: it could not resolve it)."""
@@ -711,6 +776,24 @@ def _short_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _as_dict(review: PendingReview, decision: object) -> object:
+    """A desk decision (`Approve()`, `Edit(...)`, ...) as its dict; anything else as is.
+
+    An edit's name defaults to the reviewed action.
+    """
+    if isinstance(decision, Approve):
+        return {"type": "approve"}
+    if isinstance(decision, Reject):
+        return {"type": "reject", "message": decision.message}
+    if isinstance(decision, Edit):
+        name = review.action if decision.name is None else decision.name
+        args = dict(decision.args) if isinstance(decision.args, Mapping) else decision.args
+        return {"type": "edit", "edited_action": {"name": name, "args": args}}
+    if isinstance(decision, Respond):
+        return {"type": "respond", "message": decision.message}
+    return decision
+
+
 def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
     """Validate a decision for a review, as the run would, without touching the run.
 
@@ -720,7 +803,8 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
 
     Args:
         review: The review the decision answers.
-        decision: A `ReviewDecision` model or its dict.
+        decision: `Approve()`, `Reject(...)`, `Edit(...)` (its name defaults to the
+            reviewed action), `Respond(...)`, a `ReviewDecision` model or its dict.
 
     Returns:
         The decision as a plain dict, ready for `{"decisions": [decision]}`.
@@ -730,12 +814,14 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
 
     Example:
         ```python
+        check_decision(review, Approve())             # {'type': 'approve'}
         check_decision(review, {"type": "approve"})  # {'type': 'approve'}
         check_decision(review, {"type": "maybe"})     # InvalidDecisionError
         ```
     """
     allowed = ", ".join(repr(d) for d in review.allowed)
     where = f"review {review.interrupt_id} ({review.kind} {review.action!r})"
+    decision = _as_dict(review, decision)
     if isinstance(decision, BaseModel):
         data: Any = decision.model_dump(mode="python")
     elif isinstance(decision, Mapping):
@@ -924,22 +1010,6 @@ def _resolving(
     return (yield _Invoke(graph, command, run_config, durability))
 
 
-def _editing(
-    graph: Graph,
-    thread_id: str,
-    args: Mapping[str, Any],
-    action: str | None,
-    interrupt_id: str | None,
-    config: RunnableConfig | None,
-    durability: Durability | None,
-) -> _Steps[Any]:
-    """`edit`: the reviewed action's name unless `action` is given, then `_resolving`."""
-    if action is None:
-        action = (yield from _getting(graph, thread_id, interrupt_id, config)).action
-    decision = EditDecision(type="edit", edited_action=EditedAction(name=action, args=args))
-    return (yield from _resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
 def resolve_review(
     graph: Graph,
     *,
@@ -961,7 +1031,9 @@ def resolve_review(
     Args:
         graph: The run's graph, compiled with a checkpointer on the run's database.
         thread_id: The thread the run is paused on.
-        decision: A `ReviewDecision` model or its dict (`{"type": "approve"}`, ...).
+        decision: `Approve()`, `Reject(message=...)`, `Edit(args=..., name=...)` (the
+            name defaults to the reviewed action) or `Respond(message=...)`; a
+            `ReviewDecision` model or its dict (`{"type": "approve"}`, ...) works too.
         interrupt_id: Which review, when the thread has several pending.
         config: Extra run config (its `configurable` is merged; the thread id is set).
             Without `configurable.autonomy`, the tier the run recorded is kept.
@@ -979,9 +1051,9 @@ def resolve_review(
 
     Example:
         ```python
-        resolve_review(graph, thread_id="order-7", decision={"type": "approve"})
-        resolve_review(graph, thread_id="order-7",
-                       decision=RejectDecision(type="reject", message="Not this customer."))
+        resolve_review(graph, thread_id="order-7", decision=Approve())
+        resolve_review(graph, thread_id="order-7", decision=Reject(message="Not this one."))
+        resolve_review(graph, thread_id="order-8", decision=Edit(args={"amount": 20}))
         ```
     """
     return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
@@ -1000,184 +1072,9 @@ async def aresolve_review(
 
     Example:
         ```python
-        await aresolve_review(graph, thread_id="order-7", decision={"type": "approve"})
+        await aresolve_review(graph, thread_id="order-7", decision=Approve())
         ```
     """
-    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-def approve(
-    graph: Graph,
-    *,
-    thread_id: str,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Approve a pending review: the action runs as requested (see `resolve_review`).
-
-    Example:
-        ```python
-        approve(graph, thread_id="order-7")
-        ```
-    """
-    decision = {"type": "approve"}
-    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-def reject(
-    graph: Graph,
-    *,
-    thread_id: str,
-    message: str = "",
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Reject a pending review: the action does not run; `message` goes back to the worker.
-
-    For a tool review the worker's agent gets the message as the tool's (error)
-    result; for a dispatch review the hop is recorded as failed with it and the
-    supervisor decides again (see `resolve_review`).
-
-    Example:
-        ```python
-        reject(graph, thread_id="order-7", message="Refunds over 100 EUR need a manager.")
-        ```
-    """
-    decision = RejectDecision(type="reject", message=message)
-    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-def edit(
-    graph: Graph,
-    *,
-    thread_id: str,
-    args: Mapping[str, Any],
-    action: str | None = None,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Run the reviewed action with the reviewer's arguments (see `resolve_review`).
-
-    Args:
-        graph: The run's graph.
-        thread_id: The thread.
-        args: The arguments the action runs with (they replace the requested ones).
-        action: The action's name (default: the reviewed one; a dispatch review may
-            name another worker, `dispatch:<worker>`).
-        interrupt_id: Which review, when several are pending.
-        config: Extra run config.
-        durability: LangGraph's durability mode for the resumed run.
-
-    Returns:
-        What `graph.invoke` returns.
-
-    Example:
-        ```python
-        edit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
-        ```
-    """
-    return _run(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
-
-
-def respond(
-    graph: Graph,
-    *,
-    thread_id: str,
-    message: str,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Answer instead of the action: `message` stands in for its result (see `resolve_review`).
-
-    Example:
-        ```python
-        respond(graph, thread_id="order-7", message="Refund already issued by phone.")
-        ```
-    """
-    decision = RespondDecision(type="respond", message=message)
-    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-async def aapprove(
-    graph: Graph,
-    *,
-    thread_id: str,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Async twin of `approve`.
-
-    Example:
-        ```python
-        await aapprove(graph, thread_id="order-7")
-        ```
-    """
-    decision = {"type": "approve"}
-    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-async def areject(
-    graph: Graph,
-    *,
-    thread_id: str,
-    message: str = "",
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Async twin of `reject`.
-
-    Example:
-        ```python
-        await areject(graph, thread_id="order-7", message="No.")
-        ```
-    """
-    decision = RejectDecision(type="reject", message=message)
-    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
-
-
-async def aedit(
-    graph: Graph,
-    *,
-    thread_id: str,
-    args: Mapping[str, Any],
-    action: str | None = None,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Async twin of `edit`.
-
-    Example:
-        ```python
-        await aedit(graph, thread_id="order-7", args={"order_id": "O-7", "amount": 20})
-        ```
-    """
-    return await _arun(_editing(graph, thread_id, args, action, interrupt_id, config, durability))
-
-
-async def arespond(
-    graph: Graph,
-    *,
-    thread_id: str,
-    message: str,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-    durability: Durability | None = None,
-) -> Any:
-    """Async twin of `respond`.
-
-    Example:
-        ```python
-        await arespond(graph, thread_id="order-7", message="Done by phone.")
-        ```
-    """
-    decision = RespondDecision(type="respond", message=message)
     return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 

@@ -7,6 +7,7 @@ dispatch; a hand-built graph pauses twice at once.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -29,24 +30,22 @@ from langgraph_supervisor_pro import (
 )
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
+    Approve,
+    Edit,
     InvalidDecisionError,
     PendingReview,
+    Reject,
+    Respond,
     ReviewError,
     ReviewNotFoundError,
-    aapprove,
     alist_reviews,
-    approve,
-    areject,
     aresolve_review,
     asweep_reviews,
     check_decision,
-    edit,
     get_review,
     is_review_payload,
     list_reviews,
-    reject,
     resolve_review,
-    respond,
     sweep_reviews,
 )
 from langgraph_supervisor_pro.review.gate import (
@@ -203,7 +202,7 @@ def test_list_spans_threads_filters_and_skips_finished_runs(saver):
     _, _, second, _ = paused_billing(saver)
     done = f"done-{uuid.uuid4().hex[:6]}"
     app.invoke({"messages": [("user", TASK)]}, config_for(done))
-    approve(app, thread_id=done)
+    resolve_review(app, thread_id=done, decision=Approve())
 
     assert sorted(r.thread_id for r in list_reviews(saver)) == sorted([first, second])
     assert [r.thread_id for r in list_reviews(saver, thread_ids=[second, "missing"])] == [second]
@@ -244,7 +243,7 @@ def test_review_payloads_are_recognised():
 
 def test_approve_runs_the_tool_and_the_run_completes(saver):
     app, model, thread_id, _ = paused_billing(saver)
-    result = approve(app, thread_id=thread_id)
+    result = resolve_review(app, thread_id=thread_id, decision=Approve())
     assert RAN == [ARGS]
     assert result["status"] == "done" and "__interrupt__" not in result
     assert last_tool_message(model).content == "refunded 30 on O-7"
@@ -254,7 +253,9 @@ def test_approve_runs_the_tool_and_the_run_completes(saver):
 
 def test_reject_sends_the_message_back_to_the_worker(saver):
     app, model, thread_id, _ = paused_billing(saver)
-    result = reject(app, thread_id=thread_id, message="Refunds need a manager's sign-off.")
+    result = resolve_review(
+        app, thread_id=thread_id, decision=Reject(message="Refunds need a manager's sign-off.")
+    )
     assert RAN == []
     message = last_tool_message(model)
     assert message.content == "The reviewer rejected this call: Refunds need a manager's sign-off."
@@ -265,7 +266,9 @@ def test_reject_sends_the_message_back_to_the_worker(saver):
 
 def test_edit_changes_the_arguments_the_tool_receives(saver):
     app, model, thread_id, _ = paused_billing(saver)
-    result = edit(app, thread_id=thread_id, args={"order_id": "O-7", "amount": 20})
+    result = resolve_review(
+        app, thread_id=thread_id, decision=Edit(args={"order_id": "O-7", "amount": 20})
+    )
     assert RAN == [{"order_id": "O-7", "amount": 20}]
     assert last_tool_message(model).content == "refunded 20 on O-7"
     assert result["status"] == "done"
@@ -273,7 +276,9 @@ def test_edit_changes_the_arguments_the_tool_receives(saver):
 
 def test_respond_stands_in_for_the_result(saver):
     app, model, thread_id, _ = paused_billing(saver)
-    result = respond(app, thread_id=thread_id, message="Already refunded by phone.")
+    result = resolve_review(
+        app, thread_id=thread_id, decision=Respond(message="Already refunded by phone.")
+    )
     assert RAN == []
     message = last_tool_message(model)
     assert (message.content, message.status) == ("Already refunded by phone.", "success")
@@ -296,6 +301,37 @@ def test_decision_models_and_dicts_are_both_accepted(saver):
     assert RAN == [] and list_reviews(saver) == []
 
 
+def test_desk_decisions_say_only_what_varies(saver):
+    app, _, thread_id, _ = paused_billing(saver)
+    review = get_review(app, thread_id=thread_id)
+    assert check_decision(review, Approve()) == {"type": "approve"}
+    assert check_decision(review, Reject()) == {"type": "reject", "message": ""}
+    assert check_decision(review, Reject(message="no")) == {"type": "reject", "message": "no"}
+    assert check_decision(review, Respond(message="done")) == {
+        "type": "respond",
+        "message": "done",
+    }
+    # An edit names the reviewed action unless it says otherwise.
+    assert check_decision(review, Edit(args={"amount": 5})) == {
+        "type": "edit",
+        "edited_action": {"name": "refund", "args": {"amount": 5}},
+    }
+    assert check_decision(review, Edit(args={}, name="refund"))["edited_action"]["name"] == (
+        "refund"
+    )
+
+
+def test_desk_decisions_are_frozen_and_keyword_only():
+    decision = Reject(message="no")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decision.message = "yes"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Respond("positional")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Edit()  # type: ignore[call-arg]
+    assert Approve() == Approve() and Reject(message="a") != Reject(message="b")
+
+
 BAD_DECISIONS = [
     pytest.param("garbage", "got str 'garbage'", id="a-string"),
     pytest.param(42, "got int 42", id="an-int"),
@@ -315,6 +351,10 @@ BAD_DECISIONS = [
         id="edit-another-tool",
     ),
     pytest.param({"type": "escalate", "to": ""}, "at least 1 character", id="escalate-nowhere"),
+    pytest.param(Edit(args={}, name="wipe_database"), "not the tool", id="desk-edit-another-tool"),
+    pytest.param(Edit(args=[1]), "valid dictionary", id="desk-edit-args-not-a-dict"),  # type: ignore[arg-type]
+    pytest.param(Reject(message=7), "valid string", id="desk-reject-wrong-type"),  # type: ignore[arg-type]
+    pytest.param(Respond(message=None), "valid string", id="desk-respond-no-message"),  # type: ignore[arg-type]
 ]
 
 
@@ -333,7 +373,7 @@ def test_an_invalid_decision_is_refused_and_the_run_is_untouched(saver, bad, say
     assert frozen_state(app, saver, thread_id) == before  # same checkpoint, same interrupt
     assert len(model.calls) == calls and RAN == []
     # The run is still waiting for a (valid) answer.
-    assert approve(app, thread_id=thread_id)["status"] == "done"
+    assert resolve_review(app, thread_id=thread_id, decision=Approve())["status"] == "done"
     assert RAN == [ARGS]
 
 
@@ -385,9 +425,19 @@ def test_a_decision_the_review_does_not_allow_is_refused(saver):
     assert reviews["do_a"].allowed == ("approve", "reject")
     before = frozen_state(app, saver, "gates")
     with pytest.raises(InvalidDecisionError, match="'respond' is not allowed; it allows"):
-        respond(app, thread_id="gates", message="hi", interrupt_id=reviews["do_a"].interrupt_id)
+        resolve_review(
+            app,
+            thread_id="gates",
+            decision=Respond(message="hi"),
+            interrupt_id=reviews["do_a"].interrupt_id,
+        )
     with pytest.raises(InvalidDecisionError, match="'edit' is not allowed"):
-        edit(app, thread_id="gates", args={}, interrupt_id=reviews["do_a"].interrupt_id)
+        resolve_review(
+            app,
+            thread_id="gates",
+            decision=Edit(args={}),
+            interrupt_id=reviews["do_a"].interrupt_id,
+        )
     assert frozen_state(app, saver, "gates") == before
 
 
@@ -396,15 +446,17 @@ def test_several_pending_reviews_on_a_thread_are_answered_one_by_one(saver):
     app.invoke({"answers": []}, config_for("gates"))
     reviews = {r.action: r for r in list_reviews(saver)}
     with pytest.raises(ReviewNotFoundError, match="has 2 pending reviews; say which one"):
-        approve(app, thread_id="gates")
+        resolve_review(app, thread_id="gates", decision=Approve())
     with pytest.raises(ReviewNotFoundError, match="no pending review 'nope'"):
-        approve(app, thread_id="gates", interrupt_id="nope")
+        resolve_review(app, thread_id="gates", decision=Approve(), interrupt_id="nope")
 
-    out = approve(app, thread_id="gates", interrupt_id=reviews["do_a"].interrupt_id)
+    out = resolve_review(
+        app, thread_id="gates", decision=Approve(), interrupt_id=reviews["do_a"].interrupt_id
+    )
     assert len(out["__interrupt__"]) == 1
     (left,) = list_reviews(saver)
     assert (left.action, left.interrupt_id) == ("do_b", reviews["do_b"].interrupt_id)
-    out = respond(app, thread_id="gates", message="done by hand")
+    out = resolve_review(app, thread_id="gates", decision=Respond(message="done by hand"))
     assert sorted(out["answers"]) == ["a:approve", "b:respond"]
     assert list_reviews(saver) == []
 
@@ -435,16 +487,16 @@ def test_interrupts_that_are_not_reviews_are_ignored(saver):
     app.invoke({}, config_for("question"))
     assert list_reviews(saver) == [] and list_reviews(saver, graph=app) == []
     with pytest.raises(ReviewNotFoundError, match="has no pending review"):
-        approve(app, thread_id="question")
+        resolve_review(app, thread_id="question", decision=Approve())
 
 
 def test_unknown_and_finished_threads_are_clear_errors(saver):
     app, _, thread_id, _ = paused_billing(saver)
     with pytest.raises(ReviewNotFoundError, match="thread 'nope' has no checkpoints"):
-        approve(app, thread_id="nope")
-    approve(app, thread_id=thread_id)
+        resolve_review(app, thread_id="nope", decision=Approve())
+    resolve_review(app, thread_id=thread_id, decision=Approve())
     with pytest.raises(ReviewNotFoundError, match=r"has no pending review \(status 'done'\)"):
-        reject(app, thread_id=thread_id, message="too late")
+        resolve_review(app, thread_id=thread_id, decision=Reject(message="too late"))
     assert RAN == [ARGS]
 
 
@@ -523,7 +575,7 @@ def test_an_escalated_review_can_still_be_approved_by_the_new_group(saver):
     app, _, thread_id, _ = paused_billing(saver, policy)
     sweep_reviews(app, saver, now=datetime.now(UTC) + timedelta(days=1))
     assert [r.reviewers for r in list_reviews(saver)] == ["leads"]
-    assert approve(app, thread_id=thread_id)["status"] == "done"
+    assert resolve_review(app, thread_id=thread_id, decision=Approve())["status"] == "done"
     assert RAN == [ARGS]
 
 
@@ -577,12 +629,12 @@ def test_dispatch_reviews_in_the_manual_tier_are_listed_and_resolved(saver):
 
     # Resumed without the run's config: the tier the run recorded (manual) is kept, so
     # the next dispatch pauses for a human too.
-    out = approve(app, thread_id="manual-1")
+    out = resolve_review(app, thread_id="manual-1", decision=Approve())
     (following,) = list_reviews(saver)
     assert following.action == "dispatch:writer"
     assert out["ledger"][0]["status"] == "success"
 
-    out = reject(app, thread_id="manual-1", message="No report today.")
+    out = resolve_review(app, thread_id="manual-1", decision=Reject(message="No report today."))
     assert out["status"] == "done"
     assert out["ledger"][1]["status"] == "failed"
     assert out["ledger"][1]["error"] == "dispatch rejected by the reviewer: No report today."
@@ -592,12 +644,32 @@ def test_dispatch_reviews_in_the_manual_tier_are_listed_and_resolved(saver):
 def test_a_dispatch_edit_changes_the_instructions(saver):
     app = manual_team().compile(checkpointer=saver)
     app.invoke({"messages": [("user", "Cats")]}, config_for("manual-2", autonomy="manual"))
-    out = edit(
+    out = resolve_review(
         app,
         thread_id="manual-2",
-        args={"worker": "researcher", "instructions": "Only sleeping habits."},
+        decision=Edit(args={"worker": "researcher", "instructions": "Only sleeping habits."}),
     )
     assert out["ledger"][0]["instructions"] == "Only sleeping habits."
+
+
+def test_a_dispatch_edit_may_name_another_worker(saver):
+    app = manual_team().compile(checkpointer=saver)
+    app.invoke({"messages": [("user", "Cats")]}, config_for("manual-3", autonomy="manual"))
+    review = get_review(app, thread_id="manual-3")
+    assert review.action == "dispatch:researcher"
+    assert check_decision(review, Edit(args={}, name="dispatch:writer"))["edited_action"] == {
+        "name": "dispatch:writer",
+        "args": {},
+    }
+    out = resolve_review(
+        app,
+        thread_id="manual-3",
+        decision=Edit(args={"instructions": "Write it up."}, name="dispatch:writer"),
+    )
+    assert (out["ledger"][0]["worker"], out["ledger"][0]["instructions"]) == (
+        "writer",
+        "Write it up.",
+    )
 
 
 def test_the_sweep_rejects_an_expired_dispatch(saver):
@@ -624,9 +696,9 @@ async def _async_flow(saver) -> None:
     assert await alist_reviews(saver, graph=app) == reviews
     assert [r.thread_id for r in await alist_reviews(saver, thread_ids=["x2"])] == ["x2"]
 
-    out = await aapprove(app, thread_id="x1")
+    out = await aresolve_review(app, thread_id="x1", decision=Approve())
     assert out["status"] == "done" and RAN == [ARGS]
-    out = await areject(app, thread_id="x2", message="no")
+    out = await aresolve_review(app, thread_id="x2", decision=Reject(message="no"))
     assert out["status"] == "done" and RAN == [ARGS]
     with pytest.raises(InvalidDecisionError, match="'nope' is not allowed"):
         await aresolve_review(app, thread_id="x3", decision={"type": "nope"})
@@ -650,7 +722,7 @@ async def test_async_twins_on_async_postgres(pg_database):
 def test_docstring_examples_run():
     import doctest
 
-    from langgraph_supervisor_pro.review import desk as reviews
+    from langgraph_supervisor_pro.review import desk
 
-    result = doctest.testmod(reviews, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(desk, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

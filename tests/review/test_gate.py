@@ -6,8 +6,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command
 from pydantic import ValidationError
 
-from langgraph_supervisor_pro import request_review, review_payload
-from langgraph_supervisor_pro.review.gate import response_schema
+from langgraph_supervisor_pro.review.gate import request_review, response_schema, review_payload
 
 
 class S(TypedDict):

@@ -13,11 +13,11 @@ from pydantic import ValidationError
 from langgraph_supervisor_pro import (
     ReviewPolicy,
     ToolGuard,
-    UndeclaredRiskWarning,
     Worker,
     create_supervisor,
     risk,
 )
+from langgraph_supervisor_pro.review.risk import UndeclaredRiskWarning
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
