@@ -458,7 +458,7 @@ class SupervisorNode:
 
 
 def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
-    """The config with the tier in force in its trace metadata (for every child run)."""
+    """The config with the tier in force in its trace metadata (traces only: never read back)."""
     return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 
