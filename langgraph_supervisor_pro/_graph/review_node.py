@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.worker_node import hop_update
 from langgraph_supervisor_pro._internal.text import one_line
@@ -33,7 +34,6 @@ from langgraph_supervisor_pro.review.gate import (
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import RouteState, SupervisorState
 
-REVIEW_NODE = "review"
 _DISPATCH = "dispatch:"
 
 

@@ -319,7 +319,7 @@ def request_review(
         >>> decision.type
         'approve'
     """
-    current = dict(payload)
+    current = cast(ReviewRequest, dict(payload))
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
         schema = response_schema(allowed)
@@ -329,11 +329,11 @@ def request_review(
         decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
         if not isinstance(decision, EscalateDecision):
             return decision
-        context = dict(current["context"])
+        context: ReviewContext = {**current["context"]}
         # Derived from the review itself, not the clock, so a re-run of the node (every
         # resume replays it) rebuilds the same payload.
         previous = context.get("deadline")
-        history = [
+        history: list[Escalation] = [
             *context.get("escalations", []),
             {
                 "from": context.get("reviewers"),
@@ -342,7 +342,7 @@ def request_review(
                 "previous_deadline": previous,
             },
         ]
-        context.update(reviewers=decision.to, escalations=history)
+        context["reviewers"], context["escalations"] = decision.to, history
         if escalation_timeout is not None:
             context["deadline"] = deadline_after(escalation_timeout, now=previous)
         current = {**current, "context": context}

@@ -36,6 +36,7 @@ from langgraph.types import Command
 
 from langgraph_supervisor_pro._internal.hop import HopContext, first_human_text, hop_context
 from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.review.confirm import ConfirmRequest, aconfirm_action, confirm_action
 from langgraph_supervisor_pro.review.gate import (
     EditDecision,
@@ -118,7 +119,7 @@ class ToolGuard(AgentMiddleware):
         self.allowed: dict[str, Risk | None] = {}
         self.always: set[str] = set()
         for tool in tools:
-            name = tool if isinstance(tool, str) else _tool_name(tool)
+            name = tool_name(tool)
             self.allowed[name] = declared_risk(tool, mapping=mapping)
             if declared_always_review(tool):
                 self.always.add(name)
@@ -320,12 +321,6 @@ def _noted(result: ToolResult, note: dict[str, Any] | None) -> ToolResult:
     return result.model_copy(
         update={"additional_kwargs": {**result.additional_kwargs, "lgsp_review": note}}
     )
-
-
-def _tool_name(tool: BaseTool | Callable[..., Any]) -> str:
-    if isinstance(tool, BaseTool):
-        return tool.name
-    return str(getattr(tool, "__name__", repr(tool)))
 
 
 def _config_of(request: ToolCallRequest) -> RunnableConfig:
