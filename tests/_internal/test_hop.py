@@ -128,3 +128,16 @@ def test_guard_outside_a_supervisor_graph_uses_the_first_human_message():
         None,
     )
     assert context["summary"].startswith("Hop ?:")
+
+
+def test_effect_key_inside_a_hop_reads_the_hop_not_the_trace_metadata():
+    from langgraph_supervisor_pro.persistence import effect_key
+
+    hop = HopContext(
+        worker="mailer", step=3, turn=2, task="T", instructions="", dispatched_at=None, tier=None
+    )
+    config = with_hop(
+        {"configurable": {"thread_id": "t-1"}, "metadata": {"lgsp_step": 9, "lgsp_worker": "x"}},
+        hop,
+    )
+    assert effect_key("send-email", config=config) == "t-1/2/3/mailer/send-email"
