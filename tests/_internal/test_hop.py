@@ -141,3 +141,25 @@ def test_effect_key_inside_a_hop_reads_the_hop_not_the_trace_metadata():
         hop,
     )
     assert effect_key("send-email", config=config) == "t-1/2/3/mailer/send-email"
+
+
+def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_supervisor_pro.compaction.middleware import _task
+
+    messages = [HumanMessage("Task: not parsed\n\nInstructions for you: x"), HumanMessage("y")]
+    # An agent used on its own: its first human message.
+    assert _task(messages) == "Task: not parsed\n\nInstructions for you: x"
+    hop = HopContext(
+        worker="w",
+        step=1,
+        turn=1,
+        task="The real task",
+        instructions="x",
+        dispatched_at=None,
+        tier=None,
+    )
+    inside = RunnableLambda(lambda _: _task(messages)).invoke(None, with_hop({}, hop))
+    assert inside == "The real task"
