@@ -14,9 +14,15 @@ from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro._graph.compaction_node import COMPACTION_NODE, CompactionNode
-from langgraph_supervisor_pro._graph.review_node import REVIEW_NODE, DispatchReviewNode
-from langgraph_supervisor_pro._graph.supervisor_node import SYNTHESIS_NODE, SupervisorNode
+from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
+from langgraph_supervisor_pro._graph.names import (
+    COMPACTION_NODE,
+    REVIEW_NODE,
+    SUPERVISOR_NODE,
+    SYNTHESIS_NODE,
+)
+from langgraph_supervisor_pro._graph.review_node import DispatchReviewNode
+from langgraph_supervisor_pro._graph.supervisor_node import SupervisorNode
 from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
@@ -47,7 +53,7 @@ def create_supervisor(
     max_steps: int = 20,
     fallback: str | None = None,
     synthesizer: Synthesizer | None = None,
-    name: str = "supervisor",
+    name: str = SUPERVISOR_NODE,
     ledger_window: int = 6,
     ping_pong_window: int | None = 4,
     compaction: Compaction | None = None,

@@ -20,9 +20,11 @@ from langgraph.config import get_store
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
+from langgraph_supervisor_pro._graph.names import SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
-from langgraph_supervisor_pro._graph.usage import TokenCounter, UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.text import content_text, truncate
+from langgraph_supervisor_pro.compaction.config import TokenCounter
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
 from langgraph_supervisor_pro.persistence.memory import aload_result, load_result
 from langgraph_supervisor_pro.state import SupervisorState
@@ -215,7 +217,7 @@ class SynthesisNode:
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
         """The node as a Runnable with native sync and async bodies."""
-        return GraphNode("synthesis", self.invoke, self.ainvoke)
+        return GraphNode(SYNTHESIS_NODE, self.invoke, self.ainvoke)
 
     def _payload(self, inp: SynthesisInput) -> Any:
         if not self._takes_messages:

@@ -17,9 +17,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
-from langgraph_supervisor_pro.review.risk import Risk
+from langgraph_supervisor_pro.review.risk import RISK_LEVELS, Risk
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 
@@ -218,16 +219,13 @@ class Worker:
         return _tool_names(self.name, self.tools or ())
 
 
-_RISKS = ("low", "medium", "high")
-
-
 def _risk_map(worker: str, risks: Mapping[str, Any]) -> dict[str, Risk]:
     if not isinstance(risks, Mapping):
         raise TypeError(
             f"Worker.risks: worker {worker!r} got {type(risks).__name__}; give a mapping of "
             "tool name to 'low', 'medium' or 'high'"
         )
-    bad = {name: level for name, level in risks.items() if level not in _RISKS}
+    bad = {name: level for name, level in risks.items() if level not in RISK_LEVELS}
     if bad:
         raise ValueError(
             f"Worker.risks: worker {worker!r} has unknown levels {bad}; use 'low', 'medium' "
@@ -243,17 +241,13 @@ def _tool_names(worker: str, tools: Sequence[Any]) -> tuple[str, ...]:
         )
     names: list[str] = []
     for tool in tools:
-        if isinstance(tool, str):
-            names.append(tool)
-        elif isinstance(tool, BaseTool):
-            names.append(tool.name)
-        elif callable(tool) and hasattr(tool, "__name__"):
-            names.append(tool.__name__)
-        else:
+        try:
+            names.append(tool_name(tool))
+        except TypeError:
             raise TypeError(
                 f"Worker.tools: worker {worker!r} got {tool!r}; give tool names, "
                 "BaseTool instances or functions"
-            )
+            ) from None
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"Worker.tools: worker {worker!r} lists {duplicates} more than once")

@@ -17,14 +17,13 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._graph.names import COMPACTION_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro.compaction.compactor import CompactionOutcome, Compactor
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.persistence.memory import latest_results
 from langgraph_supervisor_pro.state import CompactionEntry, RouteState, SupervisorState
-
-COMPACTION_NODE = "compaction"
 
 Reason = Literal["trigger", "cadence"]
 

@@ -13,29 +13,27 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.worker_node import hop_update
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.review.gate import (
-    ALL_DECISIONS,
     EditDecision,
     RejectDecision,
     RespondDecision,
-    deadline_after,
+    ReviewRequest,
+    gate_request,
     request_review,
-    review_payload,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import RouteState, SupervisorState
 
-REVIEW_NODE = "review"
 _DISPATCH = "dispatch:"
 
 
@@ -61,34 +59,29 @@ class DispatchReviewNode:
 
     def _payload(
         self, state: SupervisorState, route: RouteState, config: RunnableConfig
-    ) -> dict[str, Any]:
+    ) -> ReviewRequest:
         ledger = [e for e in state.get("ledger") or () if e["turn"] == state.get("turn", 1)]
         summary = "; ".join(
             f"#{e['step']} {e['worker']} [{e['status']}] {one_line(e['summary'], 80)}"
             for e in ledger[-5:]
         )
-        return review_payload(
+        return gate_request(
             kind="dispatch",
             action=f"{_DISPATCH}{route['next']}",
             args={"worker": route["next"], "instructions": route["instructions"]},
             description=f"The supervisor wants '{route['next']}' to work on: "
             f"{one_line(route['instructions'], 200) or '(no instructions)'}",
-            allowed=ALL_DECISIONS,
-            context={
-                "task": state.get("task", ""),
-                "worker": route["next"],
-                "risk": None,
-                "tier": "manual",
-                "reason": "manual tier: a human approves each worker dispatch",
-                "summary": summary or "No hops yet.",
-                "deadline": deadline_after(self.policy.review_timeout, now=route.get("at")),
-                "reviewers": self.policy.reviewers,
-                "on_timeout": self.policy.on_timeout,
-                "escalate_to": self.policy.escalate_to,
-                "step": route["step"],
-                "turn": state.get("turn", 1),
-                "thread_id": config.get("configurable", {}).get("thread_id"),
-            },
+            task=state.get("task", ""),
+            worker=route["next"],
+            risk=None,
+            tier="manual",
+            reason="manual tier: a human approves each worker dispatch",
+            summary=summary or "No hops yet.",
+            dispatched_at=route.get("at"),
+            step=route["step"],
+            turn=state.get("turn", 1),
+            policy=self.policy,
+            config=config,
         )
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:

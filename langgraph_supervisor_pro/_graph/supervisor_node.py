@@ -28,9 +28,9 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._graph import loop_guards as _guards
-from langgraph_supervisor_pro._graph.compaction_node import COMPACTION_NODE, CompactionNode
+from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
+from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
-from langgraph_supervisor_pro._graph.review_node import REVIEW_NODE
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
@@ -38,8 +38,6 @@ from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteD
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
 from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
-
-SYNTHESIS_NODE = "synthesis"
 
 LINE_CHARS = SUMMARY_MAX_CHARS
 """A ledger line shows a hop's whole summary (summaries are capped at this length)."""
@@ -458,7 +456,7 @@ class SupervisorNode:
 
 
 def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
-    """The config with the tier in force in its trace metadata (for every child run)."""
+    """The config with the tier in force in its trace metadata (traces only: never read back)."""
     return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 

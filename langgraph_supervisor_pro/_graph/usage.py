@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 
+from langgraph_supervisor_pro.compaction.config import TokenCounter
 from langgraph_supervisor_pro.state import UsageEntry, UsageRole
-
-TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
 
 @dataclass(frozen=True)

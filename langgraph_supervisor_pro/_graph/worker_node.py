@@ -35,6 +35,7 @@ from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worke
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.hop import HopContext, with_hop
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
@@ -163,7 +164,18 @@ class WorkerNode:
         }
         if recorder is not None:
             extra["callbacks"] = [recorder]
-        return merge_configs(config, extra)
+        # The metadata above is for traces only; the agent's middleware reads the hop
+        # from this typed context.
+        context = HopContext(
+            worker=self.worker.name,
+            step=hop.route["step"],
+            turn=hop.turn,
+            task=hop.task.task,
+            instructions=hop.route["instructions"],
+            dispatched_at=hop.route.get("at"),
+            tier=hop.autonomy,
+        )
+        return with_hop(merge_configs(config, extra), context)
 
     # -- running -----------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from langgraph_supervisor_pro._graph.names import SUPERVISOR_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._internal.text import message_text, one_line
 from langgraph_supervisor_pro.cli._demo import PROGRESS_EVENT, DemoTeam
 from langgraph_supervisor_pro.contracts import FINISH
@@ -146,7 +147,7 @@ class DemoRenderer:
         if ns or not isinstance(message, AIMessageChunk):
             return
         node = meta.get("langgraph_node")
-        if node == _SUPERVISOR:
+        if node == SUPERVISOR_NODE:
             for chunk in message.tool_call_chunks:
                 try:
                     args = json.loads(chunk.get("args") or "{}")
@@ -154,7 +155,7 @@ class DemoRenderer:
                     continue
                 if isinstance(args, Mapping):
                     self._proposals.append(args)
-        elif node == _SYNTHESIS and isinstance(message.content, str):
+        elif node == SYNTHESIS_NODE and isinstance(message.content, str):
             self._answer += message.content
             if self.animate:
                 self._type_answer()
@@ -194,7 +195,7 @@ class DemoRenderer:
         if ns:
             self._on_worker_inner(ns[0].split(":", 1)[0], update)
             return
-        if node == _SUPERVISOR:
+        if node == SUPERVISOR_NODE:
             self._on_decision(update)
         for entry in update.get("ledger") or ():
             self._on_result(entry, restored=cached)
@@ -246,7 +247,7 @@ class DemoRenderer:
         if reasked:
             who += f", after {len(reasked)} re-ask" + ("s" if len(reasked) > 1 else "")
         head = Text.assemble(
-            ("supervisor", "bold"),
+            (SUPERVISOR_NODE, "bold"),
             " → ",
             (target, "bold green" if finish else "bold cyan"),
             ("   decided by ", "dim"),
@@ -307,8 +308,6 @@ class DemoRenderer:
         self._pause(factor)
 
 
-_SUPERVISOR = "supervisor"
-_SYNTHESIS = "synthesis"
 _ENDED = ("done", "halted", "failed")
 
 

@@ -19,6 +19,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langgraph_supervisor_pro._internal.hop import first_human_text, hop_context
 from langgraph_supervisor_pro.compaction.compactor import (
     CompactionOutcome,
     Compactor,
@@ -26,8 +27,6 @@ from langgraph_supervisor_pro.compaction.compactor import (
 )
 
 __all__ = ["CompactionMiddleware"]
-
-_TASK_PREFIX = "Task: "
 
 
 class CompactionMiddleware(AgentMiddleware):
@@ -85,20 +84,19 @@ class CompactionMiddleware(AgentMiddleware):
 
 
 def _task(messages: list[BaseMessage]) -> str:
-    """The worker's task: from its hop prompt, else from an earlier summary."""
-    for message in messages:
-        content = message.content
-        if (
-            message.type == "human"
-            and isinstance(content, str)
-            and content.startswith(_TASK_PREFIX)
-        ):
-            return content[len(_TASK_PREFIX) :].split("\n\n", 1)[0]
-    for message in messages:  # the hop prompt was compacted away: the summary keeps it
+    """The worker's task: the hop's, else an earlier summary's, else the first human message.
+
+    Inside a supervisor graph the worker node passes the task with the hop; an agent
+    used on its own has only its messages.
+    """
+    hop = hop_context()
+    if hop is not None:
+        return hop.task
+    for message in messages:  # the first request was compacted away: the summary keeps it
         summary = message.additional_kwargs.get("lgsp_summary")
         if is_summary_message(message) and isinstance(summary, dict):
             return str(summary.get("task", ""))
-    return ""
+    return first_human_text(messages)
 
 
 def _update(outcome: CompactionOutcome) -> dict[str, Any] | None:

@@ -79,6 +79,7 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.urls import mask_url, scheme_of
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -177,7 +178,13 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
             "config={'configurable': {'thread_id': ...}}"
         )
     metadata = config.get("metadata") or {}
-    if "lgsp_step" in metadata:
+    hop = hop_context(config)
+    turn: Any
+    step: Any
+    node: Any
+    if hop is not None:  # inside a worker hop: the hop the worker node passed down
+        turn, step, node = hop.turn, hop.step, hop.worker
+    elif "lgsp_step" in metadata:  # a config given by hand
         turn, step, node = (
             metadata.get("lgsp_turn", 0),
             metadata["lgsp_step"],

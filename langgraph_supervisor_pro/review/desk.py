@@ -78,7 +78,9 @@ from langgraph_supervisor_pro.review.gate import (
     EditDecision,
     EscalateDecision,
     RejectDecision,
+    ReviewContext,
     ReviewDecision,
+    ReviewRequest,
     response_schema,
 )
 from langgraph_supervisor_pro.review.policy import AUTONOMY_CONFIG_KEY
@@ -343,9 +345,10 @@ class PendingReview:
                 "not a review payload: expected a mapping with "
                 f"{', '.join(_PAYLOAD_KEYS)} (see review_payload)"
             )
-        request = payload["action_requests"][0]
-        config = payload["review_configs"][0]
-        context = payload["context"]
+        review = cast(ReviewRequest, payload)
+        request = review["action_requests"][0]
+        config = review["review_configs"][0]
+        context: ReviewContext = review["context"]
         risk = context.get("risk")
         worker = context.get("worker")
         reviewers = context.get("reviewers")
@@ -361,25 +364,30 @@ class PendingReview:
             risk=None if risk is None else str(risk),
             reviewers=None if reviewers is None else str(reviewers),
             deadline=_parse_deadline(context.get("deadline")),
-            context=_freeze(context),
+            context=_freeze(cast(Mapping[str, Any], context)),
             payload=_freeze(payload),
             checkpoint_id=checkpoint_id,
         )
 
     @property
+    def _context(self) -> ReviewContext:
+        """The context, typed (it was built by `review_payload`)."""
+        return cast(ReviewContext, self.context)
+
+    @property
     def task(self) -> str:
         """The user's task for the run (from the context)."""
-        return str(self.context.get("task") or "")
+        return str(self._context.get("task") or "")
 
     @property
     def reason(self) -> str:
         """Why the action needs review (from the context)."""
-        return str(self.context.get("reason") or "")
+        return str(self._context.get("reason") or "")
 
     @property
     def escalations(self) -> tuple[Mapping[str, Any], ...]:
         """The escalations recorded so far, oldest first (`from`, `to`, `reason`, `at`)."""
-        history = self.context.get("escalations") or ()
+        history = self._context.get("escalations") or ()
         return tuple(e for e in history if isinstance(e, Mapping))
 
     @property
@@ -1154,9 +1162,10 @@ class SweepAction:
 def _timeout_decision(review: PendingReview) -> SweepAction:
     """The decision the review's own `on_timeout` asks for (fail closed: reject)."""
     deadline = review.deadline.isoformat() if review.deadline else "(none)"
-    target = review.context.get("escalate_to")
+    context = cast(ReviewContext, review.context)
+    target = context.get("escalate_to")
     if (
-        review.context.get("on_timeout") == "escalate"
+        context.get("on_timeout") == "escalate"
         and isinstance(target, str)
         and target.strip()
         and not review.escalated

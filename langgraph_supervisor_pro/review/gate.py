@@ -19,10 +19,16 @@ import functools
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Required, TypeAlias, cast
 
+from langchain.agents.middleware.human_in_the_loop import HITLRequest
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from typing_extensions import TypedDict
+
+if TYPE_CHECKING:
+    from langgraph_supervisor_pro.review.policy import ReviewPolicy
 
 __all__ = [
     "ApproveDecision",
@@ -32,8 +38,10 @@ __all__ = [
     "EscalateDecision",
     "RejectDecision",
     "RespondDecision",
+    "ReviewContext",
     "ReviewDecision",
     "ReviewKind",
+    "ReviewRequest",
     "request_review",
     "review_payload",
 ]
@@ -45,6 +53,57 @@ ReviewKind = Literal["tool", "dispatch"]
 """What is reviewed: a worker's tool call, or the supervisor's dispatch of a worker."""
 
 ALL_DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
+
+Escalation = TypedDict(
+    "Escalation",
+    {"from": str | None, "to": str, "reason": str, "previous_deadline": str | None},
+)
+"""One escalation of a review, as `request_review` records it in the context."""
+
+
+class ReviewContext(TypedDict, total=False):
+    """The reviewer's context of one review (the payload's `context` block).
+
+    The gates of this package fill every key but `escalations` (added by the first
+    escalation); a payload built by hand with `review_payload` may carry only some.
+    """
+
+    kind: Required[ReviewKind]
+    """`tool` or `dispatch`."""
+    task: str
+    """The user's task for the run."""
+    worker: str | None
+    """The worker that wants to act (or is dispatched)."""
+    risk: str | None
+    """The tool's risk level (None for dispatches)."""
+    tier: str
+    """The autonomy tier in force."""
+    reason: str
+    """Why the action needs review."""
+    summary: str
+    """The work so far."""
+    deadline: str | None
+    """When the review expires (ISO-8601 UTC)."""
+    reviewers: str | None
+    """The reviewer group the review is assigned to."""
+    on_timeout: str
+    """What the deadline sweep does: `reject` or `escalate`."""
+    escalate_to: str | None
+    """The group an expired review is escalated to."""
+    step: int | None
+    """The hop's step."""
+    turn: int | None
+    """The run's turn."""
+    thread_id: str | None
+    """The run's thread."""
+    escalations: list[Escalation]
+    """The escalations so far, oldest first."""
+
+
+class ReviewRequest(HITLRequest):
+    """A review's interrupt value: LangChain's `HITLRequest` plus the reviewer's context."""
+
+    context: ReviewContext
 
 
 class _Decision(BaseModel):
@@ -130,7 +189,7 @@ def review_payload(
     description: str,
     allowed: Sequence[DecisionType],
     context: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> ReviewRequest:
     """The interrupt value of one review: the HITL schema plus the reviewer's context.
 
     Args:
@@ -154,8 +213,70 @@ def review_payload(
     return {
         "action_requests": [{"name": action, "args": dict(args), "description": description}],
         "review_configs": [{"action_name": action, "allowed_decisions": list(allowed)}],
-        "context": {"kind": kind, **dict(context)},
+        "context": cast(ReviewContext, {"kind": kind, **dict(context)}),
     }
+
+
+def gate_request(
+    *,
+    kind: ReviewKind,
+    action: str,
+    args: Mapping[str, Any],
+    description: str,
+    task: str,
+    worker: str | None,
+    risk: str | None,
+    tier: str,
+    reason: str,
+    summary: str,
+    dispatched_at: str | None,
+    step: int | None,
+    turn: int | None,
+    policy: ReviewPolicy,
+    config: RunnableConfig,
+) -> ReviewRequest:
+    """The review payload of one of this package's gates (a tool call or a dispatch).
+
+    Every key of `ReviewContext` but `escalations` is filled: the deadline is
+    `policy.review_timeout` after the hop's dispatch time (stored in state, so a
+    re-run builds the same payload), the reviewer group and timeout handling come
+    from `policy`, the thread from `config`.
+
+    Example:
+        >>> from langgraph_supervisor_pro.review.policy import ReviewPolicy
+        >>> p = gate_request(kind="tool", action="refund", args={"amount": 30},
+        ...                  description="Refund 30 EUR", task="T", worker="billing",
+        ...                  risk="high", tier="supervised", reason="high risk",
+        ...                  summary="Hop 1", dispatched_at="2030-01-01T00:00:00+00:00",
+        ...                  step=1, turn=1, policy=ReviewPolicy(), config={})
+        >>> p["context"]["worker"], p["context"]["thread_id"]
+        ('billing', None)
+    """
+    context: ReviewContext = {
+        "kind": kind,
+        "task": task,
+        "worker": worker,
+        "risk": risk,
+        "tier": tier,
+        "reason": reason,
+        "summary": summary,
+        "deadline": deadline_after(policy.review_timeout, now=dispatched_at),
+        "reviewers": policy.reviewers,
+        "on_timeout": policy.on_timeout,
+        "escalate_to": policy.escalate_to,
+        "step": step,
+        "turn": turn,
+        "thread_id": (config.get("configurable") or {}).get("thread_id"),
+    }
+    payload = review_payload(
+        kind=kind,
+        action=action,
+        args=args,
+        description=description,
+        allowed=ALL_DECISIONS,
+        context={k: v for k, v in context.items() if k != "kind"},
+    )
+    return payload
 
 
 def deadline_after(seconds: float, *, now: datetime | str | None = None) -> str:
@@ -198,7 +319,7 @@ def request_review(
         >>> decision.type
         'approve'
     """
-    current = dict(payload)
+    current = cast(ReviewRequest, dict(payload))
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
         schema = response_schema(allowed)
@@ -208,11 +329,11 @@ def request_review(
         decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
         if not isinstance(decision, EscalateDecision):
             return decision
-        context = dict(current["context"])
+        context: ReviewContext = {**current["context"]}
         # Derived from the review itself, not the clock, so a re-run of the node (every
         # resume replays it) rebuilds the same payload.
         previous = context.get("deadline")
-        history = [
+        history: list[Escalation] = [
             *context.get("escalations", []),
             {
                 "from": context.get("reviewers"),
@@ -221,7 +342,7 @@ def request_review(
                 "previous_deadline": previous,
             },
         ]
-        context.update(reviewers=decision.to, escalations=history)
+        context["reviewers"], context["escalations"] = decision.to, history
         if escalation_timeout is not None:
             context["deadline"] = deadline_after(escalation_timeout, now=previous)
         current = {**current, "context": context}

@@ -34,16 +34,17 @@ from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._internal.hop import HopContext, first_human_text, hop_context
 from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.review.confirm import ConfirmRequest, aconfirm_action, confirm_action
 from langgraph_supervisor_pro.review.gate import (
-    ALL_DECISIONS,
     EditDecision,
     RejectDecision,
     RespondDecision,
-    deadline_after,
+    ReviewRequest,
+    gate_request,
     request_review,
-    review_payload,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.review.risk import Risk, declared_always_review, declared_risk
@@ -118,7 +119,7 @@ class ToolGuard(AgentMiddleware):
         self.allowed: dict[str, Risk | None] = {}
         self.always: set[str] = set()
         for tool in tools:
-            name = tool if isinstance(tool, str) else _tool_name(tool)
+            name = tool_name(tool)
             self.allowed[name] = declared_risk(tool, mapping=mapping)
             if declared_always_review(tool):
                 self.always.add(name)
@@ -136,11 +137,10 @@ class ToolGuard(AgentMiddleware):
         if name not in self.allowed:
             return _Done(self._refusal(request))
         config = _config_of(request)
+        hop = hop_context(config)
         # The tier the worker node passed down (the run's recorded tier) unless the
         # config names one: a resume without the original config keeps the run's tier.
-        tier = self.policy.tier_for(
-            config, recorded=config.get("metadata", {}).get("lgsp_autonomy")
-        )
+        tier = self.policy.tier_for(config, recorded=hop.tier if hop is not None else None)
         config = {**config, "configurable": {**config.get("configurable", {}), "autonomy": tier}}
         risk = self.policy.risk_of(name, self.allowed[name])
         always = name in self.always
@@ -148,13 +148,12 @@ class ToolGuard(AgentMiddleware):
         if action == "run":
             return _Run(request, {"risk": risk, "tier": tier, "decision": "auto"})
         if action == "confirm":
-            metadata = config.get("metadata", {})
             confirm = ConfirmRequest(
                 tool=name,
                 args=dict(call.get("args", {})),
                 risk=risk,
                 worker=self.worker,
-                task=_task_of(request, metadata),
+                task=_task_of(request, hop),
             )
             return _Confirm(request, confirm, risk, tier)
         reason = (
@@ -191,45 +190,37 @@ class ToolGuard(AgentMiddleware):
             additional_kwargs={"lgsp_security": record},
         )
 
-    def _payload(self, review: _Review) -> dict[str, Any]:
+    def _payload(self, review: _Review) -> ReviewRequest:
         call = review.request.tool_call
         config = _config_of(review.request)
-        metadata = config.get("metadata", {})
+        hop = hop_context(config)
         done = [
             c["name"]
             for m in _messages(review.request)
             for c in getattr(m, "tool_calls", None) or []
         ][:-1]
-        summary = (
-            f"Hop {metadata.get('lgsp_step', '?')}: "
-            f"{one_line(str(metadata.get('lgsp_instructions', '')), 200)}"
-        )
+        step = hop.step if hop is not None else None
+        instructions = hop.instructions if hop is not None else ""
+        summary = f"Hop {'?' if step is None else step}: {one_line(instructions, 200)}"
         if done:
             summary += f"; tool calls so far this hop: {', '.join(done)}"
-        return review_payload(
+        return gate_request(
             kind="tool",
             action=call["name"],
             args=call.get("args", {}),
             description=f"Worker '{self.worker}' wants to call '{call['name']}' "
             f"({review.risk} risk).",
-            allowed=ALL_DECISIONS,
-            context={
-                "task": _task_of(review.request, metadata),
-                "worker": self.worker,
-                "risk": review.risk,
-                "tier": review.tier,
-                "reason": review.reason,
-                "summary": summary,
-                "deadline": deadline_after(
-                    self.policy.review_timeout, now=metadata.get("lgsp_dispatched_at")
-                ),
-                "reviewers": self.policy.reviewers,
-                "on_timeout": self.policy.on_timeout,
-                "escalate_to": self.policy.escalate_to,
-                "step": metadata.get("lgsp_step"),
-                "turn": metadata.get("lgsp_turn"),
-                "thread_id": config.get("configurable", {}).get("thread_id"),
-            },
+            task=_task_of(review.request, hop),
+            worker=self.worker,
+            risk=review.risk,
+            tier=review.tier,
+            reason=review.reason,
+            summary=summary,
+            dispatched_at=hop.dispatched_at if hop is not None else None,
+            step=step,
+            turn=hop.turn if hop is not None else None,
+            policy=self.policy,
+            config=config,
         )
 
     def _reviewed(self, review: _Review) -> _Run | _Done:
@@ -332,12 +323,6 @@ def _noted(result: ToolResult, note: dict[str, Any] | None) -> ToolResult:
     )
 
 
-def _tool_name(tool: BaseTool | Callable[..., Any]) -> str:
-    if isinstance(tool, BaseTool):
-        return tool.name
-    return str(getattr(tool, "__name__", repr(tool)))
-
-
 def _config_of(request: ToolCallRequest) -> RunnableConfig:
     runtime_config = getattr(request.runtime, "config", None)
     if runtime_config:
@@ -355,9 +340,7 @@ def _messages(request: ToolCallRequest) -> list[Any]:
     return list(getattr(state, "messages", []) or [])
 
 
-def _task_of(request: ToolCallRequest, metadata: Mapping[str, Any]) -> str:
-    for message in _messages(request):
-        content = getattr(message, "content", "")
-        if getattr(message, "type", "") == "human" and str(content).startswith("Task: "):
-            return one_line(str(content).split("\n\n", 1)[0][len("Task: ") :], 300)
-    return str(metadata.get("lgsp_task", ""))
+def _task_of(request: ToolCallRequest, hop: HopContext | None) -> str:
+    """The run's task: the hop's, else (an agent used on its own) its first human message."""
+    task = hop.task if hop is not None else first_human_text(_messages(request))
+    return one_line(task, 300)

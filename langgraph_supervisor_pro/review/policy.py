@@ -78,7 +78,6 @@ __all__ = [
     "ACTIONS",
     "AUTONOMY_CONFIG_KEY",
     "AUTONOMY_ENV",
-    "AUTONOMY_METADATA_KEY",
     "POLICY_FILE_ENV",
     "TIERS",
     "Action",
@@ -105,9 +104,6 @@ ACTIONS: tuple[Action, ...] = ("run", "confirm", "review")
 
 AUTONOMY_CONFIG_KEY = "autonomy"
 """The per-run tier: `config["configurable"]["autonomy"]`."""
-
-AUTONOMY_METADATA_KEY = "lgsp_autonomy"
-"""The trace-metadata key under which the tier in force is recorded."""
 
 AUTONOMY_ENV = "LGSP_AUTONOMY"
 """The environment variable holding the deployment's tier."""
@@ -446,7 +442,7 @@ class ReviewPolicy:
         """The tier in force for a run: `config["configurable"]["autonomy"]`, else `tier`.
 
         A run keeps its tier while it is resumed: pass the tier the run recorded (its
-        state's `autonomy`, or the `lgsp_autonomy` metadata) as `recorded`, and it is
+        state's `autonomy`, which the worker node passes with the hop) as `recorded`, and it is
         used when the resuming config does not name one, so a resume without the
         original config cannot fall back to a looser deployment tier.
 

@@ -25,6 +25,8 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from langchain_core.tools import BaseTool
 
+from langgraph_supervisor_pro._internal.tools import tool_name
+
 __all__ = [
     "ALWAYS_REVIEW_KEY",
     "RISK_KEY",
@@ -145,17 +147,6 @@ def risk(level: Risk, *, always_review: bool = False) -> Callable[[T], T]:
     return mark
 
 
-def _tool_name(tool: object) -> str:
-    if isinstance(tool, str):
-        return tool
-    if isinstance(tool, BaseTool):
-        return tool.name
-    name = getattr(tool, "__name__", None)
-    if callable(tool) and isinstance(name, str):
-        return name
-    raise TypeError(f"got {type(tool).__name__}; give a LangChain tool, a function or a tool name")
-
-
 def _marks(tool: object) -> tuple[object, object]:
     """The level and always-review flag the decorator recorded on `tool` (or its function)."""
     if isinstance(tool, str):
@@ -200,7 +191,7 @@ def declared_risk(
         >>> declared_risk("refund") is None
         True
     """
-    name = _tool_name(tool)
+    name = tool_name(tool)
     if name in mapping:
         return check_risk(mapping[name], f"risks[{name!r}]")
     level, _ = _marks(tool)
@@ -228,7 +219,7 @@ def declared_always_review(tool: BaseTool | Callable[..., Any] | str) -> bool:
         >>> declared_always_review(close_account), declared_always_review("close_account")
         (True, False)
     """
-    _tool_name(tool)  # raises TypeError for unsupported objects
+    tool_name(tool)  # raises TypeError for unsupported objects
     _, always = _marks(tool)
     return always is True
 
@@ -280,7 +271,7 @@ def undeclared_tools(
         raise TypeError("undeclared_tools: got a string; give a list of tools or tool names")
     names: list[str] = []
     for tool in tools:
-        name = _tool_name(tool)
+        name = tool_name(tool)
         if name not in names and declared_risk(tool, mapping=mapping) is None:
             names.append(name)
     return names
