@@ -35,7 +35,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._internal.text import one_line
-from langgraph_supervisor_pro.review.confirm import ConfirmRequest, aconfirm_action, confirm_action
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro.review.confirm import ConfirmRequest, _confirming
 from langgraph_supervisor_pro.review.gate import (
     ALL_DECISIONS,
     EditDecision,
@@ -293,16 +294,21 @@ class ToolGuard(AgentMiddleware):
 
     # -- running -------------------------------------------------------------------------
 
+    def _deciding(self, request: ToolCallRequest) -> Steps[_Run | _Done]:
+        """Whether (and how) the call runs, for both drivers: plan, confirm, review."""
+        plan = self._plan(request)
+        if isinstance(plan, _Confirm):
+            verdict = yield from _confirming(self.policy, plan.confirm, _config_of(request))
+            plan = self._unconfirmed(plan, *verdict)
+        if isinstance(plan, _Review):
+            plan = self._reviewed(plan)
+        return plan
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         """Check, confirm or review the call, then run it (or not)."""
-        plan = self._plan(request)
-        if isinstance(plan, _Confirm):
-            verdict = confirm_action(self.policy, plan.confirm, config=_config_of(request))
-            plan = self._unconfirmed(plan, *verdict)
-        if isinstance(plan, _Review):
-            plan = self._reviewed(plan)
+        plan = drive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
         return _noted(handler(plan.request), plan.note)
@@ -313,12 +319,7 @@ class ToolGuard(AgentMiddleware):
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of `wrap_tool_call`."""
-        plan = self._plan(request)
-        if isinstance(plan, _Confirm):
-            verdict = await aconfirm_action(self.policy, plan.confirm, config=_config_of(request))
-            plan = self._unconfirmed(plan, *verdict)
-        if isinstance(plan, _Review):
-            plan = self._reviewed(plan)
+        plan = await adrive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
         return _noted(await handler(plan.request), plan.note)
