@@ -650,7 +650,7 @@ async def test_async_twins_on_async_postgres(pg_database):
 def test_docstring_examples_run():
     import doctest
 
-    from langgraph_supervisor_pro import reviews
+    from langgraph_supervisor_pro.review import desk as reviews
 
     result = doctest.testmod(reviews, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
