@@ -231,6 +231,7 @@ def confirm_action(
         `(approved, reason)`.
 
     Example:
+        >>> from langgraph_supervisor_pro.review import ReviewPolicy
         >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
         >>> request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
         ...                          worker="billing", task="Refund ORDER-7")

@@ -828,7 +828,6 @@ async def test_aconfirm_and_confirm_agree() -> None:
 
 def test_docstring_examples_run() -> None:
     import doctest
-
     import importlib
 
     modules = [
