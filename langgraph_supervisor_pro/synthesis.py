@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -24,6 +25,7 @@ from langgraph_supervisor_pro._graph.names import SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.text import content_text, truncate
+from langgraph_supervisor_pro._internal.twins import Call, Invoke, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.config import TokenCounter
 from langgraph_supervisor_pro.contracts import FINISH, RunStatus, WorkerResult
 from langgraph_supervisor_pro.persistence.memory import aload_result, load_result
@@ -142,15 +144,19 @@ def synthesis_input(state: SupervisorState, results: Sequence[WorkerResult]) -> 
     )
 
 
-def _load(state: SupervisorState) -> SynthesisInput:
+def _loading(state: SupervisorState) -> Steps[SynthesisInput]:
+    """The synthesis input, with this turn's results loaded from the store if need be."""
     store = get_store()
-    return synthesis_input(state, [load_result(store, e) for _, _, e in _turn_entries(state)])
-
-
-async def _aload(state: SupervisorState) -> SynthesisInput:
-    store = get_store()
-    results = [await aload_result(store, e) for _, _, e in _turn_entries(state)]
+    results: list[WorkerResult] = []
+    for _, _, entry in _turn_entries(state):
+        results.append(
+            (yield Call(partial(load_result, store, entry), partial(aload_result, store, entry)))
+        )
     return synthesis_input(state, results)
+
+
+def _load(state: SupervisorState) -> SynthesisInput:
+    return drive(_loading(state))
 
 
 def _model_messages(
@@ -235,20 +241,19 @@ class SynthesisNode:
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer synchronously."""
-        inp = _load(state)
-        if self._runnable is None or inp.status != "running":
-            return self._update(inp, default_answer(inp))
-        child, recorder = self._config(config)
-        answer = self._runnable.invoke(self._payload(inp), child)
-        return self._update(inp, answer, state, recorder)
+        return drive(self._writing(state, config))
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Write the answer on the event loop."""
-        inp = await _aload(state)
+        return await adrive(self._writing(state, config))
+
+    def _writing(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
+        """The answer, for both drivers: the synthesizer's, or the default one."""
+        inp = yield from _loading(state)
         if self._runnable is None or inp.status != "running":
             return self._update(inp, default_answer(inp))
         child, recorder = self._config(config)
-        answer = await self._runnable.ainvoke(self._payload(inp), child)
+        answer = yield Invoke(self._runnable, self._payload(inp), child)
         return self._update(inp, answer, state, recorder)
 
     def _update(

@@ -11,8 +11,7 @@ ping-pong) run on every decision.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
@@ -32,8 +31,8 @@ from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
-from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
+from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
@@ -236,7 +235,8 @@ class SupervisorNode:
             return _Invalid(f"the router returned an invalid route: {parsed.error}")
         return parsed
 
-    def _decide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+    def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[str]]:
+        """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
         # A resumed turn keeps the tier it recorded; a new turn starts from the config.
         recorded = None if intake else state.get("autonomy")
@@ -245,91 +245,45 @@ class SupervisorNode:
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None
         if self.router is not None:
-            raw = self.router(view)
-            if inspect.isawaitable(raw):
-                awaitable = raw
-                raw = run_sync(lambda: awaitable)
+            router = self.router
+            raw = yield MaybeAwait(lambda: router(view))
             choice = self._route_from_router(view, raw)
         sent: list[list[BaseMessage]] = []
         if choice is None:
-            choice = self._ask_model(view, config, sent)
-        return self._command(state, intake, view, choice, sent, tier)
-
-    async def _adecide(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
-        intake = self._intake(state)
-        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
-        recorded = None if intake else state.get("autonomy")
-        tier = self.policy.tier_for(config, recorded=recorded)
-        config = _with_tier(config, tier)
-        view = self.view(state, intake)
-        choice: _Decision | _Invalid | None = None
-        if self.router is not None:
-            raw = self.router(view)
-            if inspect.isawaitable(raw):
-                raw = await raw
-            choice = self._route_from_router(view, raw)
-        sent: list[list[BaseMessage]] = []
-        if choice is None:
-            choice = await self._aask_model(view, config, sent)
+            choice = yield from self._asking(view, config, sent)
         return self._command(state, intake, view, choice, sent, tier)
 
     def _asking(
-        self, view: SupervisorView
-    ) -> Generator[list[BaseMessage], Any, _Decision | _Invalid]:
-        """The model conversation for one decision, shared by the sync and async drivers.
+        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
+    ) -> Steps[_Decision | _Invalid]:
+        """The model conversation for one decision.
 
-        Yields the messages to send; receives the structured output; returns the
-        decision, or what was wrong with it after one re-ask.
+        Returns the decision, or what was wrong with it after one re-ask; every message
+        list sent is appended to `sent`.
         """
+        if self._structured is None:
+            return _Invalid(_NO_MODEL)
+        structured = self._structured
+        cfg = self._model_config(config, view)
         messages = self.messages(view)
-        first = self._parse((yield messages), "model")
+        first = self._parse(
+            (yield from _structured_reply(structured, messages, cfg, sent)), "model"
+        )
         if isinstance(first, _Decision):
             return first
-        second = self._parse((yield [*messages, self._reask(first.error)]), "model")
+        retry = [*messages, self._reask(first.error)]
+        second = self._parse((yield from _structured_reply(structured, retry, cfg, sent)), "model")
         if isinstance(second, _Invalid):
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
 
-    def _ask_model(
-        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
-    ) -> _Decision | _Invalid:
-        if self._structured is None:
-            return _Invalid(_NO_MODEL)
-        cfg = self._model_config(config, view)
-        asking = self._asking(view)
-        messages = next(asking)
-        while True:
-            sent.append(messages)
-            try:
-                messages = asking.send(_invoke_structured(self._structured, messages, cfg))
-            except StopIteration as done:
-                result: _Decision | _Invalid = done.value
-                return result
-
-    async def _aask_model(
-        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
-    ) -> _Decision | _Invalid:
-        if self._structured is None:
-            return _Invalid(_NO_MODEL)
-        cfg = self._model_config(config, view)
-        asking = self._asking(view)
-        messages = next(asking)
-        while True:
-            sent.append(messages)
-            raw = await _ainvoke_structured(self._structured, messages, cfg)
-            try:
-                messages = asking.send(raw)
-            except StopIteration as done:
-                result: _Decision | _Invalid = done.value
-                return result
-
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Decide synchronously."""
-        return self._decide(state, config)
+        return drive(self._deciding(state, config))
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Decide on the event loop."""
-        return await self._adecide(state, config)
+        return await adrive(self._deciding(state, config))
 
     # -- turning a decision into a command ---------------------------------------------
 
@@ -460,22 +414,18 @@ def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
     return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 
-def _invoke_structured(
-    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
-) -> dict[str, Any]:
+def _structured_reply(
+    structured: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    config: RunnableConfig,
+    sent: list[list[BaseMessage]],
+) -> Steps[dict[str, Any]]:
+    """One structured-output call, recorded in `sent`, in the `include_raw` shape."""
     # `include_raw=True` would run the parse in a RunnableParallel (two threads per
     # call); the plain chain raises on a parsing error instead, which we keep as data.
+    sent.append(messages)
     try:
-        return {"raw": None, "parsed": structured.invoke(messages, config), "parsing_error": None}
-    except (OutputParserException, ValidationError) as exc:
-        return {"raw": None, "parsed": None, "parsing_error": exc}
-
-
-async def _ainvoke_structured(
-    structured: Runnable[Any, Any], messages: list[BaseMessage], config: RunnableConfig
-) -> dict[str, Any]:
-    try:
-        parsed = await structured.ainvoke(messages, config)
+        parsed = yield Invoke(structured, messages, config)
     except (OutputParserException, ValidationError) as exc:
         return {"raw": None, "parsed": None, "parsing_error": exc}
     return {"raw": None, "parsed": parsed, "parsing_error": None}

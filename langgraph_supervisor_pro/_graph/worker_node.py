@@ -16,10 +16,10 @@ import concurrent.futures
 import contextvars
 import logging
 import random
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -37,6 +37,7 @@ from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.hop import HopContext, with_hop
 from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.persistence.memory import (
@@ -181,33 +182,29 @@ class WorkerNode:
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop synchronously, retrying transient errors per `Worker.retry`."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return self._attempt(state, config)
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                if delay is None:
-                    return self._failed(state, exc)
-                time.sleep(delay)
+        return drive(self._hop_steps(state, config))
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop on the event loop, retrying transient errors per `Worker.retry`."""
+        return await adrive(self._hop_steps(state, config))
+
+    def _hop_steps(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
+        """The hop, for both drivers: attempts until one succeeds or the retries run out.
+
+        An interrupt (`GraphBubbleUp`) passes through; an invalid resume is re-raised.
+        """
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await self._aattempt(state, config)
+                return (yield from self._attempt(state, config))
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
                     return self._failed(state, exc)
-                await asyncio.sleep(delay)
+                yield Sleep(delay)
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None to give up.
@@ -229,54 +226,53 @@ class WorkerNode:
         )
         return interval + (random.uniform(0, 1) if policy.jitter else 0.0)
 
-    def _attempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
+    def _attempt(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
+        """One attempt: read the results it depends on, call the agent, store its output."""
         route = self._route(state)
         store = get_store()
-        reads = {n: load_result(store, e) for n, e in self._reads(state).items()}
+        reads: dict[str, WorkerResult] = {}
+        for name, entry in self._reads(state).items():
+            reads[name] = yield Call(
+                partial(load_result, store, entry), partial(aload_result, store, entry)
+            )
         hop = self._hop(state, route, reads)
         payload, sent = self._payload(hop, config)
         recorder = UsageRecorder(self.meter) if self.meter else None
         child = self._config(config, hop, recorder)
-        if self._is_async:
-            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
-                lambda: self._runnable.ainvoke(payload, child)
-            )
-        else:
-            call = lambda: self._runnable.invoke(payload, child)  # noqa: E731
         try:
-            output = self._call_with_timeout(call)
+            output = yield Call(
+                lambda: self._call_agent(payload, child), lambda: self._acall_agent(payload, child)
+            )
         except ParentCommand as exc:
             output = _namespace_violation(self.worker.name, exc)
         update, record = self._finish(hop, sent, output, recorder, config, store)
         if record is not None and store is not None:
-            store.put(*record)
+            yield Call(partial(store.put, *record), partial(store.aput, *record))
         return update
 
-    async def _aattempt(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        # Async agents run natively on the event loop; sync agents go to the executor.
-        route = self._route(state)
-        store = get_store()
-        reads = {n: await aload_result(store, e) for n, e in self._reads(state).items()}
-        hop = self._hop(state, route, reads)
-        payload, sent = self._payload(hop, config)
-        recorder = UsageRecorder(self.meter) if self.meter else None
-        child = self._config(config, hop, recorder)
-        call = self._runnable.ainvoke(payload, child)
+    def _call_agent(self, payload: Any, config: RunnableConfig) -> Any:
+        """Call the agent from a sync hop, within the worker's timeout."""
+        if self._is_async:
+            call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
+                lambda: self._runnable.ainvoke(payload, config)
+            )
+        else:
+            call = lambda: self._runnable.invoke(payload, config)  # noqa: E731
+        return self._call_with_timeout(call)
+
+    async def _acall_agent(self, payload: Any, config: RunnableConfig) -> Any:
+        """Call the agent on the event loop, within the worker's timeout.
+
+        Async agents run natively on the event loop; sync agents go to the executor.
+        """
+        call = self._runnable.ainvoke(payload, config)
         timeout = self.worker.timeout
+        if timeout is None:
+            return await call
         try:
-            if timeout is None:
-                output = await call
-            else:
-                try:
-                    output = await asyncio.wait_for(call, timeout)
-                except TimeoutError as exc:
-                    raise WorkerTimeoutError(self.worker.name, timeout) from exc
-        except ParentCommand as exc:
-            output = _namespace_violation(self.worker.name, exc)
-        update, record = self._finish(hop, sent, output, recorder, config, store)
-        if record is not None and store is not None:
-            await store.aput(*record)
-        return update
+            return await asyncio.wait_for(call, timeout)
+        except TimeoutError as exc:
+            raise WorkerTimeoutError(self.worker.name, timeout) from exc
 
     def _call_with_timeout(self, call: Callable[[], Any]) -> Any:
         timeout = self.worker.timeout

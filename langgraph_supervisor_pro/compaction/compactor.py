@@ -26,12 +26,10 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 import uuid
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +48,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from langgraph_supervisor_pro._internal.text import message_text, truncate
+from langgraph_supervisor_pro._internal.twins import Invoke, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.config import Compaction, TokenCounter, _is_int
 
 __all__ = [
@@ -380,17 +379,6 @@ class CompactionOutcome:
         return self.summary is not None
 
 
-@dataclass(frozen=True)
-class _Attempt:
-    number: int
-    messages: list[BaseMessage]
-
-
-@dataclass(frozen=True)
-class _Failed:
-    error: Exception
-
-
 class _InvalidSummaryError(ValueError):
     pass
 
@@ -493,9 +481,9 @@ def _summary_message(summary: ContextSummary, removed_ids: Sequence[str]) -> Hum
 class Compactor:
     """Measures a context and compacts it: the step a worker or supervisor node runs.
 
-    `compact` and `acompact` share one implementation (a generator that yields
-    each summarizer request and receives its reply), driven synchronously or on the
-    event loop.
+    `compact` and `acompact` share one implementation (`_steps`, a generator that
+    yields each summarizer call and retry delay), run by `_internal.twins.drive` or
+    `adrive`.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -637,23 +625,7 @@ class Compactor:
                 messages = outcome.messages
             ```
         """
-        steps = self._steps(messages, task)
-        call_config = self._call_config(config)
-        reply: object = None
-        try:
-            while True:
-                attempt = steps.send(reply)
-                if attempt.number > 1 and self.config.retry_delay:
-                    time.sleep(self.config.retry_delay)
-                try:
-                    reply = self._structured.invoke(attempt.messages, call_config)
-                except GraphBubbleUp:
-                    raise
-                except Exception as exc:
-                    reply = _Failed(exc)
-        except StopIteration as done:
-            outcome: CompactionOutcome = done.value
-            return outcome
+        return drive(self._steps(messages, task, config))
 
     async def acompact(
         self,
@@ -669,23 +641,7 @@ class Compactor:
             outcome = await compactor.acompact(messages, task="Refund ORDER-7")
             ```
         """
-        steps = self._steps(messages, task)
-        call_config = self._call_config(config)
-        reply: object = None
-        try:
-            while True:
-                attempt = steps.send(reply)
-                if attempt.number > 1 and self.config.retry_delay:
-                    await asyncio.sleep(self.config.retry_delay)
-                try:
-                    reply = await self._structured.ainvoke(attempt.messages, call_config)
-                except GraphBubbleUp:
-                    raise
-                except Exception as exc:
-                    reply = _Failed(exc)
-        except StopIteration as done:
-            outcome: CompactionOutcome = done.value
-            return outcome
+        return await adrive(self._steps(messages, task, config))
 
     # -- the shared implementation ------------------------------------------------------
 
@@ -713,9 +669,15 @@ class Compactor:
         return [SystemMessage(COMPACTION_PROMPT), HumanMessage("\n\n".join(parts))]
 
     def _steps(
-        self, messages: Sequence[BaseMessage], task: str
-    ) -> Generator[_Attempt, object, CompactionOutcome]:
-        """One compaction: yields each summarizer request, receives the reply (or `_Failed`)."""
+        self, messages: Sequence[BaseMessage], task: str, config: RunnableConfig | None
+    ) -> Steps[CompactionOutcome]:
+        """One compaction, for both drivers.
+
+        Each attempt (after the retry delay) calls the summarizer; a failed call or an
+        invalid summary is retried, up to `max_attempts`; an interrupt (`GraphBubbleUp`)
+        passes through.
+        """
+        call_config = self._call_config(config)
         history = list(messages)
         before = self.tokens(history)
         cut = self.split(history)
@@ -739,11 +701,13 @@ class Compactor:
         prompt = self._prompt(head, previous, task)
         last_error = ""
         for number in range(1, self.config.max_attempts + 1):
-            reply = yield _Attempt(number, prompt)
+            if number > 1 and self.config.retry_delay:
+                yield Sleep(self.config.retry_delay)
             try:
-                if isinstance(reply, _Failed):
-                    raise reply.error
+                reply = yield Invoke(self._structured, prompt, call_config)
                 new = _coerce_summary(reply)
+            except GraphBubbleUp:
+                raise
             except Exception as exc:
                 last_error = _describe_error(exc)
                 continue

@@ -66,9 +66,10 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, LiteralString, TypeVar, cast
 from urllib.parse import unquote
 
@@ -80,6 +81,7 @@ from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import mask_url, scheme_of
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -240,68 +242,57 @@ _RECORD: LiteralString = "UPDATE lgsp_effects SET outcome = %s::jsonb WHERE key 
 _DELETE_THREAD: LiteralString = "DELETE FROM lgsp_effects WHERE thread_id = %s RETURNING true"
 
 
-@dataclass(frozen=True)
-class _Sql:
-    """One statement for the driver to execute; it sends back `fetchone()`."""
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    """One statement on the transaction's cursor; the reply is `fetchone()`.
 
+    `drive` uses a sync `Cursor`, `adrive` an `AsyncCursor`.
+    """
+
+    cursor: Cursor[TupleRow] | AsyncCursor[TupleRow]
     query: LiteralString
     params: tuple[Any, ...]
 
+    def run(self) -> Any:
+        cursor = cast(Cursor[TupleRow], self.cursor)
+        return cursor.execute(self.query, self.params).fetchone()
 
-class _Call:
-    """Asks the driver to run the effect; it sends back the effect's return value."""
+    async def arun(self) -> Any:
+        cursor = cast(AsyncCursor[TupleRow], self.cursor)
+        return await (await cursor.execute(self.query, self.params)).fetchone()
 
 
-_CALL = _Call()
-_Logic = Generator[_Sql | _Call, Any, Any]
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """The effect: `fn()` under `drive`, `await fn()` under `adrive`."""
+
+    fn: Callable[[], Any]
+
+    def run(self) -> Any:
+        return self.fn()
+
+    async def arun(self) -> Any:
+        return await self.fn()
 
 
-def _exactly_once(key: str) -> _Logic:
-    """What `run` and `run_external` do inside their transaction, free of I/O.
+def _exactly_once(
+    key: str, cursor: Cursor[TupleRow] | AsyncCursor[TupleRow], effect: _Effect
+) -> Steps[Any]:
+    """What `run` and `run_external` (and their async twins) do inside their transaction.
 
-    The sync and async drivers execute the steps it yields (statements, and the call
-    of the effect) and send back the results, so the logic exists once.
+    It yields each statement and the call of the effect; `drive` or `adrive` performs
+    them on `cursor` (a failure propagates, and the caller's transaction rolls back).
     """
     while True:
-        if (yield _Sql(_CLAIM, (key, _thread_of(key)))) is not None:
+        if (yield _Statement(cursor, _CLAIM, (key, _thread_of(key)))) is not None:
             break  # the key is ours until we commit
-        row = yield _Sql(_LOOKUP, (key,))
+        row = yield _Statement(cursor, _LOOKUP, (key,))
         if row is not None:
             return row[0]  # recorded by an earlier (committed) execution
         # The row was deleted between the two statements (delete_thread): claim again.
-    payload = _to_json(key, (yield _CALL))
-    yield _Sql(_RECORD, (payload, key))
+    payload = _to_json(key, (yield effect))
+    yield _Statement(cursor, _RECORD, (payload, key))
     return json.loads(payload)
-
-
-def _drive(logic: _Logic, cur: Cursor[TupleRow], call: Callable[[], Any]) -> Any:
-    """Run `logic` to its result on a sync cursor (inside the caller's transaction)."""
-    reply: Any = None
-    while True:
-        try:
-            step = logic.send(reply)
-        except StopIteration as done:
-            return done.value
-        if isinstance(step, _Sql):
-            reply = cur.execute(step.query, step.params).fetchone()
-        else:
-            reply = call()
-
-
-async def _adrive(
-    logic: _Logic, cur: AsyncCursor[TupleRow], call: Callable[[], Awaitable[Any]]
-) -> Any:
-    """Async twin of `_drive`."""
-    reply: Any = None
-    while True:
-        try:
-            step = logic.send(reply)
-        except StopIteration as done:
-            return done.value
-        if isinstance(step, _Sql):
-            reply = await (await cur.execute(step.query, step.params)).fetchone()
-        else:
-            reply = await call()
 
 
 class PostgresEffects:
@@ -365,7 +356,7 @@ class PostgresEffects:
         key = _checked_key(key)
         with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, _drive(_exactly_once(key), cur, lambda: effect(conn)))
+            return cast(T, drive(_exactly_once(key, cur, _Effect(lambda: effect(conn)))))
 
     def run_external(self, key: str, effect: Callable[[str], T]) -> T:
         """Run an effect outside the database once for `key`, recording its outcome after.
@@ -399,7 +390,7 @@ class PostgresEffects:
         key = _checked_key(key)
         with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, _drive(_exactly_once(key), cur, lambda: effect(key)))
+            return cast(T, drive(_exactly_once(key, cur, _Effect(lambda: effect(key)))))
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete the outcomes recorded for the keys of one thread; return how many.
@@ -452,7 +443,7 @@ class AsyncPostgresEffects:
         key = _checked_key(key)
         async with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, await _adrive(_exactly_once(key), cur, lambda: effect(conn)))
+            return cast(T, await adrive(_exactly_once(key, cur, _Effect(lambda: effect(conn)))))
 
     async def arun_external(self, key: str, effect: Callable[[str], Awaitable[T]]) -> T:
         """Async twin of `PostgresEffects.run_external` (at-least-once across a crash).
@@ -463,7 +454,7 @@ class AsyncPostgresEffects:
         key = _checked_key(key)
         async with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, await _adrive(_exactly_once(key), cur, lambda: effect(key)))
+            return cast(T, await adrive(_exactly_once(key, cur, _Effect(lambda: effect(key)))))
 
     async def adelete_thread(self, thread_id: str) -> int:
         """Async twin of `PostgresEffects.delete_thread`."""
@@ -614,13 +605,7 @@ class StoreEffects:
         Example:
             >>> effects.run(effect_key("email"), lambda key: send_email(idempotency_key=key))
         """
-        namespace = _store_namespace(_checked_key(key))
-        item = self.store.get(namespace, key)
-        if item is not None:
-            return cast(T, _recorded(item.value))
-        value = {"outcome": json.loads(_to_json(key, effect(key)))}
-        self.store.put(namespace, key, value)
-        return cast(T, _recorded(value))
+        return cast(T, drive(self._once(key, _Effect(lambda: effect(key)))))
 
     async def arun(self, key: str, effect: Callable[[str], Awaitable[T]]) -> T:
         """Async twin of `run`; `effect` is an async function of the key.
@@ -628,10 +613,17 @@ class StoreEffects:
         Example:
             >>> await effects.arun(effect_key("email"), send_email_async)
         """
+        return cast(T, await adrive(self._once(key, _Effect(lambda: effect(key)))))
+
+    def _once(self, key: str, effect: _Effect) -> Steps[Any]:
+        """`run` for both drivers: the recorded outcome, or the effect's, recorded."""
+        store = self.store
         namespace = _store_namespace(_checked_key(key))
-        item = await self.store.aget(namespace, key)
+        item = yield Call(partial(store.get, namespace, key), partial(store.aget, namespace, key))
         if item is not None:
-            return cast(T, _recorded(item.value))
-        value = {"outcome": json.loads(_to_json(key, await effect(key)))}
-        await self.store.aput(namespace, key, value)
-        return cast(T, _recorded(value))
+            return _recorded(item.value)
+        value = {"outcome": json.loads(_to_json(key, (yield effect)))}
+        yield Call(
+            partial(store.put, namespace, key, value), partial(store.aput, namespace, key, value)
+        )
+        return _recorded(value)

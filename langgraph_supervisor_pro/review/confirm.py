@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -29,8 +28,8 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro.review.risk import Risk, check_risk
 
 if TYPE_CHECKING:
@@ -179,6 +178,35 @@ def _model_verdict(raw: object) -> tuple[bool, str]:
     return False, f"denied by the confirmation model: {reason or '(no reason given)'}"
 
 
+def _confirming(
+    policy: ReviewPolicy, request: ConfirmRequest, config: RunnableConfig | None
+) -> Steps[tuple[bool, str]]:
+    """`confirm_action` for both drivers.
+
+    A failed check or model call denies, except a LangGraph interrupt, which propagates.
+    """
+    check = policy.confirm
+    if check is None:
+        return False, _NO_CONFIRM_POLICY
+    if isinstance(check, BaseChatModel):
+        try:
+            structured, messages, call_config = _model_call(check, request, config)
+            raw = yield Invoke(structured, messages, call_config)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _failed("the confirmation model", exc)
+        return _model_verdict(raw)
+    who = _check_name(check)
+    try:
+        result: object = yield MaybeAwait(lambda: check(request))
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        return _failed(f"the {who}", exc)
+    return _check_verdict(who, result)
+
+
 def confirm_action(
     policy: ReviewPolicy,
     request: ConfirmRequest,
@@ -212,29 +240,7 @@ def confirm_action(
         >>> confirm_action(ReviewPolicy(), request)
         (False, 'no confirmation policy configured')
     """
-    check = policy.confirm
-    if check is None:
-        return False, _NO_CONFIRM_POLICY
-    if isinstance(check, BaseChatModel):
-        try:
-            structured, messages, call_config = _model_call(check, request, config)
-            raw = structured.invoke(messages, call_config)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failed("the confirmation model", exc)
-        return _model_verdict(raw)
-    who = _check_name(check)
-    try:
-        result: object = check(request)
-        if inspect.isawaitable(result):
-            awaitable = result
-            result = run_sync(lambda: awaitable)
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        return _failed(f"the {who}", exc)
-    return _check_verdict(who, result)
+    return drive(_confirming(policy, request, config))
 
 
 async def aconfirm_action(
@@ -250,25 +256,4 @@ async def aconfirm_action(
         approved, reason = await aconfirm_action(policy, request, config=config)
         ```
     """
-    check = policy.confirm
-    if check is None:
-        return False, _NO_CONFIRM_POLICY
-    if isinstance(check, BaseChatModel):
-        try:
-            structured, messages, call_config = _model_call(check, request, config)
-            raw = await structured.ainvoke(messages, call_config)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failed("the confirmation model", exc)
-        return _model_verdict(raw)
-    who = _check_name(check)
-    try:
-        result: object = check(request)
-        if inspect.isawaitable(result):
-            result = await result
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:
-        return _failed(f"the {who}", exc)
-    return _check_verdict(who, result)
+    return await adrive(_confirming(policy, request, config))

@@ -61,11 +61,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -74,6 +74,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from pydantic import BaseModel, ValidationError
 
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.review.gate import (
     EditDecision,
     EscalateDecision,
@@ -565,8 +566,9 @@ def _root_tuple_config(thread_id: str) -> RunnableConfig:
 #
 # Each operation of the desk is a generator (`_listing`, `_resolving`, `_sweeping`, ...)
 # that yields the I/O it needs (`_GetState`, `_Invoke`, `_ListCheckpoints`, `_GetTuple`)
-# and receives its result; `_run` performs the I/O with the sync methods, `_arun` awaits
-# the async ones. A failed I/O is thrown into the generator where it asked.
+# and receives its result; `_internal.twins.drive` performs the I/O with the sync
+# methods, `adrive` awaits the async ones. A failed I/O is thrown into the generator
+# where it asked.
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,45 +631,9 @@ class _GetTuple:
         return await self.checkpointer.aget_tuple(self.config)
 
 
-_Io: TypeAlias = _GetState | _Invoke | _ListCheckpoints | _GetTuple
-_T = TypeVar("_T")
-_Steps: TypeAlias = Generator[_Io, Any, _T]
-"""An operation of the desk: yields the I/O to perform, receives its result."""
-
-
-def _run(steps: _Steps[_T]) -> _T:
-    """Drive `steps` with the sync I/O methods."""
-    try:
-        io = next(steps)
-        while True:
-            try:
-                reply = io.run()
-            except Exception as exc:
-                io = steps.throw(exc)
-            else:
-                io = steps.send(reply)
-    except StopIteration as done:
-        return cast(_T, done.value)
-
-
-async def _arun(steps: _Steps[_T]) -> _T:
-    """Drive `steps` with the async I/O methods."""
-    try:
-        io = next(steps)
-        while True:
-            try:
-                reply = await io.arun()
-            except Exception as exc:
-                io = steps.throw(exc)
-            else:
-                io = steps.send(reply)
-    except StopIteration as done:
-        return cast(_T, done.value)
-
-
 def _latest_tuples(
     checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
-) -> _Steps[dict[str, CheckpointTuple]]:
+) -> Steps[dict[str, CheckpointTuple]]:
     """The latest root checkpoint of each thread (all threads, or `thread_ids`)."""
     if thread_ids is None:
         return _latest((yield _ListCheckpoints(checkpointer)))
@@ -681,7 +647,7 @@ def _latest_tuples(
 
 def _thread_ids(
     checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
-) -> _Steps[list[str]]:
+) -> Steps[list[str]]:
     if thread_ids is not None:
         return list(dict.fromkeys(thread_ids))
     return sorted((yield from _latest_tuples(checkpointer, None)))
@@ -694,7 +660,7 @@ def _listing(
     expired_only: bool,
     graph: Graph | None,
     where: str,
-) -> _Steps[list[PendingReview]]:
+) -> Steps[list[PendingReview]]:
     """`list_reviews`; `where` names the caller in the error for a naive `now`."""
     _aware(now, where)
     reviews: list[PendingReview] = []
@@ -748,7 +714,7 @@ def list_reviews(
                 print(review.thread_id, review.kind, review.action, review.deadline)
         ```
     """
-    return _run(_listing(checkpointer, now, thread_ids, expired_only, graph, "list_reviews(now)"))
+    return drive(_listing(checkpointer, now, thread_ids, expired_only, graph, "list_reviews(now)"))
 
 
 async def alist_reviews(
@@ -767,7 +733,7 @@ async def alist_reviews(
             reviews = await alist_reviews(saver, expired_only=True)
         ```
     """
-    return await _arun(
+    return await adrive(
         _listing(checkpointer, now, thread_ids, expired_only, graph, "alist_reviews(now)")
     )
 
@@ -921,7 +887,7 @@ def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -
 
 def _getting(
     graph: Graph, thread_id: str, interrupt_id: str | None, config: RunnableConfig | None
-) -> _Steps[PendingReview]:
+) -> Steps[PendingReview]:
     """`get_review`."""
     snapshot = yield _GetState(graph, _thread_config(thread_id, config))
     return _select(thread_id, snapshot, interrupt_id)
@@ -955,7 +921,7 @@ def get_review(
         print(review.action, dict(review.args), review.context["reason"])
         ```
     """
-    return _run(_getting(graph, thread_id, interrupt_id, config))
+    return drive(_getting(graph, thread_id, interrupt_id, config))
 
 
 async def aget_review(
@@ -972,7 +938,7 @@ async def aget_review(
         review = await aget_review(graph, thread_id="order-7")
         ```
     """
-    return await _arun(_getting(graph, thread_id, interrupt_id, config))
+    return await adrive(_getting(graph, thread_id, interrupt_id, config))
 
 
 def _resume_config(
@@ -1008,7 +974,7 @@ def _resolving(
     interrupt_id: str | None,
     config: RunnableConfig | None,
     durability: Durability | None,
-) -> _Steps[Any]:
+) -> Steps[Any]:
     """`resolve_review`: find the review, check the decision, then resume the run."""
     snapshot = yield _GetState(graph, _thread_config(thread_id, config))
     review = _select(thread_id, snapshot, interrupt_id)
@@ -1064,7 +1030,7 @@ def resolve_review(
         resolve_review(graph, thread_id="order-8", decision=Edit(args={"amount": 20}))
         ```
     """
-    return _run(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+    return drive(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 async def aresolve_review(
@@ -1083,7 +1049,7 @@ async def aresolve_review(
         await aresolve_review(graph, thread_id="order-7", decision=Approve())
         ```
     """
-    return await _arun(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+    return await adrive(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
 
 
 # -- the deadline sweep ------------------------------------------------------------------------
@@ -1240,10 +1206,10 @@ def _sweep_command(snapshot: StateSnapshot, actions: Sequence[SweepAction]) -> C
 
 def _sweeping(
     graph: Graph,
-    listing: _Steps[list[PendingReview]],
+    listing: Steps[list[PendingReview]],
     config: RunnableConfig | None,
     durability: Durability | None,
-) -> _Steps[list[SweepAction]]:
+) -> Steps[list[SweepAction]]:
     """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time.
 
     A thread whose resume fails is reported (`action="error"`); the sweep goes on.
@@ -1306,7 +1272,7 @@ def sweep_reviews(
         ```
     """
     listing = _listing(checkpointer, now, thread_ids, True, graph, "list_reviews(now)")
-    return _run(_sweeping(graph, listing, config, durability))
+    return drive(_sweeping(graph, listing, config, durability))
 
 
 async def asweep_reviews(
@@ -1326,4 +1292,4 @@ async def asweep_reviews(
         ```
     """
     listing = _listing(checkpointer, now, thread_ids, True, graph, "alist_reviews(now)")
-    return await _arun(_sweeping(graph, listing, config, durability))
+    return await adrive(_sweeping(graph, listing, config, durability))

@@ -37,7 +37,11 @@ from langgraph.types import Command
 from langgraph_supervisor_pro._internal.hop import HopContext, first_human_text, hop_context
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.tools import tool_name
-from langgraph_supervisor_pro.review.confirm import ConfirmRequest, aconfirm_action, confirm_action
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro.review.confirm import (
+    ConfirmRequest,
+    _confirming,
+)
 from langgraph_supervisor_pro.review.gate import (
     EditDecision,
     RejectDecision,
@@ -284,16 +288,21 @@ class ToolGuard(AgentMiddleware):
 
     # -- running -------------------------------------------------------------------------
 
+    def _deciding(self, request: ToolCallRequest) -> Steps[_Run | _Done]:
+        """Whether (and how) the call runs, for both drivers: plan, confirm, review."""
+        plan = self._plan(request)
+        if isinstance(plan, _Confirm):
+            verdict = yield from _confirming(self.policy, plan.confirm, _config_of(request))
+            plan = self._unconfirmed(plan, *verdict)
+        if isinstance(plan, _Review):
+            plan = self._reviewed(plan)
+        return plan
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         """Check, confirm or review the call, then run it (or not)."""
-        plan = self._plan(request)
-        if isinstance(plan, _Confirm):
-            verdict = confirm_action(self.policy, plan.confirm, config=_config_of(request))
-            plan = self._unconfirmed(plan, *verdict)
-        if isinstance(plan, _Review):
-            plan = self._reviewed(plan)
+        plan = drive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
         return _noted(handler(plan.request), plan.note)
@@ -304,12 +313,7 @@ class ToolGuard(AgentMiddleware):
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """Async twin of `wrap_tool_call`."""
-        plan = self._plan(request)
-        if isinstance(plan, _Confirm):
-            verdict = await aconfirm_action(self.policy, plan.confirm, config=_config_of(request))
-            plan = self._unconfirmed(plan, *verdict)
-        if isinstance(plan, _Review):
-            plan = self._reviewed(plan)
+        plan = await adrive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
         return _noted(await handler(plan.request), plan.note)
