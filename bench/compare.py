@@ -713,7 +713,8 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     if settings.compare:
         lines += [
             f"comparison: hops {', '.join(map(str, settings.hops))}; runs per figure: "
-            f"{settings.repeat}{large} (median); columns: {legend}",
+            f"{settings.repeat}{large} (median); columns: {legend}; floor = "
+            f"{make_floor(settings.agent).label}, in the ms per hop table only",
         ]
     if settings.long:
         cap = settings.long_reference_cap
