@@ -605,18 +605,6 @@ def reference_table(results: LongResults) -> TextTable:
     )
 
 
-def tables(results: LongResults) -> list[TextTable]:
-    """The long section's tables: per configuration, then the reference contrast."""
-    out: list[TextTable] = []
-    for series in results.series:
-        out.append(prompt_table(results, series))
-        if results.postgres:
-            out.append(bytes_table(series))
-    if results.reference:
-        out.append(reference_table(results))
-    return out
-
-
 def prompt_target(series: LongSeries) -> Target:
     """Largest prompt per model call: the last hop count within 1.5x of the first."""
     hops = series.hops
@@ -688,11 +676,6 @@ def _method(series: LongSeries, note: str) -> str:
         f"built with compaction=Compaction(summarizer=<scripted>, trigger={TRIGGER}{every}, "
         f"keep={config.keep}), one verified run per hop count. {note}"
     )
-
-
-def targets(results: LongResults) -> list[Target]:
-    """Per configuration: largest prompt, then checkpoint bytes per hop, flat."""
-    return [prompt_target(s) for s in results.series] + [bytes_target(s) for s in results.series]
 
 
 def measure_all(
