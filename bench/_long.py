@@ -69,6 +69,7 @@ from rich.console import Console
 
 from bench._postgres import CHECKPOINT_TABLES, store_bytes, thread_bytes
 from bench._report import (
+    Section,
     Target,
     TextTable,
     fmt_int,
@@ -284,9 +285,10 @@ class LongRun:
         return None if self.checkpoint_bytes is None else sum(self.checkpoint_bytes.values())
 
 
-def call_tokens(model: ScriptedChatModel) -> list[int]:
-    """`count_tokens_approximately` of each call's messages, in order."""
-    return [count_tokens_approximately(list(call.messages)) for call in model.calls]
+def call_tokens(model: ScriptedChatModel | None) -> list[int]:
+    """`count_tokens_approximately` of each call's messages, in order (none without a model)."""
+    calls = () if model is None else model.calls
+    return [count_tokens_approximately(list(call.messages)) for call in calls]
 
 
 def warm_up(backend: Backend, agent: AgentFactory, window: int, config: LongConfig) -> None:
@@ -603,18 +605,6 @@ def reference_table(results: LongResults) -> TextTable:
     )
 
 
-def tables(results: LongResults) -> list[TextTable]:
-    """The long section's tables: per configuration, then the reference contrast."""
-    out: list[TextTable] = []
-    for series in results.series:
-        out.append(prompt_table(results, series))
-        if results.postgres:
-            out.append(bytes_table(series))
-    if results.reference:
-        out.append(reference_table(results))
-    return out
-
-
 def prompt_target(series: LongSeries) -> Target:
     """Largest prompt per model call: the last hop count within 1.5x of the first."""
     hops = series.hops
@@ -655,9 +645,37 @@ def bytes_target(series: LongSeries) -> Target:
     )
 
 
-def targets(results: LongResults) -> list[Target]:
-    """Per configuration: largest prompt, then checkpoint bytes per hop, flat."""
-    return [prompt_target(s) for s in results.series] + [bytes_target(s) for s in results.series]
+def sections(results: LongResults) -> list[Section]:
+    """The long section on the results page: per configuration its largest-prompt and bytes
+    sections, each with its flatness target, then the reference contrast."""
+    out: list[Section] = []
+    for series in results.series:
+        prompts = prompt_table(results, series)
+        prompt_goals = [prompt_target(series)]
+        if not results.postgres:
+            prompt_goals.append(bytes_target(series))
+        out.append(
+            Section(prompts.title, prompts, _method(series, prompts.note), tuple(prompt_goals))
+        )
+        if results.postgres:
+            stored = bytes_table(series)
+            out.append(
+                Section(stored.title, stored, _method(series, stored.note), (bytes_target(series),))
+            )
+    if results.reference:
+        contrast = reference_table(results)
+        out.append(Section(contrast.title, contrast, contrast.note))
+    return out
+
+
+def _method(series: LongSeries, note: str) -> str:
+    config = series.config
+    every = "" if config.every is None else f", every_n_steps={config.every}"
+    return (
+        f"ours alone, the comparison's workload with all three workers as agent workers, "
+        f"built with compaction=Compaction(summarizer=<scripted>, trigger={TRIGGER}{every}, "
+        f"keep={config.keep}), one verified run per hop count. {note}"
+    )
 
 
 def measure_all(

@@ -11,6 +11,10 @@ sides do exactly the same model work:
 - langgraph-supervisor-pro: `create_supervisor([Worker(...)], model=...)`; its supervisor
   model answers with `{"next": <worker>, "instructions": ...}` per hop, then
   `{"next": "FINISH"}`.
+- the floor: a bare LangGraph `StateGraph` loop, a routing node that sends hop k to the
+  round-robin worker (no model, no supervisor logic) and one node per worker that
+  invokes the same agent on the worker's own history plus the hop's prompt: what any
+  graph running these workers this way costs before it supervises anything.
 
 Worker answers are seeded pseudo-random words rather than a repeated phrase, so Postgres'
 TOAST compression sees text about as compressible as real prose.
@@ -23,7 +27,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
@@ -32,7 +36,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
+from langgraph.types import Command
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro import (
     FINISH,
@@ -236,7 +243,8 @@ class Prepared:
 
     hops: int
     graph: Pregel[Any, Any, Any, Any]
-    supervisor: ScriptedChatModel
+    supervisor: ScriptedChatModel | None
+    """None for the floor, which has no supervisor model."""
     workers: Mapping[str, ScriptedChatModel] = field(default_factory=dict)
     check_final: Callable[[Mapping[str, Any], int], None] | None = None
 
@@ -244,11 +252,12 @@ class Prepared:
         """Raise `WorkloadError` unless the run did all N hops and N+1 decisions."""
         if self.check_final is not None:
             self.check_final(final, self.hops)
-        _expect(
-            len(self.supervisor.calls) == self.hops + 1,
-            f"the supervisor model was called {len(self.supervisor.calls)} times, "
-            f"expected {self.hops + 1} (N hops + FINISH)",
-        )
+        if self.supervisor is not None:
+            _expect(
+                len(self.supervisor.calls) == self.hops + 1,
+                f"the supervisor model was called {len(self.supervisor.calls)} times, "
+                f"expected {self.hops + 1} (N hops + FINISH)",
+            )
         expected = visits(self.hops)
         for name, model in self.workers.items():
             _expect(
@@ -277,7 +286,8 @@ def run(prepared: Prepared, thread_id: str, durability: Durability | None = None
     final = prepared.graph.invoke(payload, config, durability=durability)
     seconds = perf_counter() - start
     prepared.check(final)
-    return RunResult(seconds=seconds, tokens=decision_tokens(prepared.supervisor), final=final)
+    tokens = () if prepared.supervisor is None else decision_tokens(prepared.supervisor)
+    return RunResult(seconds=seconds, tokens=tokens, final=final)
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -416,4 +426,85 @@ def check_pro(final: Mapping[str, Any], hops: int) -> None:
     _expect(
         isinstance(last, AIMessage) and last.content == expected_answer,
         "langgraph-supervisor-pro: the final answer is not the last worker's full answer",
+    )
+
+
+# ------------------------------------------------------------------------------ the floor
+
+
+def _merge_slots(
+    left: Mapping[str, list[BaseMessage]], right: Mapping[str, list[BaseMessage]]
+) -> dict[str, list[BaseMessage]]:
+    return {**left, **right}
+
+
+def _extend(left: list[str], right: list[str]) -> list[str]:
+    return [*left, *right]
+
+
+class FloorState(TypedDict, total=False):
+    """The floor loop's state: the shared messages, the hop counter, each worker's history."""
+
+    messages: list[BaseMessage]
+    hop: int
+    slots: Annotated[dict[str, list[BaseMessage]], _merge_slots]
+    answers: Annotated[list[str], _extend]
+
+
+def build_floor(hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentFactory) -> Prepared:
+    """A bare `StateGraph` loop running the same agent workers for the same hops.
+
+    A routing node sends hop k to `schedule(hops)[k]` (no model, no supervisor logic);
+    each worker node invokes its agent (a checkpointed subgraph, like ours) on the
+    worker's own history plus the hop's prompt, keeps the returned history in the
+    worker's slot and appends the answer to `answers`.
+    """
+    plan = schedule(hops)
+    models = {name: worker_model(name, n) for name, n in visits(hops).items()}
+    agents = {name: agent(models[name], name) for name in WORKER_NAMES}
+
+    def route(state: FloorState) -> Command[str]:
+        hop = state.get("hop", 0)
+        return Command(goto=plan[hop] if hop < hops else END)
+
+    builder = StateGraph(FloorState)
+    builder.add_node("route", route, destinations=(*WORKER_NAMES, END))
+
+    def add_worker(name: str) -> None:
+        def work(state: FloorState) -> dict[str, Any]:
+            hop = state.get("hop", 0)
+            history = state.get("slots", {}).get(name, [])
+            sent = [*history, HumanMessage(content=instructions(hop + 1))]
+            out = agents[name].invoke({"messages": sent})
+            answer = out["messages"][-1]
+            return {
+                "hop": hop + 1,
+                "slots": {name: list(out["messages"])},
+                "answers": [str(answer.content)],
+            }
+
+        builder.add_node(name, work)
+        builder.add_edge(name, "route")
+
+    for name in WORKER_NAMES:
+        add_worker(name)
+    builder.add_edge(START, "route")
+
+    def check_final(final: Mapping[str, Any], n: int) -> None:
+        answers: list[str] = final.get("answers") or []
+        _expect(len(answers) == n, f"floor: {len(answers)} answers, expected {n}")
+        seen: dict[str, int] = {}
+        for worker, answer in zip(schedule(n), answers, strict=True):
+            seen[worker] = seen.get(worker, 0) + 1
+            _expect(
+                answer == answer_text(worker, seen[worker]),
+                f"floor: answer {sum(seen.values())} is not {worker}'s answer {seen[worker]}",
+            )
+
+    return Prepared(
+        hops=hops,
+        graph=builder.compile(checkpointer=checkpointer),
+        supervisor=None,
+        workers=models,
+        check_final=check_final,
     )

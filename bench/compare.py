@@ -10,7 +10,9 @@ FINISH. Every model is a `ScriptedChatModel` (no network). Three graphs run it:
   workers and `output_mode="last_message"`;
 - `ours (a)`: our `create_supervisor` with the same kind of agent workers (like for
   like; the targets are judged on this one);
-- `ours (b)`: our `create_supervisor` with plain function workers.
+- `ours (b)`: our `create_supervisor` with plain function workers;
+- `floor`: a bare LangGraph `StateGraph` loop (a routing node, the same agent workers,
+  no supervisor logic, same hops): timed only, in the ms-per-hop table.
 
 For N in --hops it prints, side by side:
 
@@ -18,7 +20,8 @@ For N in --hops it prints, side by side:
   supervisor model received (`count_tokens_approximately` of each call's messages,
   system prompt included; the constant tool schemas are reported separately);
 - ms per hop: one run's wall-clock / N, median of --repeat runs, in memory
-  (`InMemorySaver`, default durability) and on Postgres (`durability="sync"`);
+  (`InMemorySaver`, default durability) and on Postgres (`durability="sync"`), the floor
+  included;
 - checkpoint bytes per hop on Postgres: the stored size of one fresh thread's rows in
   `checkpoints`, `checkpoint_blobs` and `checkpoint_writes`, divided by N.
 
@@ -39,14 +42,19 @@ supervisor calls, one worker model call per hop; in the long runs also the usage
 against the models' calls, the compactions and the store); the benchmark aborts if one
 is not.
 
+`--markdown FILE` writes the results page (`bench/RESULTS.md` is that page): the command,
+the commit measured, the machine and package versions, then per section how it is
+measured, its table and its targets, judged in code.
+
 Postgres: `$LGSP_POSTGRES_URI` if set (a dedicated database is created there and dropped
 at the end), else an embedded server from `pgserver`; `--no-postgres` skips it (the long
 runs then use an in-memory checkpointer and store, without the bytes columns).
 
-Run (from the repository root):
+Run (from the repository root); this is also the command that regenerates
+`bench/RESULTS.md`:
 
-    LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
-        .venv/bin/python bench/compare.py --hops 6 12 24 48 --repeat 3
+    PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python bench/compare.py --repeat 1 --markdown bench/RESULTS.md
 
 Exit code: 0 (targets missed included), 1 if a run did not do the scripted work, 2 on
 bad arguments.
@@ -60,6 +68,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import urllib.parse
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
@@ -87,12 +96,14 @@ from bench._postgres import (
     thread_bytes,
 )
 from bench._report import (
+    Section,
     Target,
     TextTable,
     fmt_int,
     fmt_ms,
     fmt_ratio,
     median,
+    page_markdown,
     per_hop,
     ratio,
     targets_table,
@@ -103,6 +114,7 @@ from bench._workload import (
     Prepared,
     RunResult,
     WorkloadError,
+    build_floor,
     build_pro,
     build_reference,
     pro_tool_schema_tokens,
@@ -114,6 +126,7 @@ from langgraph_supervisor_pro import open_checkpointer, open_store
 REFERENCE = "reference"
 OURS_AGENT = "ours_agent"
 OURS_FUNCTION = "ours_function"
+FLOOR = "floor"
 ANCHOR_HOPS = 12
 """The hop count the ratio targets are judged at."""
 FLAT_FROM, FLAT_TO = 6, 48
@@ -279,7 +292,12 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         metavar="N",
         help="run the reference's largest-prompt contrast up to this many hops (0: skip)",
     )
-    parser.add_argument("--markdown", type=Path, help="also write the tables there, as Markdown")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="also write the results page there (bench/RESULTS.md is that page)",
+    )
     args = parser.parse_args(argv)
     if any(n < 1 for n in (*args.hops, *args.long_hops)) or args.repeat < 1:
         parser.error("--hops, --long-hops and --repeat take integers >= 1")
@@ -334,6 +352,17 @@ def make_sides(agent: str) -> list[Side]:
     ]
 
 
+def make_floor(agent: str) -> Side:
+    """The floor: a bare LangGraph loop running the same agent workers (timed only)."""
+    factory = AGENT_FACTORIES[agent]
+    return Side(
+        FLOOR,
+        "bare LangGraph loop, agent workers (the floor)",
+        "floor",
+        lambda hops, saver: build_floor(hops, saver, factory),
+    )
+
+
 # ---------------------------------------------------------------------------- measuring
 
 
@@ -381,7 +410,8 @@ def measure_all(
     postgres: tuple[BaseCheckpointSaver[Any], str] | None,
     progress: Console,
 ) -> Results:
-    """Run every side at every hop count; repetitions interleave the sides."""
+    """Run every side (the floor included) at every hop count; repetitions interleave the
+    sides."""
     warm_up(sides, None if postgres is None else postgres[0])
     results: Results = {}
     for hops in settings.hops:
@@ -431,14 +461,19 @@ def token_table(results: Results, sides: Sequence[Side], hops: Sequence[int]) ->
 def timing_table(
     results: Results, sides: Sequence[Side], hops: Sequence[int], settings: Settings
 ) -> TextTable:
-    """Median ms per hop, in memory and on Postgres, with the ratios of medians and of minima."""
+    """Median ms per hop, in memory and on Postgres, with the ratios of medians and of minima.
+
+    `sides` may end with the floor, whose columns come with a floor/ref ratio.
+    """
     stores: list[tuple[str, Callable[[Cell], list[float]]]] = [("mem", lambda c: c.memory_ms)]
     if settings.postgres:
         stores.append(("pg", lambda c: c.postgres_ms))
+    floor = any(side.key == FLOOR for side in sides)
     headers = ["hops", "runs"]
     for store, _ in stores:
         headers += [f"{side.short} {store}" for side in sides]
         headers += [f"(a)/ref {store}", f"(a)/ref {store} min"]
+        headers += [f"floor/ref {store}"] if floor else []
     rows = []
     for n in hops:
         row = [str(n), str(settings.repeats(n))]
@@ -447,14 +482,25 @@ def timing_table(
             row += [fmt_ms(median(times[s.key])) for s in sides]
             row.append(fmt_ratio(median(times[OURS_AGENT]), median(times[REFERENCE])))
             row.append(fmt_ratio(min(times[OURS_AGENT]), min(times[REFERENCE])))
+            if floor:
+                row.append(fmt_ratio(median(times[FLOOR]), median(times[REFERENCE])))
         rows.append(tuple(row))
     note = (
         "Wall-clock of one graph.invoke / N, median of the runs ('min': ratio of the fastest "
-        "runs); graph building and compiling are not timed. mem: InMemorySaver, default "
-        "durability ('async')."
+        "runs); graph building and compiling are not timed; every run is verified after it "
+        "is timed. mem: InMemorySaver, default durability ('async')."
     )
+    if floor:
+        note += (
+            " floor: a bare LangGraph StateGraph loop doing the same hops with the same agent "
+            "workers (a routing node with no model, one node per worker invoking its agent on "
+            "the worker's own history plus the hop's prompt), the cost of running these "
+            "workers before any supervision."
+        )
     if settings.postgres:
-        note += " pg: PostgresSaver from open_checkpointer, durability='sync'. Same on both sides."
+        note += (
+            " pg: PostgresSaver from open_checkpointer, durability='sync'. Same for every graph."
+        )
     return TextTable("ms per hop", tuple(headers), tuple(rows), note)
 
 
@@ -500,6 +546,9 @@ def bytes_detail_table(results: Results, sides: Sequence[Side], hops: Sequence[i
 
 
 # ---------------------------------------------------------------------------- targets
+
+TOKEN_TARGETS = 2
+"""How many of `targets()` (from the first) are judged on the supervisor's tokens."""
 
 
 def _cell(results: Results, key: str, hops: int) -> Cell | None:
@@ -554,6 +603,68 @@ def targets(results: Results) -> list[Target]:
 # ------------------------------------------------------------------------------- main
 
 
+def repository_state(markdown: Path | None) -> str:
+    """`git rev-parse --short HEAD` of the measured package's checkout, and whether its tracked
+    files had uncommitted changes (the results page being written is not counted)."""
+    package = Path(langgraph_supervisor_pro.__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True)
+        return done.stdout.rstrip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return "unknown (the package is not in a git checkout)"
+    top = git("rev-parse", "--show-toplevel")
+    exclude = []
+    if markdown is not None and top and markdown.resolve().is_relative_to(top):
+        exclude = [f":(exclude,top){markdown.resolve().relative_to(top)}"]
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude)
+    if dirty is None:
+        return f"{commit} (could not tell whether the tree was dirty)"
+    if not dirty:
+        return f"{commit}, clean tree"
+    paths = sorted(line[3:] for line in dirty.splitlines() if line.strip())
+    return f"{commit} + uncommitted changes in {', '.join(paths)} (dirty tree)"
+
+
+def command_line() -> str:
+    """The command that ran, with the Postgres server it was pointed at (password hidden)."""
+    uri = os.environ.get("LGSP_POSTGRES_URI", "").strip()
+    prefix = ""
+    if uri:
+        parts = urllib.parse.urlsplit(uri)
+        if parts.password:
+            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+            uri = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        prefix = f"LGSP_POSTGRES_URI={uri} "
+    return f"PYTHONPATH=$PWD {prefix}.venv/bin/python bench/compare.py {' '.join(sys.argv[1:])}"
+
+
+def machine() -> str:
+    """CPU model, cores, memory, OS and Python of this machine."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        memory = f", {pages * size / 2**30:.0f} GiB memory"
+    except (ValueError, OSError, AttributeError):
+        pass
+    load = os.getloadavg()
+    return (
+        f"{model} ({platform.machine()}), {os.cpu_count()} cores{memory}, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
+        f"load average (1, 5 min) at the end: {load[0]:.2f}, {load[1]:.2f}"
+    )
+
+
 def package_revision() -> str:
     """Where the measured package was imported from, its commit, and whether it was modified."""
     package = Path(langgraph_supervisor_pro.__file__).resolve().parent
@@ -573,7 +684,14 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     """Lines saying what ran where."""
     packages = ", ".join(
         f"{name} {version(name)}"
-        for name in ("langgraph", "langchain-core", "langchain", "langgraph-supervisor")
+        for name in (
+            "langgraph-supervisor-pro",
+            "langgraph",
+            "langgraph-checkpoint-postgres",
+            "langchain-core",
+            "langchain",
+            "langgraph-supervisor",
+        )
     )
     large = (
         f"; {settings.large_repeat} from {settings.large_hops} hops"
@@ -581,13 +699,12 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
         else ""
     )
     legend = "; ".join(f"{side.short} = {side.label}" for side in sides)
-    load = os.getloadavg()
     lines = [
-        f"command: python bench/compare.py {' '.join(sys.argv[1:])}".rstrip(),
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}; package code: {package_revision()}",
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()} {platform.release()}; load average "
-        f"(1, 5 min) at the end: {load[0]:.2f}, {load[1]:.2f}",
+        f"command: `{command_line().rstrip()}`",
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
+        f"commit measured: {repository_state(settings.markdown)}; package imported from "
+        f"{package_revision()}",
+        f"machine: {machine()}",
         f"packages: {packages}",
         f"workload: hops round-robin over researcher/analyst/writer, {ANSWER_CHARS:,}-char "
         f"answers; agent workers: {settings.agent}",
@@ -596,7 +713,8 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     if settings.compare:
         lines += [
             f"comparison: hops {', '.join(map(str, settings.hops))}; runs per figure: "
-            f"{settings.repeat}{large} (median); columns: {legend}",
+            f"{settings.repeat}{large} (median); columns: {legend}; floor = "
+            f"{make_floor(settings.agent).label}, in the ms per hop table only",
         ]
     if settings.long:
         cap = settings.long_reference_cap
@@ -628,26 +746,53 @@ class Report:
     postgres_note: str
 
 
-def render(console: Console, settings: Settings, report: Report, sides: Sequence[Side]) -> None:
-    """Print the tables and targets; write them as Markdown when asked."""
-    tables: list[TextTable] = []
-    goals: list[Target] = []
-    if report.compare is not None:
-        results = report.compare
-        tables += [
-            token_table(results, sides, settings.hops),
-            timing_table(results, sides, settings.hops, settings),
+WORKLOAD = (
+    "N hops round-robin over three workers (researcher, analyst, writer), each answering "
+    f"{ANSWER_CHARS:,} characters, then FINISH; every model is a ScriptedChatModel (no "
+    "network), so every graph does the same model work and the figures measure the graphs. "
+    "Every run is verified (N answers in round-robin order, N+1 supervisor calls, one worker "
+    "model call per hop) before its figures count; a failed check aborts the bench."
+)
+
+
+def compare_sections(results: Results, sides: Sequence[Side], settings: Settings) -> list[Section]:
+    """The comparison on the results page: tokens, ms per hop, checkpoint bytes."""
+    goals = targets(results)
+    token_goals, (ms_goal, bytes_goal) = tuple(goals[:TOKEN_TARGETS]), goals[TOKEN_TARGETS:]
+    tokens = token_table(results, sides, settings.hops)
+    timed = list(sides)
+    if any(key == FLOOR for key, _ in results):
+        timed.append(make_floor(settings.agent))
+    timing = timing_table(results, timed, settings.hops, settings)
+    out = [
+        Section(f"Comparison: {tokens.title}", tokens, f"{WORKLOAD} {tokens.note}", token_goals),
+        Section(f"Comparison: {timing.title}", timing, timing.note, (ms_goal,)),
+    ]
+    if settings.postgres:
+        stored = bytes_table(results, sides, settings.hops)
+        detail = bytes_detail_table(results, sides, settings.hops)
+        out += [
+            Section(f"Comparison: {stored.title}", stored, stored.note, (bytes_goal,)),
+            Section(
+                f"Comparison: {detail.title}",
+                detail,
+                "the figures of the previous section, split by the saver's three tables.",
+            ),
         ]
-        if settings.postgres:
-            tables += [
-                bytes_table(results, sides, settings.hops),
-                bytes_detail_table(results, sides, settings.hops),
-            ]
-        goals += targets(results)
+    else:
+        out[-1] = replace(out[-1], targets=(ms_goal, bytes_goal))
+    return out
+
+
+def render(console: Console, settings: Settings, report: Report, sides: Sequence[Side]) -> None:
+    """Print the tables and targets; write the results page when asked."""
+    sections: list[Section] = []
+    if report.compare is not None:
+        sections += compare_sections(report.compare, sides, settings)
     if report.long is not None:
-        tables += _long.tables(report.long)
-        goals += _long.targets(report.long)
-    tables.append(targets_table(goals))
+        sections += _long.sections(report.long)
+    tables: list[TextTable] = [section.table for section in sections]
+    tables.append(targets_table([goal for section in sections for goal in section.targets]))
     header = environment(settings, sides, report.postgres_note)
     console.print()
     for line in header:
@@ -663,10 +808,9 @@ def render(console: Console, settings: Settings, report: Report, sides: Sequence
                 "--long-window).[/]"
             )
     if settings.markdown is not None:
-        body = ["\n".join(f"- {line}" for line in header)]
-        body += [table.to_markdown() for table in tables]
-        settings.markdown.write_text("\n\n".join(body) + "\n")
-        console.print(f"\nMarkdown written to {settings.markdown}")
+        title = "Benchmark results: langgraph-supervisor-pro vs langgraph-supervisor"
+        settings.markdown.write_text(page_markdown(title, header, sections))
+        console.print(f"\nResults page written to {settings.markdown}")
 
 
 def run_bench(settings: Settings, console: Console, progress: Console) -> None:
@@ -685,7 +829,8 @@ def run_bench(settings: Settings, console: Console, progress: Console) -> None:
                 version_text = server_version(database_uri).split()[0]
                 note = f"{source}, PostgreSQL {version_text}, fresh database"
                 postgres = (stack.enter_context(open_checkpointer(database_uri)), database_uri)
-        compare = measure_all(settings, sides, postgres, progress) if settings.compare else None
+        measured = [*sides, make_floor(settings.agent)]
+        compare = measure_all(settings, measured, postgres, progress) if settings.compare else None
         long = None
         if settings.long:
             if postgres is None:
