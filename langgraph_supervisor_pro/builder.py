@@ -99,15 +99,17 @@ def create_supervisor(
         TypeError: A value of the wrong type (a non-Worker, an unsupported model).
 
     Example:
-        >>> from langgraph_supervisor_pro import Worker, create_supervisor
-        >>> graph = create_supervisor(
-        ...     [Worker(name="researcher", description="Finds facts.", agent=research),
-        ...      Worker(name="writer", description="Writes the report.", agent=writer)],
-        ...     model=chat_model,
-        ... ).compile(checkpointer=checkpointer)
-        >>> graph.invoke({"messages": [("user", "Report on X")]},
-        ...              {"configurable": {"thread_id": "1"}})["status"]
-        'done'
+        ```python
+        from langgraph_supervisor_pro import Worker, create_supervisor
+        graph = create_supervisor(
+            [Worker(name="researcher", description="Finds facts.", agent=research),
+             Worker(name="writer", description="Writes the report.", agent=writer)],
+            model=chat_model,
+        ).compile(checkpointer=checkpointer)
+        graph.invoke({"messages": [("user", "Report on X")]},
+                     {"configurable": {"thread_id": "1"}})["status"]
+        # 'done'
+        ```
     """
     workers = _validate(
         workers,

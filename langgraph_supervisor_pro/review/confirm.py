@@ -203,13 +203,15 @@ def confirm_action(
         `(approved, reason)`.
 
     Example:
-        >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
-        >>> request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
-        ...                          worker="billing", task="Refund ORDER-7")
-        >>> confirm_action(policy, request)
-        (True, "approved by the confirmation check '<lambda>'")
-        >>> confirm_action(ReviewPolicy(), request)
-        (False, 'no confirmation policy configured')
+        ```python
+        policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
+        request = ConfirmRequest(tool="refund", args={"amount": 30}, risk="medium",
+                                 worker="billing", task="Refund ORDER-7")
+        confirm_action(policy, request)
+        # (True, "approved by the confirmation check '<lambda>'")
+        confirm_action(ReviewPolicy(), request)
+        # (False, 'no confirmation policy configured')
+        ```
     """
     check = policy.confirm
     if check is None:

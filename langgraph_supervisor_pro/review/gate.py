@@ -191,12 +191,14 @@ def request_review(
         The human's decision (approve, edit, reject or respond).
 
     Example:
-        >>> decision = request_review(review_payload(
-        ...     kind="tool", action="refund", args={"amount": 30},
-        ...     description="Refund 30 EUR", allowed=["approve", "reject"],
-        ...     context={"worker": "billing"}))
-        >>> decision.type
-        'approve'
+        ```python
+        decision = request_review(review_payload(
+            kind="tool", action="refund", args={"amount": 30},
+            description="Refund 30 EUR", allowed=["approve", "reject"],
+            context={"worker": "billing"}))
+        decision.type
+        # 'approve'
+        ```
     """
     current = dict(payload)
     while True:
