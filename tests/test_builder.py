@@ -178,7 +178,7 @@ def _check_stream(chunks):
         and isinstance(c[0], AIMessageChunk)
         and c[1].get("lgsp_worker") == "researcher"
     ]
-    text = "".join(chunk.content for _, chunk in tokens)
+    text = "".join(str(chunk.content) for _, chunk in tokens)
     assert "Cats sleep sixteen hours a day." in text
     assert len(tokens) > 3  # token by token, not one blob
     assert all(ns and ns[0].startswith("researcher:") for ns, _ in tokens)

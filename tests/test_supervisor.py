@@ -47,7 +47,7 @@ def test_prompt_holds_task_catalogue_and_ledger_never_transcripts():
     assert "#1 a [success] a found 3" in human.content
     assert "#2 b [success]" in human.content
     for call in model.calls:  # never a worker's transcript or full output
-        text = "".join(m.content for m in call.messages)
+        text = "".join(str(m.content) for m in call.messages)
         assert "SECRET-TRANSCRIPT" not in text
     # The synthesis step, not the supervisor, sees the full output.
     assert out["messages"][-1].content == "b output 2"

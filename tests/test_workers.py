@@ -1,6 +1,7 @@
 import asyncio
 import threading
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -161,7 +162,7 @@ def test_worker_cannot_write_the_supervisors_state():
     def escaping(task):
         raise AssertionError("unreachable")
 
-    sub = StateGraph(dict)
+    sub: StateGraph[Any] = StateGraph(dict)  # type: ignore[type-var]
 
     def escape(state):
         return Command(graph=Command.PARENT, goto="synthesis", update={"status": "done"})
@@ -205,7 +206,7 @@ def test_raising_worker_becomes_failed_result_and_run_continues():
 
 def test_transient_errors_are_retried_then_succeed(monkeypatch):
     attempts = []
-    slept = []
+    slept: list[float] = []
     # The hop's waits between attempts are recorded instead of slept.
     monkeypatch.setattr(worker_node, "time", SimpleNamespace(sleep=slept.append))
 

@@ -828,9 +828,12 @@ async def test_aconfirm_and_confirm_agree() -> None:
 
 def test_docstring_examples_run() -> None:
     import doctest
+    import importlib
 
-    from langgraph_supervisor_pro import policy
-
-    result = doctest.testmod(policy, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 30
-    assert result.failed == 0
+    modules = [
+        importlib.import_module(f"langgraph_supervisor_pro.review.{name}")
+        for name in ("risk", "policy", "confirm")
+    ]
+    results = [doctest.testmod(m, optionflags=doctest.ELLIPSIS) for m in modules]
+    assert sum(r.attempted for r in results) > 30
+    assert sum(r.failed for r in results) == 0
