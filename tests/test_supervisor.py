@@ -227,9 +227,11 @@ def test_alternating_with_success_is_a_pipeline_not_a_loop():
 
 def test_model_error_fails_the_run_closed_after_retries():
     model = ScriptedChatModel(script=[ConnectionError("api down")] * 3)
-    app = compile_team([w("a")], model=model)
+    # The default's 3 attempts (tests/test_builder.py), without its back-off waits.
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)
+    app = compile_team([w("a")], model=model, supervisor_retry=retry)
     out = app.invoke(ask(), thread())
-    assert len(model.calls) == 3  # retried with the default policy
+    assert len(model.calls) == 3  # retried
     assert out["status"] == "failed" and out["halt_reason"] == "supervisor_error"
     assert "ConnectionError: api down" in out["halt_detail"]
     assert out["messages"][-1].content.startswith("Stopped early (supervisor_error)")
