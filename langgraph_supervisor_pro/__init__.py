@@ -15,6 +15,9 @@ Example:
     ...     app = graph.compile(checkpointer=saver)
 """
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
+
 from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
@@ -35,7 +38,10 @@ from langgraph_supervisor_pro.state import LedgerEntry, SupervisorInput, Supervi
 from langgraph_supervisor_pro.supervisor import Router, SupervisorView
 from langgraph_supervisor_pro.workers import Worker
 
-__version__ = "0.1.0"
+try:
+    __version__ = _distribution_version("langgraph-supervisor-pro")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "FINISH",

@@ -58,6 +58,7 @@ def create_supervisor(
     ping_pong_window: int | None = 4,
     compaction: Compaction | None = None,
     review: ReviewPolicy | None = None,
+    supervisor_retry: RetryPolicy | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -90,6 +91,11 @@ def create_supervisor(
             `LGSP_AUTONOMY`, else the supervised tier). A run may pick its tier with
             `config["configurable"]["autonomy"]`. In the manual tier every dispatch
             pauses for a human; workers built from `model=` get a `ToolGuard`.
+        supervisor_retry: How the supervisor and synthesis nodes retry a failed call
+            (a LangGraph `RetryPolicy`). By default the supervisor makes 3 attempts and
+            synthesis 2, with LangGraph's default backoff; pass e.g.
+            `RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)` to retry
+            without waiting (in tests).
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -99,15 +105,17 @@ def create_supervisor(
         TypeError: A value of the wrong type (a non-Worker, an unsupported model).
 
     Example:
-        >>> from langgraph_supervisor_pro import Worker, create_supervisor
-        >>> graph = create_supervisor(
-        ...     [Worker(name="researcher", description="Finds facts.", agent=research),
-        ...      Worker(name="writer", description="Writes the report.", agent=writer)],
-        ...     model=chat_model,
-        ... ).compile(checkpointer=checkpointer)
-        >>> graph.invoke({"messages": [("user", "Report on X")]},
-        ...              {"configurable": {"thread_id": "1"}})["status"]
-        'done'
+        ```python
+        from langgraph_supervisor_pro import Worker, create_supervisor
+        graph = create_supervisor(
+            [Worker(name="researcher", description="Finds facts.", agent=research),
+             Worker(name="writer", description="Writes the report.", agent=writer)],
+            model=chat_model,
+        ).compile(checkpointer=checkpointer)
+        graph.invoke({"messages": [("user", "Report on X")]},
+                     {"configurable": {"thread_id": "1"}})["status"]
+        # 'done'
+        ```
     """
     workers = _validate(
         workers,
@@ -120,6 +128,7 @@ def create_supervisor(
         ping_pong_window=ping_pong_window,
         compaction=compaction,
     )
+    _check_retry(supervisor_retry)
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
@@ -166,7 +175,7 @@ def create_supervisor(
         name,
         supervisor.runnable(),
         destinations=(*destinations, SYNTHESIS_NODE),
-        retry_policy=RetryPolicy(max_attempts=3),
+        retry_policy=supervisor_retry or RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
         trace_policy=NODE_TRACE_POLICY,
@@ -209,7 +218,7 @@ def create_supervisor(
     graph.add_node(
         SYNTHESIS_NODE,
         synthesis.runnable(),
-        retry_policy=RetryPolicy(max_attempts=2),
+        retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
         metadata={"lgsp_role": "synthesis"},
         trace_policy=NODE_TRACE_POLICY,
@@ -304,6 +313,22 @@ def _graph_tools(agent: Pregel[Any, Any, Any, Any]) -> set[str]:
 def _handler(fn: Any) -> Any:
     """LangGraph injects `NodeError` by annotation; its stubs only know one-argument nodes."""
     return cast(Any, fn)
+
+
+def _check_retry(supervisor_retry: object) -> None:
+    """Reject a retry policy LangGraph could not apply, naming the field and the fix."""
+    if supervisor_retry is None:
+        return
+    if not isinstance(supervisor_retry, RetryPolicy):
+        raise TypeError(
+            f"supervisor_retry: got {type(supervisor_retry).__name__}; give a "
+            "langgraph.types.RetryPolicy(...) or None for the default"
+        )
+    attempts = supervisor_retry.max_attempts
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"supervisor_retry: max_attempts={attempts!r}; give an integer >= 1")
+    if supervisor_retry.initial_interval < 0 or supervisor_retry.max_interval < 0:
+        raise ValueError("supervisor_retry: initial_interval and max_interval must be >= 0 seconds")
 
 
 def _validate(

@@ -190,9 +190,11 @@ class SupervisorState(SupervisorInput, total=False):
     """The full state of a supervisor graph.
 
     Example:
-        >>> final = graph.invoke({"messages": [("user", "Plan the launch")]}, config)
-        >>> final["status"], [e["worker"] for e in final["ledger"]]
-        ('done', ['researcher', 'writer'])
+        ```python
+        final = graph.invoke({"messages": [("user", "Plan the launch")]}, config)
+        final["status"], [e["worker"] for e in final["ledger"]]
+        # ('done', ['researcher', 'writer'])
+        ```
     """
 
     ledger: Annotated[list[LedgerEntry], DeltaChannel(_append)]

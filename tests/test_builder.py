@@ -6,6 +6,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.tools import tool
 from langchain_core.tracers.base import BaseTracer
 from langgraph.config import get_stream_writer
+from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
 from langgraph_supervisor_pro.testing import ScriptedChatModel
@@ -36,6 +37,19 @@ from tests.test_supervisor import decisions, w
         ([w("a")], {"ledger_window": 0}, ValueError, "ledger_window"),
         ([w("a")], {"name": "synthesis"}, ValueError, "name"),
         ([w("a")], {"synthesizer": 42}, TypeError, "synthesizer"),
+        ([w("a")], {"supervisor_retry": 3}, TypeError, "supervisor_retry: got int"),
+        (
+            [w("a")],
+            {"supervisor_retry": RetryPolicy(max_attempts=0)},
+            ValueError,
+            "supervisor_retry: max_attempts=0",
+        ),
+        (
+            [w("a")],
+            {"supervisor_retry": RetryPolicy(initial_interval=-1.0)},
+            ValueError,
+            "supervisor_retry: initial_interval",
+        ),
     ],
 )
 def test_bad_configuration_fails_at_build_time(workers, kwargs, error, match):
@@ -49,6 +63,16 @@ def test_finish_and_unsupported_agents_fail_when_the_worker_is_declared():
         Worker(name="FINISH", description="d", agent=lambda t: "x")
     with pytest.raises(TypeError, match="not supported"):
         Worker(name="a", description="d", agent=object())
+
+
+def test_supervisor_retry_replaces_the_supervisor_and_synthesis_policies():
+    default = create_supervisor([w("a")], router=routes("a"))
+    assert default.nodes["supervisor"].retry_policy == RetryPolicy(max_attempts=3)
+    assert default.nodes["synthesis"].retry_policy == RetryPolicy(max_attempts=2)
+    now = RetryPolicy(max_attempts=4, initial_interval=0.0, jitter=False)
+    graph = create_supervisor([w("a")], router=routes("a"), supervisor_retry=now)
+    assert graph.nodes["supervisor"].retry_policy is now
+    assert graph.nodes["synthesis"].retry_policy is now
 
 
 def test_model_without_structured_output_is_refused():
@@ -178,7 +202,7 @@ def _check_stream(chunks):
         and isinstance(c[0], AIMessageChunk)
         and c[1].get("lgsp_worker") == "researcher"
     ]
-    text = "".join(chunk.content for _, chunk in tokens)
+    text = "".join(str(chunk.content) for _, chunk in tokens)
     assert "Cats sleep sixteen hours a day." in text
     assert len(tokens) > 3  # token by token, not one blob
     assert all(ns and ns[0].startswith("researcher:") for ns, _ in tokens)

@@ -73,8 +73,8 @@ def test_parallel_fan_out_writes_merge_without_collision():
     """Two workers writing their own slots in the same super-step both land."""
 
     class S(TypedDict, total=False):
-        workers: WorkersChannel
-        seen: Annotated[list, operator.add]
+        workers: WorkersChannel  # type: ignore[valid-type]  # the state's own annotation
+        seen: Annotated[list[str], operator.add]
 
     def fan_out(state):
         return [Send("work", {"name": n}) for n in ("a", "b", "c")]

@@ -47,7 +47,7 @@ def test_prompt_holds_task_catalogue_and_ledger_never_transcripts():
     assert "#1 a [success] a found 3" in human.content
     assert "#2 b [success]" in human.content
     for call in model.calls:  # never a worker's transcript or full output
-        text = "".join(m.content for m in call.messages)
+        text = "".join(str(m.content) for m in call.messages)
         assert "SECRET-TRANSCRIPT" not in text
     # The synthesis step, not the supervisor, sees the full output.
     assert out["messages"][-1].content == "b output 2"
@@ -227,9 +227,11 @@ def test_alternating_with_success_is_a_pipeline_not_a_loop():
 
 def test_model_error_fails_the_run_closed_after_retries():
     model = ScriptedChatModel(script=[ConnectionError("api down")] * 3)
-    app = compile_team([w("a")], model=model)
+    # The default's 3 attempts (tests/test_builder.py), without its back-off waits.
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)
+    app = compile_team([w("a")], model=model, supervisor_retry=retry)
     out = app.invoke(ask(), thread())
-    assert len(model.calls) == 3  # retried with the default policy
+    assert len(model.calls) == 3  # retried
     assert out["status"] == "failed" and out["halt_reason"] == "supervisor_error"
     assert "ConnectionError: api down" in out["halt_detail"]
     assert out["messages"][-1].content.startswith("Stopped early (supervisor_error)")

@@ -1,7 +1,7 @@
 import asyncio
-import itertools
 import threading
-import time
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.coerce import coerce_worker_output
+from langgraph_supervisor_pro._internal import twins
 from langgraph_supervisor_pro.workers import WorkerTimeoutError, default_worker_retry
 from tests._helpers import ask, compile_team, routes, thread
 
@@ -161,7 +162,7 @@ def test_worker_cannot_write_the_supervisors_state():
     def escaping(task):
         raise AssertionError("unreachable")
 
-    sub = StateGraph(dict)
+    sub: StateGraph[Any] = StateGraph(dict)  # type: ignore[type-var]
 
     def escape(state):
         return Command(graph=Command.PARENT, goto="synthesis", update={"status": "done"})
@@ -203,11 +204,14 @@ def test_raising_worker_becomes_failed_result_and_run_continues():
     assert out["messages"][-1].content == "fine"
 
 
-def test_transient_errors_are_retried_then_succeed():
+def test_transient_errors_are_retried_then_succeed(monkeypatch):
     attempts = []
+    slept: list[float] = []
+    # The hop's waits between attempts are recorded instead of slept.
+    monkeypatch.setattr(twins, "time", SimpleNamespace(sleep=slept.append))
 
     def flaky(task):
-        attempts.append(time.monotonic())
+        attempts.append(task.step)
         if len(attempts) < 3:
             raise ConnectionError("reset by peer")
         return "third time lucky"
@@ -215,23 +219,30 @@ def test_transient_errors_are_retried_then_succeed():
     retry = RetryPolicy(max_attempts=3, initial_interval=0.05, backoff_factor=2.0, jitter=False)
     app = compile_team([w("flaky", flaky, retry=retry)], router=routes("flaky"))
     out = app.invoke(ask(), thread())
-    assert len(attempts) == 3
-    gaps = [b - a for a, b in itertools.pairwise(attempts)]
-    assert gaps[1] > gaps[0]  # exponential backoff
+    assert attempts == [1, 1, 1]
+    assert slept == pytest.approx([0.05, 0.1])  # exponential backoff, as the policy says
     assert out["ledger"][0]["status"] == "success"
     assert out["messages"][-1].content == "third time lucky"
 
 
 def test_sync_timeout_fails_the_hop_after_retries():
     attempts = []
+    finished = []
+    release = threading.Event()
 
     def slow(task):
         attempts.append(1)
-        time.sleep(0.5)
+        release.wait(timeout=60)  # blocked until the test lets go
+        finished.append(1)
         return "late"
 
     app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)], router=routes("slow"))
-    out = app.invoke(ask(), thread())
+    try:
+        out = app.invoke(ask(), thread())
+        # The run returned while both attempts were still blocked on the event.
+        assert finished == []
+    finally:
+        release.set()
     assert len(attempts) == 2  # WorkerTimeoutError is transient: retried once
     entry = out["ledger"][0]
     assert entry["status"] == "failed"
@@ -254,7 +265,10 @@ async def test_async_timeout_cancels_the_worker():
     out = await app.ainvoke(ask(), thread())
     assert cancelled == [1, 1]
     assert out["ledger"][0]["error"].startswith("WorkerTimeoutError")
-    assert isinstance(WorkerTimeoutError("x", 1.0), Exception)
+    # Not the built-in TimeoutError (an OSError), and transient for the default policy.
+    assert not isinstance(WorkerTimeoutError("x", 1.0), TimeoutError)
+    retry_on = default_worker_retry().retry_on
+    assert callable(retry_on) and retry_on(WorkerTimeoutError("x", 1.0))
 
 
 def test_garbage_output_becomes_failed_result():

@@ -434,8 +434,10 @@ class DemoTeam:
             The compiled graph.
 
         Example:
-            >>> with open_checkpointer("sqlite:///demo.db") as saver:
-            ...     app = build_demo_team().compile(saver)
+            ```python
+            with open_checkpointer("sqlite:///demo.db") as saver:
+                app = build_demo_team().compile(saver)
+            ```
         """
         graph = create_supervisor(
             list(self.workers),

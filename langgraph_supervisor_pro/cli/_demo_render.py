@@ -82,11 +82,13 @@ class DemoRenderer:
     more than the system prompt and the view is a re-ask, and its last message says why.
 
     Example:
-        >>> renderer = DemoRenderer(console=Console(), team=team, delay=0.4)
-        >>> for part in app.stream(inputs, config, stream_mode=["updates", "custom",
-        ...                        "messages"], subgraphs=True, version="v2"):
-        ...     renderer.handle(part)
-        >>> renderer.finish()
+        ```python
+        renderer = DemoRenderer(console=Console(), team=team, delay=0.4)
+        for part in app.stream(inputs, config, stream_mode=["updates", "custom",
+                               "messages"], subgraphs=True, version="v2"):
+            renderer.handle(part)
+        renderer.finish()
+        ```
     """
 
     console: Console
@@ -113,7 +115,9 @@ class DemoRenderer:
             part: A v2 stream part; `updates`, `custom` and `messages` are shown.
 
         Example:
-            >>> renderer.handle({"type": "custom", "ns": (), "data": {"note": "hi"}})
+            ```python
+            renderer.handle({"type": "custom", "ns": (), "data": {"note": "hi"}})
+            ```
         """
         if part["type"] == "messages":
             message, metadata = part["data"]
@@ -131,7 +135,9 @@ class DemoRenderer:
         """Close the live answer panel, if one is open.
 
         Example:
-            >>> renderer.finish()
+            ```python
+            renderer.finish()
+            ```
         """
         if self._live is not None:
             self._live.stop()
@@ -331,7 +337,9 @@ def render_header(console: Console, team: DemoTeam, *, location: str, thread_id:
         thread_id: The run's thread id.
 
     Example:
-        >>> render_header(Console(), build_demo_team(), location="demo.db", thread_id="t1")
+        ```python
+        render_header(Console(), build_demo_team(), location="demo.db", thread_id="t1")
+        ```
     """
     roster = Table.grid(padding=(0, 2))
     roster.add_column(style="bold cyan", no_wrap=True)
@@ -372,7 +380,9 @@ def answer_panel(answer: str) -> Panel:
         The panel.
 
     Example:
-        >>> Console().print(answer_panel("**Go**"))
+        ```python
+        Console().print(answer_panel("**Go**"))
+        ```
     """
     return Panel(
         Markdown(answer or "_(no answer)_"),
@@ -393,7 +403,9 @@ def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
         A rich Table.
 
     Example:
-        >>> Console().print(ledger_table(state["ledger"]))
+        ```python
+        Console().print(ledger_table(state["ledger"]))
+        ```
     """
     table = Table(
         title="Ledger: what the supervisor sees of each hop",
@@ -428,8 +440,10 @@ def current_ledger(values: Mapping[str, Any]) -> list[LedgerEntry]:
         The entries.
 
     Example:
-        >>> [e["worker"] for e in current_ledger(values)]
-        ['researcher', 'analyst', 'analyst', 'writer']
+        ```python
+        [e["worker"] for e in current_ledger(values)]
+        # ['researcher', 'analyst', 'analyst', 'writer']
+        ```
     """
     turn = values.get("turn", 1)
     return [entry for entry in values.get("ledger") or () if entry["turn"] == turn]
@@ -464,7 +478,9 @@ def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
         values: The thread's state values.
 
     Example:
-        >>> render_outcome(Console(), app.get_state(config).values)
+        ```python
+        render_outcome(Console(), app.get_state(config).values)
+        ```
     """
     console.print()
     console.print(ledger_table(current_ledger(values)))
@@ -506,7 +522,9 @@ class Footer:
             console: Where to print.
 
         Example:
-            >>> footer.render(Console())
+            ```python
+            footer.render(Console())
+            ```
         """
         run = Text(self.status, style=f"bold {RUN_STYLE.get(self.status, 'white')}")
         run.append(f" · {self.hops} hops")

@@ -33,10 +33,12 @@ class CompactionMiddleware(AgentMiddleware):
     """Compacts an agent's messages before a model call that would pass the trigger.
 
     Example:
-        >>> from langchain.agents import create_agent
-        >>> compactor = Compaction(summarizer=cheap_model, model=model).compactor()
-        >>> agent = create_agent(model, tools=tools,
-        ...                      middleware=[CompactionMiddleware(compactor)])
+        ```python
+        from langchain.agents import create_agent
+        compactor = Compaction(summarizer=cheap_model, model=model).compactor()
+        agent = create_agent(model, tools=tools,
+                             middleware=[CompactionMiddleware(compactor)])
+        ```
     """
 
     def __init__(self, compactor: Compactor, *, name: str = "CompactionMiddleware") -> None:

@@ -42,25 +42,27 @@ and run the graph with a checkpointer (Postgres, `durability="sync"` for the
 tightest resume point).
 
 Example:
-    >>> from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
-    >>> from langgraph_supervisor_pro.persistence.effects import effect_key, open_effects
-    >>> def make_cashier(effects):
-    ...     def charge(conn):  # runs inside the recording transaction
-    ...         row = conn.execute(
-    ...             "INSERT INTO payments (amount) VALUES (%s) RETURNING id", (42,)
-    ...         ).fetchone()
-    ...         return {"payment_id": row["id"]}
-    ...     def cashier(task):
-    ...         outcome = effects.run(effect_key("charge"), charge)
-    ...         return f"charged, payment {outcome['payment_id']}"
-    ...     return cashier
-    >>> url = "postgresql://localhost/app"
-    >>> with open_checkpointer(url) as saver, open_effects(url) as effects:
-    ...     app = create_supervisor(
-    ...         [Worker(name="cashier", description="Charges.", agent=make_cashier(effects))],
-    ...         router=route,
-    ...     ).compile(checkpointer=saver)
-    ...     app.invoke(request, {"configurable": {"thread_id": "order-7"}}, durability="sync")
+    ```python
+    from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
+    from langgraph_supervisor_pro.persistence.effects import effect_key, open_effects
+    def make_cashier(effects):
+        def charge(conn):  # runs inside the recording transaction
+            row = conn.execute(
+                "INSERT INTO payments (amount) VALUES (%s) RETURNING id", (42,)
+            ).fetchone()
+            return {"payment_id": row["id"]}
+        def cashier(task):
+            outcome = effects.run(effect_key("charge"), charge)
+            return f"charged, payment {outcome['payment_id']}"
+        return cashier
+    url = "postgresql://localhost/app"
+    with open_checkpointer(url) as saver, open_effects(url) as effects:
+        app = create_supervisor(
+            [Worker(name="cashier", description="Charges.", agent=make_cashier(effects))],
+            router=route,
+        ).compile(checkpointer=saver)
+        app.invoke(request, {"configurable": {"thread_id": "order-7"}}, durability="sync")
+    ```
 """
 
 from __future__ import annotations
@@ -306,9 +308,11 @@ class PostgresEffects:
             transaction.
 
     Example:
-        >>> with open_effects("postgresql://localhost/app") as effects:
-        ...     outcome = effects.run("t-1/1/1/cashier/charge", lambda conn: conn.execute(
-        ...         "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()["id"])
+        ```python
+        with open_effects("postgresql://localhost/app") as effects:
+            outcome = effects.run("t-1/1/1/cashier/charge", lambda conn: conn.execute(
+                "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()["id"])
+        ```
     """
 
     def __init__(self, pool: ConnectionPool[Any]) -> None:
@@ -344,14 +348,16 @@ class PostgresEffects:
             ValueError: `key` is empty.
 
         Example:
-            >>> def charge(conn):
-            ...     row = conn.execute(
-            ...         "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()
-            ...     return {"payment_id": row["id"]}
-            >>> effects.run("t-1/1/1/cashier/charge", charge)
-            {'payment_id': 1}
-            >>> effects.run("t-1/1/1/cashier/charge", charge)  # not charged again
-            {'payment_id': 1}
+            ```python
+            def charge(conn):
+                row = conn.execute(
+                    "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()
+                return {"payment_id": row["id"]}
+            effects.run("t-1/1/1/cashier/charge", charge)
+            # {'payment_id': 1}
+            effects.run("t-1/1/1/cashier/charge", charge)  # not charged again
+            # {'payment_id': 1}
+            ```
         """
         key = _checked_key(key)
         with self.pool.connection() as conn, conn.transaction():
@@ -384,8 +390,10 @@ class PostgresEffects:
             ValueError: `key` is empty.
 
         Example:
-            >>> effects.run_external(effect_key("email"), lambda key: mailer.send(
-            ...     to="a@example.com", idempotency_key=key))
+            ```python
+            effects.run_external(effect_key("email"), lambda key: mailer.send(
+                to="a@example.com", idempotency_key=key))
+            ```
         """
         key = _checked_key(key)
         with self.pool.connection() as conn, conn.transaction():
@@ -396,8 +404,10 @@ class PostgresEffects:
         """Delete the outcomes recorded for the keys of one thread; return how many.
 
         Example:
-            >>> effects.delete_thread("t-1")
-            2
+            ```python
+            effects.delete_thread("t-1")
+            # 2
+            ```
         """
         with self.pool.connection() as conn:
             return len(conn.execute(_DELETE_THREAD, (str(thread_id),)).fetchall())
@@ -413,12 +423,14 @@ class AsyncPostgresEffects:
         pool: The async connection pool (opened with `autocommit=True`).
 
     Example:
-        >>> async with aopen_effects("postgresql://localhost/app") as effects:
-        ...     async def charge(conn):
-        ...         cur = await conn.execute(
-        ...             "INSERT INTO payments (amount) VALUES (42) RETURNING id")
-        ...         return (await cur.fetchone())["id"]
-        ...     payment_id = await effects.arun(effect_key("charge"), charge)
+        ```python
+        async with aopen_effects("postgresql://localhost/app") as effects:
+            async def charge(conn):
+                cur = await conn.execute(
+                    "INSERT INTO payments (amount) VALUES (42) RETURNING id")
+                return (await cur.fetchone())["id"]
+            payment_id = await effects.arun(effect_key("charge"), charge)
+        ```
     """
 
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
@@ -434,11 +446,13 @@ class AsyncPostgresEffects:
         """Async twin of `PostgresEffects.run`: exactly-once for writes made with `conn`.
 
         Example:
-            >>> async def charge(conn):
-            ...     await conn.execute("INSERT INTO payments (amount) VALUES (42)")
-            ...     return "charged"
-            >>> await effects.arun("t-1/1/1/cashier/charge", charge)
-            'charged'
+            ```python
+            async def charge(conn):
+                await conn.execute("INSERT INTO payments (amount) VALUES (42)")
+                return "charged"
+            await effects.arun("t-1/1/1/cashier/charge", charge)
+            # 'charged'
+            ```
         """
         key = _checked_key(key)
         async with self.pool.connection() as conn, conn.transaction():
@@ -449,7 +463,9 @@ class AsyncPostgresEffects:
         """Async twin of `PostgresEffects.run_external` (at-least-once across a crash).
 
         Example:
-            >>> await effects.arun_external(effect_key("email"), send_email)
+            ```python
+            await effects.arun_external(effect_key("email"), send_email)
+            ```
         """
         key = _checked_key(key)
         async with self.pool.connection() as conn, conn.transaction():
@@ -497,8 +513,10 @@ def open_effects(
         ConnectionError: The server cannot be reached (password masked).
 
     Example:
-        >>> with open_effects("postgresql://localhost/app") as effects:
-        ...     effects.run("t-1/1/1/w/charge", charge)
+        ```python
+        with open_effects("postgresql://localhost/app") as effects:
+            effects.run("t-1/1/1/w/charge", charge)
+        ```
     """
     validate_options(_check_url(url, "open_effects"), pool_size, connect_timeout)
     with postgres_pool(url.strip(), pool_size, connect_timeout) as pool:
@@ -532,8 +550,10 @@ async def aopen_effects(
         ConnectionError: The server cannot be reached (password masked).
 
     Example:
-        >>> async with aopen_effects("postgresql://localhost/app") as effects:
-        ...     await effects.arun("t-1/1/1/w/charge", acharge)
+        ```python
+        async with aopen_effects("postgresql://localhost/app") as effects:
+            await effects.arun("t-1/1/1/w/charge", acharge)
+        ```
     """
     validate_options(_check_url(url, "aopen_effects"), pool_size, connect_timeout)
     async with apostgres_pool(url.strip(), pool_size, connect_timeout) as pool:
@@ -603,7 +623,9 @@ class StoreEffects:
             ValueError: `key` is empty.
 
         Example:
-            >>> effects.run(effect_key("email"), lambda key: send_email(idempotency_key=key))
+            ```python
+            effects.run(effect_key("email"), lambda key: send_email(idempotency_key=key))
+            ```
         """
         return cast(T, drive(self._once(key, _Effect(lambda: effect(key)))))
 
@@ -611,7 +633,9 @@ class StoreEffects:
         """Async twin of `run`; `effect` is an async function of the key.
 
         Example:
-            >>> await effects.arun(effect_key("email"), send_email_async)
+            ```python
+            await effects.arun(effect_key("email"), send_email_async)
+            ```
         """
         return cast(T, await adrive(self._once(key, _Effect(lambda: effect(key)))))
 

@@ -159,8 +159,10 @@ def recall_tool(*, name: str = "recall_output") -> BaseTool:
         A LangChain tool to give to a worker's agent.
 
     Example:
-        >>> from langchain.agents import create_agent
-        >>> agent = create_agent(model, tools=[search, recall_tool()])
+        ```python
+        from langchain.agents import create_agent
+        agent = create_agent(model, tools=[search, recall_tool()])
+        ```
     """
     return StructuredTool.from_function(
         _recall,

@@ -312,12 +312,14 @@ def request_review(
         The human's decision (approve, edit, reject or respond).
 
     Example:
-        >>> decision = request_review(review_payload(
-        ...     kind="tool", action="refund", args={"amount": 30},
-        ...     description="Refund 30 EUR", allowed=["approve", "reject"],
-        ...     context={"worker": "billing"}))
-        >>> decision.type
-        'approve'
+        ```python
+        decision = request_review(review_payload(
+            kind="tool", action="refund", args={"amount": 30},
+            description="Refund 30 EUR", allowed=["approve", "reject"],
+            context={"worker": "billing"}))
+        decision.type
+        # 'approve'
+        ```
     """
     current = cast(ReviewRequest, dict(payload))
     while True:

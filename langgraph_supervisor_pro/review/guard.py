@@ -94,10 +94,12 @@ class ToolGuard(AgentMiddleware):
     """Enforces a worker's tool allowlist, risk levels and review gates.
 
     Example:
-        >>> from langchain.agents import create_agent
-        >>> guard = ToolGuard(worker="billing", tools=[lookup, refund],
-        ...                   risks={"lookup": "low", "refund": "high"})
-        >>> agent = create_agent(model, tools=[lookup, refund], middleware=[guard])
+        ```python
+        from langchain.agents import create_agent
+        guard = ToolGuard(worker="billing", tools=[lookup, refund],
+                          risks={"lookup": "low", "refund": "high"})
+        agent = create_agent(model, tools=[lookup, refund], middleware=[guard])
+        ```
     """
 
     def __init__(

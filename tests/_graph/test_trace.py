@@ -5,6 +5,7 @@ import threading
 from email import policy
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from langchain_core.tracers import LangChainTracer
@@ -47,9 +48,9 @@ class _Capture(BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("content-length") or 0)
-        self.server.posts.append(
+        self.server.posts.append(  # type: ignore[attr-defined]
             (
-                self.headers.get("content-type", ""),  # type: ignore[attr-defined]
+                self.headers.get("content-type", ""),
                 self.rfile.read(length),
             )
         )
@@ -70,7 +71,7 @@ def langsmith_server():
 
 
 def _runs(posts):
-    runs: dict[str, dict] = {}
+    runs: dict[str, dict[str, Any]] = {}
     for content_type, body in posts:
         if not content_type.startswith("multipart/"):
             continue

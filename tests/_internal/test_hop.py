@@ -161,5 +161,6 @@ def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():
         dispatched_at=None,
         tier=None,
     )
-    inside = RunnableLambda(lambda _: _task(messages)).invoke(None, with_hop({}, hop))
+    read: RunnableLambda[None, str] = RunnableLambda(lambda _: _task(messages))
+    inside = read.invoke(None, with_hop({}, hop))
     assert inside == "The real task"

@@ -78,7 +78,7 @@ def assert_completed_exactly_once(result: dict[str, Any], decider: str) -> None:
     assert head.next == ()
     assert values["status"] == "done", values.get("halt_detail")
     assert summary["status"] == "done"
-    expected = [
+    expected: list[dict[str, Any]] = [
         {
             "turn": 1,
             "step": hop,

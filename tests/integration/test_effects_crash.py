@@ -55,7 +55,9 @@ def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[
         summary = second.summary()
     with psycopg.connect(uri) as conn:
         payments = conn.execute("SELECT id, key, amount, pid FROM payments ORDER BY id").fetchall()
-        recorded = dict(conn.execute("SELECT key, outcome FROM lgsp_effects").fetchall())
+        recorded: dict[str, str] = dict(
+            conn.execute("SELECT key, outcome FROM lgsp_effects").fetchall()
+        )
     with open_checkpointer(uri) as saver:
         head = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     assert head is not None

@@ -142,7 +142,7 @@ def test_sqlite_relative_path_creates_parent_dirs(tmp_path, monkeypatch):
 
 def test_sqlite_connection_closed_on_exit(tmp_path):
     with open_checkpointer(f"sqlite:///{tmp_path / 'c.db'}") as saver:
-        conn = saver.conn
+        conn = saver.conn  # type: ignore[attr-defined]  # a SqliteSaver
     with pytest.raises(sqlite3.ProgrammingError):
         conn.execute("SELECT 1")
 

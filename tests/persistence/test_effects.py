@@ -78,7 +78,7 @@ def someone_waits_on_a_lock(uri: str, timeout: float = 10.0) -> bool:
             (waiting,) = conn.execute(
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone()
+            ).fetchone() or (0,)
             if waiting:
                 return True
             time.sleep(0.02)

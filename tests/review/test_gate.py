@@ -1,4 +1,4 @@
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -38,6 +38,7 @@ def test_response_schema_accepts_only_the_allowed_decisions_and_escalation():
     schema = response_schema(["approve", "reject"])
     schema.model_validate({"decisions": [{"type": "reject", "message": "no"}]})
     schema.model_validate({"decisions": [{"type": "escalate", "to": "leads"}]})
+    bad: dict[str, Any]
     for bad in (
         {"decisions": [{"type": "edit", "edited_action": {"name": "x"}}]},
         {"decisions": []},

@@ -1,6 +1,7 @@
 """Least privilege and review gates on tool calls, through real graphs."""
 
 import logging
+from typing import Any
 
 import pytest
 from langchain.agents import create_agent
@@ -21,7 +22,7 @@ from langgraph_supervisor_pro.review.risk import UndeclaredRiskWarning
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
-RAN: list[tuple[str, dict]] = []
+RAN: list[tuple[str, dict[str, Any]]] = []
 
 
 @tool
