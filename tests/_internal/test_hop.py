@@ -161,6 +161,9 @@ def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():
         dispatched_at=None,
         tier=None,
     )
-    read: RunnableLambda[None, str] = RunnableLambda(lambda _: _task(messages))
-    inside = read.invoke(None, with_hop({}, hop))
+
+    def read(_: object) -> str:
+        return _task(messages)
+
+    inside = RunnableLambda(read).invoke(None, with_hop({}, hop))
     assert inside == "The real task"
