@@ -33,7 +33,7 @@ from langgraph_supervisor_pro.persistence.effects import effect_key
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 from langgraph_supervisor_pro.review.guard import ToolGuard
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier
-from langgraph_supervisor_pro.review.risk import Risk, risk
+from langgraph_supervisor_pro.review.risks import Risk, risk
 from langgraph_supervisor_pro.state import LedgerEntry, SupervisorInput, SupervisorState, WorkerSlot
 from langgraph_supervisor_pro.supervisor import Router, SupervisorView
 from langgraph_supervisor_pro.workers import Worker

@@ -32,7 +32,7 @@ from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
 from langgraph_supervisor_pro.review.guard import ToolGuard
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
-from langgraph_supervisor_pro.review.risk import UndeclaredRiskWarning, undeclared_tools
+from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning, undeclared_tools
 from langgraph_supervisor_pro.state import SupervisorInput, SupervisorState
 from langgraph_supervisor_pro.supervisor import Router
 from langgraph_supervisor_pro.synthesis import SynthesisNode, Synthesizer

@@ -20,7 +20,7 @@ from langgraph.types import RetryPolicy
 from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
-from langgraph_supervisor_pro.review.risk import RISK_LEVELS, Risk
+from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 

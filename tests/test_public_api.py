@@ -241,7 +241,7 @@ SUBMODULES: dict[str, set[str]] = {
         "Tier",
         "decide",
     },
-    "review.risk": {
+    "review.risks": {
         "ALWAYS_REVIEW_KEY",
         "RISK_KEY",
         "RISK_LEVELS",
@@ -311,7 +311,7 @@ SUBMODULES: dict[str, set[str]] = {
         "main",
         "review_app",
     },
-    "cli.app": {
+    "cli.commands": {
         "DEFAULT_DEMO_DB",
         "app",
         "main",

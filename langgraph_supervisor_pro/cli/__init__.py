@@ -7,6 +7,6 @@ Example:
     ```
 """
 
-from langgraph_supervisor_pro.cli.app import DEFAULT_DEMO_DB, app, main, review_app
+from langgraph_supervisor_pro.cli.commands import DEFAULT_DEMO_DB, app, main, review_app
 
 __all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]

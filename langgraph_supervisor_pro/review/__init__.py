@@ -66,7 +66,7 @@ from langgraph_supervisor_pro.review.policy import (
     Tier,
     decide,
 )
-from langgraph_supervisor_pro.review.risk import (
+from langgraph_supervisor_pro.review.risks import (
     ALWAYS_REVIEW_KEY,
     RISK_KEY,
     RISK_LEVELS,

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
-from langgraph_supervisor_pro.review.risk import Risk, check_risk
+from langgraph_supervisor_pro.review.risks import Risk, check_risk
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.policy import ReviewPolicy

@@ -51,7 +51,7 @@ from langgraph_supervisor_pro.review.gate import (
     request_review,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
-from langgraph_supervisor_pro.review.risk import Risk, declared_always_review, declared_risk
+from langgraph_supervisor_pro.review.risks import Risk, declared_always_review, declared_risk
 
 __all__ = ["SECURITY_LOGGER", "ToolGuard"]
 

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langgraph_supervisor_pro.review.risk import RISK_LEVELS, Risk, check_risk
+from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk, check_risk
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.confirm import ConfirmCheck

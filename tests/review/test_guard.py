@@ -18,7 +18,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     risk,
 )
-from langgraph_supervisor_pro.review.risk import UndeclaredRiskWarning
+from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 

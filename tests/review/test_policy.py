@@ -27,7 +27,7 @@ from langgraph_supervisor_pro.review.confirm import (
     confirm_action,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, decide
-from langgraph_supervisor_pro.review.risk import (
+from langgraph_supervisor_pro.review.risks import (
     UndeclaredRiskWarning,
     declared_always_review,
     declared_risk,
@@ -832,7 +832,7 @@ def test_docstring_examples_run() -> None:
 
     # The old policy module is now risk, policy and confirm: their examples together.
     attempted = 0
-    for name in ("risk", "policy", "confirm"):
+    for name in ("risks", "policy", "confirm"):
         module = importlib.import_module(f"langgraph_supervisor_pro.review.{name}")
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, name
