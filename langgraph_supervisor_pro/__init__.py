@@ -8,11 +8,20 @@ the persistence openers. Everything else lives in its submodule:
 `.contracts`, `.state`, `.synthesis`, `.workers` and `.supervisor`.
 
 Example:
-    >>> from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
-    >>> graph = create_supervisor([Worker(name="researcher", description="Finds facts.",
-    ...                                   agent=research)], model=chat_model)
-    >>> with open_checkpointer("sqlite:///runs.db") as saver:
+    >>> from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
+    >>> from langgraph_supervisor_pro import open_checkpointer
+    >>> def research(task: WorkerTask) -> str:
+    ...     return f"Three facts about {task.task}"
+    >>> graph = create_supervisor(
+    ...     [Worker(name="researcher", description="Finds facts.", agent=research)],
+    ...     router=lambda view: "FINISH" if view.ledger else "researcher",
+    ... )
+    >>> with open_checkpointer("memory") as saver:
     ...     app = graph.compile(checkpointer=saver)
+    ...     final = app.invoke({"messages": [("user", "tea")]},
+    ...                        {"configurable": {"thread_id": "t-1"}})
+    >>> final["status"], final["messages"][-1].content
+    ('done', 'Three facts about tea')
 """
 
 from importlib.metadata import PackageNotFoundError

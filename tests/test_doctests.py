@@ -15,10 +15,6 @@ import pytest
 
 import langgraph_supervisor_pro
 
-# The package docstring is being rewritten in a parallel change; its example
-# refers to names (`research`, `chat_model`) it does not define.
-PENDING = {"langgraph_supervisor_pro"}
-
 
 def _modules() -> list[str]:
     names = [langgraph_supervisor_pro.__name__]
@@ -39,18 +35,7 @@ def test_every_module_is_collected():
     assert "langgraph_supervisor_pro.review.desk" in MODULES
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(reason="package docstring example is being rewritten"),
-        )
-        if name in PENDING
-        else name
-        for name in MODULES
-    ],
-)
+@pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False, report=True)
