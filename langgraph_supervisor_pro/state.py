@@ -9,11 +9,12 @@ plain message lists grow with the square of the hop count).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
 

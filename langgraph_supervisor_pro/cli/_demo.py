@@ -23,7 +23,7 @@ import json
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import tool
@@ -31,6 +31,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._internal.text import message_text
 from langgraph_supervisor_pro.builder import create_supervisor

@@ -13,12 +13,13 @@ back. Without a store, outputs stay in state as before.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config, get_store
 from langgraph.store.base import BaseStore
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro.contracts import WorkerResult
 
