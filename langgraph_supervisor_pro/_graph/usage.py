@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 
+from langgraph_supervisor_pro._internal.model_calls import current_source
 from langgraph_supervisor_pro.compaction.config import TokenCounter
 from langgraph_supervisor_pro.state import UsageEntry, UsageRole
 
@@ -54,12 +55,10 @@ class UsageRecorder(BaseCallbackHandler):
         self,
         serialized: dict[str, Any],
         messages: list[list[BaseMessage]],
-        *,
-        metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """Count each prompt of the call (a summarizer's call is noted as such)."""
-        source = (metadata or {}).get("lgsp_source")
+        source = current_source()
         counts = [(self.meter.counter(batch), source) for batch in messages]
         with self._lock:
             self.calls.extend(counts)

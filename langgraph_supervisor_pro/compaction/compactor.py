@@ -47,6 +47,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langgraph_supervisor_pro._internal.model_calls import calling_as
 from langgraph_supervisor_pro._internal.text import message_text, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.config import Compaction, TokenCounter, _is_int
@@ -704,7 +705,8 @@ class Compactor:
             if number > 1 and self.config.retry_delay:
                 yield Sleep(self.config.retry_delay)
             try:
-                reply = yield Invoke(self._structured, prompt, call_config)
+                with calling_as("compaction"):  # the usage meter books it as the summarizer's
+                    reply = yield Invoke(self._structured, prompt, call_config)
                 new = _coerce_summary(reply)
             except GraphBubbleUp:
                 raise
