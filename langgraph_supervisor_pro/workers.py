@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._internal.tools import tool_name
@@ -97,9 +98,11 @@ class Worker:
     """Identifier-like (letters, digits, `_`, `-`; starts with a letter), unique, not FINISH."""
     description: str
     """One sentence the supervisor sees in its catalogue."""
-    agent: WorkerAgent | None = None
-    """A compiled LangGraph graph (e.g. from `create_agent`) or any Runnable taking
-    `{"messages": [...]}`, or a plain sync or async function taking a `WorkerTask`.
+    agent: WorkerAgent | StateGraph[Any, Any, Any, Any] | None = None
+    """A compiled LangGraph graph (e.g. from `create_agent`, or another supervisor from
+    `create_supervisor`: a domain of a tree) or any Runnable taking `{"messages": [...]}`,
+    or a plain sync or async function taking a `WorkerTask`. An uncompiled `StateGraph`
+    is compiled here, without a checkpointer of its own (it inherits the parent's).
     Give either `agent` or `model`."""
     model: BaseChatModel | None = None
     """A chat model: the worker becomes a `create_agent` agent over `tools`, guarded by
@@ -149,6 +152,11 @@ class Worker:
                 f"Worker.agent: worker {self.name!r} needs exactly one of `agent` (a graph, "
                 "Runnable or function) or `model` (a chat model to build a guarded agent from)"
             )
+        if isinstance(self.agent, StateGraph):
+            # An uncompiled graph (e.g. a domain supervisor from `create_supervisor`) is
+            # compiled without a checkpointer of its own: it inherits its parent's, so
+            # its state is checkpointed in the parent's thread under its own namespace.
+            object.__setattr__(self, "agent", self.agent.compile())
         if self.agent is not None:
             agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
         elif not isinstance(self.model, BaseChatModel):
@@ -261,8 +269,8 @@ def agent_kind(worker: str, agent: Any) -> str:
         return "async" if _is_async_callable(agent) else "function"
     raise TypeError(
         f"Worker.agent: worker {worker!r} got {type(agent).__name__}, which is not supported; "
-        "give a compiled LangGraph graph or Runnable taking {'messages': [...]}, or a sync or "
-        "async function taking a WorkerTask"
+        "give a LangGraph graph (compiled or not) or a Runnable taking {'messages': [...]}, "
+        "or a sync or async function taking a WorkerTask"
     )
 
 

@@ -44,6 +44,13 @@ def coerce_worker_output(
             new = [m for m in output if m.id not in sent_ids or m.id is None]
             return _from_messages(new, None), new
         if isinstance(output, Mapping):
+            if _is_domain_state(output):
+                new = [
+                    m
+                    for m in output["messages"]
+                    if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)
+                ]
+                return _from_domain(output, new, worker), new
             if "messages" in output and isinstance(output["messages"], list):
                 new = [
                     m
@@ -68,6 +75,45 @@ def coerce_worker_output(
             "return a WorkerResult, str, dict, pydantic model or messages"
         ),
     ), []
+
+
+_DOMAIN_END = ("done", "halted", "failed")
+
+
+def _is_domain_state(output: Mapping[str, Any]) -> bool:
+    """Whether `output` is the final state of a supervisor graph (a domain of a tree)."""
+    return (
+        isinstance(output.get("messages"), list)
+        and isinstance(output.get("ledger"), list)
+        and output.get("status") in _DOMAIN_END
+    )
+
+
+def _from_domain(
+    output: Mapping[str, Any], new: Sequence[BaseMessage], worker: str
+) -> WorkerResult:
+    """A domain's run as one hop of its parent: its answer, and whether it ended `done`.
+
+    Its ledger, slots and transcripts stay in its own namespace; the parent sees the
+    answer (the result) and its first sentence (the summary). A domain that halted or
+    failed is a `failed` hop, with the reason and detail in `error`.
+    """
+    answer = next(
+        (message_text(m) for m in reversed(new) if isinstance(m, AIMessage) and not m.tool_calls),
+        "",
+    )
+    if output["status"] == "done":
+        return WorkerResult(status="success", result=answer)
+    reason = output.get("halt_reason") or "unknown"
+    detail = output.get("halt_detail") or "no detail given"
+    return WorkerResult(
+        status="failed",
+        result=answer or None,
+        summary=WorkerResult(status="success", result=answer).summary if answer else "",
+        error=truncate(
+            f"domain {worker!r} {output['status']} ({reason}): {detail}", ERROR_MAX_CHARS
+        ),
+    )
 
 
 def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerResult:
