@@ -152,6 +152,7 @@ def create_supervisor(
         view_trigger=compaction.trigger if compaction is not None else 0.7,
         compaction=compaction_node,
         policy=policy,
+        floor=review.tier if review is not None else None,
     )
     review_node = DispatchReviewNode(
         policy=policy,

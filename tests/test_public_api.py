@@ -175,6 +175,7 @@ SUBMODULES: dict[str, set[str]] = {
         "resolve_review",
         "review_payload",
         "risk",
+        "strictest_tier",
         "sweep_reviews",
         "undeclared_tools",
         "warn_undeclared",
@@ -240,6 +241,7 @@ SUBMODULES: dict[str, set[str]] = {
         "TIERS",
         "Tier",
         "decide",
+        "strictest_tier",
     },
     "review.risks": {
         "ALWAYS_REVIEW_KEY",

@@ -174,3 +174,126 @@ def test_a_three_level_tree_is_durable_on_postgres(pg_database):
     depths = {ns.count("|") + 1 if ns else 0 for ns in namespaces}
     assert depths == {0, 1, 2}
     assert any(ns.startswith("ops:") and "|incident:" in ns for ns in namespaces)
+
+
+# -- tiers: a domain may be stricter than its parent, never looser ------------------------
+
+
+def _domain_tiers(saver: Any, config: dict[str, Any]) -> set[str]:
+    """The tiers the domains' supervisors recorded (checkpoints under a namespace)."""
+    return {
+        item.checkpoint["channel_values"]["autonomy"]
+        for item in saver.list({"configurable": {"thread_id": config["configurable"]["thread_id"]}})
+        if item.config["configurable"]["checkpoint_ns"]
+        and "autonomy" in item.checkpoint["channel_values"]
+    }
+
+
+def test_a_domain_is_never_looser_than_the_run():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_supervisor_pro import ReviewPolicy
+
+    loose = _domain("loose", _leaf("worker"), review=ReviewPolicy(tier="autonomous"))
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [Worker(name="loose", description="A loose domain.", agent=loose)],
+        router=_once("loose"),
+        review=ReviewPolicy(tier="supervised"),
+    ).compile(checkpointer=saver)
+    config = thread()
+    out = app.invoke(ask("Anything"), config)
+    assert out["status"] == "done" and out["autonomy"] == "supervised"
+    assert _domain_tiers(saver, config) == {"supervised"}
+
+
+def test_a_stricter_domain_keeps_its_tier_against_a_per_run_tier_and_across_resumes():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from langgraph_supervisor_pro import ReviewPolicy
+
+    strict = _domain("strict", _leaf("first"), _leaf("second"), review=ReviewPolicy(tier="manual"))
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [Worker(name="strict", description="A manual domain.", agent=strict)],
+        router=_once("strict"),
+    ).compile(checkpointer=saver)
+    config = thread()
+    autonomous = {"configurable": {**config["configurable"], "autonomy": "autonomous"}}
+    out = app.invoke(ask("Anything"), autonomous)
+    # The root runs autonomously, but the manual domain asks before each dispatch.
+    assert out["autonomy"] == "autonomous"
+    (pending,) = out["__interrupt__"]
+    assert pending.value["action_requests"][0]["name"] == "dispatch:first"
+    assert pending.value["context"]["tier"] == "manual"
+    # Resumed with the run's per-run tier (what the review desk passes): still manual.
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
+    (pending,) = out["__interrupt__"]
+    assert pending.value["action_requests"][0]["name"] == "dispatch:second"
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
+    assert out["status"] == "done"
+    assert out["messages"][-1].content.startswith("second handled it.")
+    assert _domain_tiers(saver, config) == {"manual"}
+
+
+def test_strictest_tier():
+    from langgraph_supervisor_pro.review import strictest_tier
+
+    assert strictest_tier("autonomous", None, "supervised") == "supervised"
+    with pytest.raises(ValueError, match="strictest_tier"):
+        strictest_tier("yolo")
+    with pytest.raises(ValueError, match="at least one tier"):
+        strictest_tier(None)
+
+
+def test_a_tool_inside_a_stricter_domain_is_reviewed_in_the_domains_tier():
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from langgraph_supervisor_pro import ReviewPolicy
+    from langgraph_supervisor_pro.testing import ScriptedChatModel
+
+    ran: list[str] = []
+
+    @tool
+    def update_address(order_id: str) -> str:
+        """Change an order's delivery address."""
+        ran.append(order_id)
+        return "updated"
+
+    model = ScriptedChatModel(
+        script=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "update_address", "args": {"order_id": "A1"}, "id": "c1"}],
+            ),
+            "Address updated.",
+        ]
+    )
+    clerk = Worker(
+        name="clerk",
+        description="Edits orders.",
+        model=model,
+        tools=(update_address,),
+        risks={"update_address": "medium"},
+    )
+    strict = _domain("orders", clerk, review=ReviewPolicy(tier="manual"))
+    app = create_supervisor(
+        [Worker(name="orders", description="The orders domain.", agent=strict)],
+        router=_once("orders"),
+    ).compile(checkpointer=InMemorySaver())
+    config = thread()
+    autonomous = {"configurable": {**config["configurable"], "autonomy": "autonomous"}}
+    out = app.invoke(ask("Fix the address of A1"), autonomous)
+    assert out["__interrupt__"][0].value["context"]["kind"] == "dispatch"
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
+    # The per-run tier is autonomous, but the tool runs in the domain's manual tier.
+    (pending,) = out["__interrupt__"]
+    assert pending.value["context"]["kind"] == "tool"
+    assert pending.value["context"]["tier"] == "manual"
+    assert ran == []
+    out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
+    assert ran == ["A1"] and out["status"] == "done"

@@ -31,10 +31,11 @@ from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
+from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
-from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier, strictest_tier
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
 from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 
@@ -78,9 +79,13 @@ class SupervisorNode:
         view_trigger: float = 0.7,
         compaction: CompactionNode | None = None,
         policy: ReviewPolicy | None = None,
+        floor: Tier | None = None,
     ) -> None:
         self.name = name
         self.policy = policy if policy is not None else ReviewPolicy()
+        self.floor = floor
+        """The tier of a policy given to this supervisor explicitly: as a domain of a tree it
+        is never looser than this."""
         self.meter = meter
         self.view_trigger = view_trigger
         self.compaction = compaction
@@ -238,9 +243,15 @@ class SupervisorNode:
     def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[str]]:
         """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
-        # A resumed turn keeps the tier it recorded; a new turn starts from the config.
-        recorded = None if intake else state.get("autonomy")
-        tier = self.policy.tier_for(config, recorded=recorded)
+        parent = hop_context(config)
+        if parent is not None and parent.tier:
+            # A domain of a tree: the parent's tier, or this level's own policy when that
+            # is stricter; never looser (the run's per-run tier was applied at the root).
+            tier = strictest_tier(parent.tier, self.floor)
+        else:
+            # A resumed turn keeps the tier it recorded; a new turn starts from the config.
+            recorded = None if intake else state.get("autonomy")
+            tier = self.policy.tier_for(config, recorded=recorded)
         config = _with_tier(config, tier)
         view = self.view(state, intake)
         choice: _Decision | _Invalid | None = None

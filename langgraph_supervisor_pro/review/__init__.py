@@ -65,6 +65,7 @@ from langgraph_supervisor_pro.review.policy import (
     ReviewPolicy,
     Tier,
     decide,
+    strictest_tier,
 )
 from langgraph_supervisor_pro.review.risks import (
     ALWAYS_REVIEW_KEY,
@@ -143,6 +144,7 @@ __all__ = [
     "resolve_review",
     "review_payload",
     "risk",
+    "strictest_tier",
     "sweep_reviews",
     "undeclared_tools",
     "warn_undeclared",

@@ -50,7 +50,7 @@ from langgraph_supervisor_pro.review.gate import (
     gate_request,
     request_review,
 )
-from langgraph_supervisor_pro.review.policy import ReviewPolicy
+from langgraph_supervisor_pro.review.policy import ReviewPolicy, strictest_tier
 from langgraph_supervisor_pro.review.risks import Risk, declared_always_review, declared_risk
 
 __all__ = ["SECURITY_LOGGER", "ToolGuard"]
@@ -147,6 +147,10 @@ class ToolGuard(AgentMiddleware):
         # The tier the worker node passed down (the run's recorded tier) unless the
         # config names one: a resume without the original config keeps the run's tier.
         tier = self.policy.tier_for(config, recorded=hop.tier if hop is not None else None)
+        if hop is not None and hop.tier:
+            # Never looser than the tier the hop runs in (a domain may be stricter than
+            # the run's per-run tier, and a resume cannot loosen it).
+            tier = strictest_tier(tier, hop.tier)
         config = {**config, "configurable": {**config.get("configurable", {}), "autonomy": tier}}
         risk = self.policy.risk_of(name, self.allowed[name])
         always = name in self.always

@@ -85,6 +85,7 @@ __all__ = [
     "ReviewPolicy",
     "Tier",
     "decide",
+    "strictest_tier",
 ]
 
 Tier: TypeAlias = Literal["manual", "supervised", "autonomous"]
@@ -142,6 +143,33 @@ def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
             if folded == tier:
                 return tier
     raise ValueError(f"{where}: got {value!r}; give one of {_choices(TIERS)}{unset}")
+
+
+def strictest_tier(*tiers: str | None) -> Tier:
+    """The most supervised of `tiers` (None values are skipped).
+
+    A level of a tree of supervisors runs in the strictest of its parent's tier and its
+    own policy's: it may be stricter than its parent, never looser.
+
+    Args:
+        tiers: Tier names (`manual`, `supervised`, `autonomous`), or None.
+
+    Returns:
+        The strictest of them.
+
+    Raises:
+        ValueError: If a value is not a tier, or no tier is given.
+
+    Example:
+        >>> strictest_tier("autonomous", "supervised", None)
+        'supervised'
+        >>> strictest_tier("manual", "autonomous")
+        'manual'
+    """
+    given = [_check_tier(tier, "strictest_tier(tiers)") for tier in tiers if tier is not None]
+    if not given:
+        raise ValueError("strictest_tier: give at least one tier")
+    return min(given, key=TIERS.index)
 
 
 # -- the tier matrix -----------------------------------------------------------------------
