@@ -227,6 +227,7 @@ def test_a_stricter_domain_keeps_its_tier_against_a_per_run_tier_and_across_resu
     (pending,) = out["__interrupt__"]
     assert pending.value["action_requests"][0]["name"] == "dispatch:first"
     assert pending.value["context"]["tier"] == "manual"
+    assert pending.value["context"]["path"] == ["strict", "first"]
     # Resumed with the run's per-run tier (what the review desk passes): still manual.
     out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
     (pending,) = out["__interrupt__"]
@@ -297,3 +298,74 @@ def test_a_tool_inside_a_stricter_domain_is_reviewed_in_the_domains_tier():
     assert ran == []
     out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), autonomous)
     assert ran == ["A1"] and out["status"] == "done"
+
+
+# -- interrupts from any depth carry their path -------------------------------------------
+
+
+def _refund_clerk(ran: list[str]) -> Worker:
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from langgraph_supervisor_pro.testing import ScriptedChatModel
+
+    @tool
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        ran.append(order_id)
+        return f"refunded {order_id}"
+
+    model = ScriptedChatModel(
+        script=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "refund", "args": {"order_id": "A1"}, "id": "c1"}],
+            ),
+            "Refunded A1.",
+        ]
+    )
+    return Worker(
+        name="clerk",
+        description="Refunds orders.",
+        model=model,
+        tools=(refund,),
+        risks={"refund": "high"},
+    )
+
+
+def test_a_tool_review_at_the_root_has_a_one_name_path():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ran: list[str] = []
+    app = create_supervisor([_refund_clerk(ran)], router=_once("clerk")).compile(
+        checkpointer=InMemorySaver()
+    )
+    out = app.invoke(ask("Refund A1"), thread())
+    assert out["__interrupt__"][0].value["context"]["path"] == ["clerk"]
+
+
+def test_a_tool_review_three_levels_down_surfaces_with_its_path_and_resumes(pg_database):
+    from langgraph_supervisor_pro import open_checkpointer
+    from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
+
+    ran: list[str] = []
+    orders = _domain("orders", _refund_clerk(ran))
+    ops = _domain("ops", Worker(name="orders", description="The orders domain.", agent=orders))
+    with open_checkpointer(pg_database) as saver:
+        app = create_supervisor(
+            [Worker(name="ops", description="Operations.", agent=ops)], router=_once("ops")
+        ).compile(checkpointer=saver)
+        config = thread()
+        out = app.invoke(ask("Refund A1"), config, durability="sync")
+        (pending,) = out["__interrupt__"]
+        assert pending.value["context"]["kind"] == "tool"
+        assert pending.value["context"]["path"] == ["ops", "orders", "clerk"]
+        assert ran == []
+        (review,) = list_reviews(saver)
+        assert review.path == ("ops", "orders", "clerk")
+        assert review.thread_id == config["configurable"]["thread_id"]
+        out = resolve_review(app, thread_id=review.thread_id, decision=Approve())
+        assert ran == ["A1"]
+        assert out["status"] == "done"
+        assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("ops", "success")]
+        assert list_reviews(saver) == []

@@ -21,6 +21,7 @@ from langgraph.types import Command
 from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.worker_node import hop_update
+from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.review.gate import (
@@ -80,6 +81,7 @@ class DispatchReviewNode:
             dispatched_at=route.get("at"),
             step=route["step"],
             turn=state.get("turn", 1),
+            path=_path_to(route["next"], config),
             policy=self.policy,
             config=config,
         )
@@ -150,3 +152,9 @@ class DispatchReviewNode:
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
         """Pause for the decision and apply it (nothing to await)."""
         return self.invoke(state, config)
+
+
+def _path_to(worker: str, config: RunnableConfig) -> tuple[str, ...]:
+    """The worker names from the root down to `worker` (this graph may be a domain)."""
+    parent = hop_context(config)
+    return (*(parent.path if parent is not None else ()), worker)

@@ -35,7 +35,7 @@ from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worke
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
-from langgraph_supervisor_pro._internal.hop import HopContext, with_hop
+from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with_hop
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
@@ -167,7 +167,9 @@ class WorkerNode:
             extra["callbacks"] = [recorder]
         # The metadata above is for traces only; the agent's middleware reads the hop
         # from this typed context.
+        parent = hop_context(config)  # set when this graph is a domain of a tree
         context = HopContext(
+            path=(*(parent.path if parent is not None else ()), self.worker.name),
             worker=self.worker.name,
             step=hop.route["step"],
             turn=hop.turn,

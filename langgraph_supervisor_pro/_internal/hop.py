@@ -51,6 +51,9 @@ class HopContext:
     """When the supervisor dispatched the hop (ISO-8601), stored in state."""
     tier: str | None
     """The autonomy tier the run recorded, if any."""
+    path: tuple[str, ...] = ()
+    """The worker names from the root of a tree of supervisors down to this hop's worker
+    (`("ops", "incident", "pager")`); `(worker,)` at the root."""
 
 
 def with_hop(config: RunnableConfig, hop: HopContext) -> RunnableConfig:

@@ -386,6 +386,15 @@ class PendingReview:
         return str(self._context.get("reason") or "")
 
     @property
+    def path(self) -> tuple[str, ...]:
+        """Where the run paused: worker names from the root down (from the context).
+
+        `("billing",)` for a tool of a root worker; `("incident", "pager")` in a tree.
+        Empty for a payload built by hand without one.
+        """
+        return tuple(str(name) for name in self._context.get("path") or ())
+
+    @property
     def escalations(self) -> tuple[Mapping[str, Any], ...]:
         """The escalations recorded so far, oldest first (`from`, `to`, `reason`, `at`)."""
         history = self._context.get("escalations") or ()

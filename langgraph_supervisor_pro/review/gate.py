@@ -96,6 +96,10 @@ class ReviewContext(TypedDict, total=False):
     """The run's turn."""
     thread_id: str | None
     """The run's thread."""
+    path: list[str]
+    """Where the review paused, as worker names from the root down: `["billing"]` for a
+    tool of a root worker, `["incident", "pager"]` for a tool of the `pager` worker of the
+    `incident` domain, or for `incident`'s dispatch of `pager`."""
     escalations: list[Escalation]
     """The escalations so far, oldest first."""
 
@@ -232,6 +236,7 @@ def gate_request(
     dispatched_at: str | None,
     step: int | None,
     turn: int | None,
+    path: Sequence[str],
     policy: ReviewPolicy,
     config: RunnableConfig,
 ) -> ReviewRequest:
@@ -248,9 +253,10 @@ def gate_request(
         ...                  description="Refund 30 EUR", task="T", worker="billing",
         ...                  risk="high", tier="supervised", reason="high risk",
         ...                  summary="Hop 1", dispatched_at="2030-01-01T00:00:00+00:00",
-        ...                  step=1, turn=1, policy=ReviewPolicy(), config={})
-        >>> p["context"]["worker"], p["context"]["thread_id"]
-        ('billing', None)
+        ...                  step=1, turn=1, path=["billing"], policy=ReviewPolicy(),
+        ...                  config={})
+        >>> p["context"]["worker"], p["context"]["thread_id"], p["context"]["path"]
+        ('billing', None, ['billing'])
     """
     context: ReviewContext = {
         "kind": kind,
@@ -267,6 +273,7 @@ def gate_request(
         "step": step,
         "turn": turn,
         "thread_id": (config.get("configurable") or {}).get("thread_id"),
+        "path": list(path),
     }
     payload = review_payload(
         kind=kind,

@@ -229,6 +229,7 @@ class ToolGuard(AgentMiddleware):
             dispatched_at=hop.dispatched_at if hop is not None else None,
             step=step,
             turn=hop.turn if hop is not None else None,
+            path=hop.path if hop is not None and hop.path else (self.worker,),
             policy=self.policy,
             config=config,
         )
