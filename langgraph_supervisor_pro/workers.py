@@ -102,7 +102,8 @@ class Worker:
     """A compiled LangGraph graph (e.g. from `create_agent`, or another supervisor from
     `create_supervisor`: a domain of a tree) or any Runnable taking `{"messages": [...]}`,
     or a plain sync or async function taking a `WorkerTask`. An uncompiled `StateGraph`
-    is compiled here, without a checkpointer of its own (it inherits the parent's).
+    is compiled here as a stateful subgraph (`compile(checkpointer=True)`: it keeps its
+    state from one visit to the next, in the parent's thread).
     Give either `agent` or `model`."""
     model: BaseChatModel | None = None
     """A chat model: the worker becomes a `create_agent` agent over `tools`, guarded by
@@ -154,9 +155,11 @@ class Worker:
             )
         if isinstance(self.agent, StateGraph):
             # An uncompiled graph (e.g. a domain supervisor from `create_supervisor`) is
-            # compiled without a checkpointer of its own: it inherits its parent's, so
-            # its state is checkpointed in the parent's thread under its own namespace.
-            object.__setattr__(self, "agent", self.agent.compile())
+            # compiled as a stateful subgraph (`checkpointer=True`): its state lives in
+            # the parent's thread under a namespace named after the worker, and persists
+            # from one visit to the next (a domain's next visit is its next turn, and its
+            # workers remember the earlier ones). It inherits the parent's checkpointer.
+            object.__setattr__(self, "agent", self.agent.compile(checkpointer=True))
         if self.agent is not None:
             agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
         elif not isinstance(self.model, BaseChatModel):

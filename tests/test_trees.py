@@ -84,10 +84,10 @@ def test_a_three_level_tree_runs_and_each_level_keeps_its_own_ledger(compiled):
     assert out["messages"][-1].content == "pager handled it. Details for the log."
 
 
-def test_an_uncompiled_graph_is_compiled_without_a_checkpointer_of_its_own():
+def test_an_uncompiled_graph_is_compiled_as_a_stateful_subgraph():
     worker = Worker(name="ops", description="Ops.", agent=_domain("ops", _leaf("pager")))
     assert isinstance(worker.agent, Pregel)
-    assert worker.agent.checkpointer is None  # inherits the parent's
+    assert worker.agent.checkpointer is True  # the parent's, with state across visits
 
     plain: StateGraph[Any, Any, Any, Any] = StateGraph(dict)
     plain.add_node("only", lambda state: {})
@@ -170,10 +170,8 @@ def test_a_three_level_tree_is_durable_on_postgres(pg_database):
             )
         }
     assert "checkpoints" in table_names(pg_database)
-    # Each level checkpoints under its own namespace: root, ops, ops|incident.
-    depths = {ns.count("|") + 1 if ns else 0 for ns in namespaces}
-    assert depths == {0, 1, 2}
-    assert any(ns.startswith("ops:") and "|incident:" in ns for ns in namespaces)
+    # Each level checkpoints under its own namespace, named after its worker.
+    assert namespaces == {"", "ops", "ops|incident"}
 
 
 # -- tiers: a domain may be stricter than its parent, never looser ------------------------
@@ -369,3 +367,40 @@ def test_a_tool_review_three_levels_down_surfaces_with_its_path_and_resumes(pg_d
         assert out["status"] == "done"
         assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("ops", "success")]
         assert list_reviews(saver) == []
+
+
+# -- a domain visited again is its next turn, and its workers remember ---------------------
+
+
+def test_a_domain_visited_again_starts_its_next_turn_and_its_workers_remember():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    seen: list[int] = []
+
+    def pager(task: WorkerTask) -> str:
+        seen.append(len(task.messages))  # the pager's own earlier messages in the domain
+        return f"Paged on-call, visit {len(seen)}."
+
+    incident = _domain("incident", Worker(name="pager", description="Pages on-call.", agent=pager))
+    saver = InMemorySaver()
+
+    def twice(view: SupervisorView) -> str:
+        return "FINISH" if len(view.ledger) >= 2 else "incident"
+
+    app = create_supervisor(
+        [Worker(name="incident", description="Incidents.", agent=incident)], router=twice
+    ).compile(checkpointer=saver)
+    config = thread()
+    out = app.invoke(ask("The database is down"), config)
+    assert [e["summary"] for e in out["ledger"]] == [
+        "Paged on-call, visit 1.",
+        "Paged on-call, visit 2.",
+    ]
+    assert seen == [0, 2]  # the second visit's pager has its first prompt and answer
+    domain = next(
+        item.checkpoint["channel_values"]
+        for item in saver.list(config)
+        if item.config["configurable"]["checkpoint_ns"] == "incident"
+    )
+    assert domain["turn"] == 2  # each visit is a turn of the domain
+    assert domain["status"] == "done" and domain["step"] == 1
