@@ -247,38 +247,13 @@ def test_strictest_tier():
 
 
 def test_a_tool_inside_a_stricter_domain_is_reviewed_in_the_domains_tier():
-    from langchain_core.messages import AIMessage
-    from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
     from langgraph_supervisor_pro import ReviewPolicy
-    from langgraph_supervisor_pro.testing import ScriptedChatModel
 
     ran: list[str] = []
-
-    @tool
-    def update_address(order_id: str) -> str:
-        """Change an order's delivery address."""
-        ran.append(order_id)
-        return "updated"
-
-    model = ScriptedChatModel(
-        script=[
-            AIMessage(
-                content="",
-                tool_calls=[{"name": "update_address", "args": {"order_id": "A1"}, "id": "c1"}],
-            ),
-            "Address updated.",
-        ]
-    )
-    clerk = Worker(
-        name="clerk",
-        description="Edits orders.",
-        model=model,
-        tools=(update_address,),
-        risks={"update_address": "medium"},
-    )
+    clerk = _clerk(ran, risk="medium")
     strict = _domain("orders", clerk, review=ReviewPolicy(tier="manual"))
     app = create_supervisor(
         [Worker(name="orders", description="The orders domain.", agent=strict)],
@@ -301,7 +276,8 @@ def test_a_tool_inside_a_stricter_domain_is_reviewed_in_the_domains_tier():
 # -- interrupts from any depth carry their path -------------------------------------------
 
 
-def _refund_clerk(ran: list[str]) -> Worker:
+def _clerk(ran: list[str], *, risk: str) -> Worker:
+    """A model worker whose agent calls `refund` once (a `risk` tool), then answers."""
     from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
 
@@ -327,7 +303,7 @@ def _refund_clerk(ran: list[str]) -> Worker:
         description="Refunds orders.",
         model=model,
         tools=(refund,),
-        risks={"refund": "high"},
+        risks={"refund": risk},  # type: ignore[dict-item]
     )
 
 
@@ -335,7 +311,7 @@ def test_a_tool_review_at_the_root_has_a_one_name_path():
     from langgraph.checkpoint.memory import InMemorySaver
 
     ran: list[str] = []
-    app = create_supervisor([_refund_clerk(ran)], router=_once("clerk")).compile(
+    app = create_supervisor([_clerk(ran, risk="high")], router=_once("clerk")).compile(
         checkpointer=InMemorySaver()
     )
     out = app.invoke(ask("Refund A1"), thread())
@@ -347,7 +323,7 @@ def test_a_tool_review_three_levels_down_surfaces_with_its_path_and_resumes(pg_d
     from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
 
     ran: list[str] = []
-    orders = _domain("orders", _refund_clerk(ran))
+    orders = _domain("orders", _clerk(ran, risk="high"))
     ops = _domain("ops", Worker(name="orders", description="The orders domain.", agent=orders))
     with open_checkpointer(pg_database) as saver:
         app = create_supervisor(
