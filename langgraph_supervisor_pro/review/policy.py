@@ -59,7 +59,7 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk, check_risk
+from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk, _choices, check_risk
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.confirm import ConfirmCheck
@@ -130,10 +130,6 @@ _FILE_KEYS = (
     "escalate_to",
     "reviewers",
 )
-
-
-def _choices(values: Sequence[str]) -> str:
-    return ", ".join(repr(v) for v in values)
 
 
 def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
