@@ -59,6 +59,7 @@ def create_supervisor(
     compaction: Compaction | None = None,
     review: ReviewPolicy | None = None,
     supervisor_retry: RetryPolicy | None = None,
+    parallel: bool = False,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -96,6 +97,12 @@ def create_supervisor(
             synthesis 2, with LangGraph's default backoff; pass e.g.
             `RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)` to retry
             without waiting (in tests).
+        parallel: Let one decision name several workers, each with its own
+            instructions (the decision's `parallel` field; a `router` may return a
+            list). They run at the same time, each its own hop in its own namespace
+            and ledger entry; the supervisor decides again when all have finished.
+            Each worker at most once per decision; a fan-out that would pass
+            `max_steps` halts before it starts.
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -129,6 +136,8 @@ def create_supervisor(
         compaction=compaction,
     )
     _check_retry(supervisor_retry)
+    if not isinstance(parallel, bool):
+        raise TypeError(f"parallel: got {type(parallel).__name__}; give True or False")
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
@@ -140,7 +149,7 @@ def create_supervisor(
     supervisor = SupervisorNode(
         name=name,
         workers=[(w.name, w.description, w.max_visits) for w in workers],
-        decision_model=route_decision_model([w.name for w in workers]),
+        decision_model=route_decision_model([w.name for w in workers], parallel=parallel),
         model=model,
         router=router,
         prompt=prompt,
@@ -196,7 +205,7 @@ def create_supervisor(
         graph.add_node(
             COMPACTION_NODE,
             compaction_node.runnable(),
-            destinations=tuple(compactors),
+            destinations=tuple(w.name for w in workers),
             retry_policy=RetryPolicy(max_attempts=3),
             metadata={"lgsp_role": "compaction"},
             trace_policy=NODE_TRACE_POLICY,

@@ -10,16 +10,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AnyMessage
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from langgraph_supervisor_pro._internal.text import truncate
 
 __all__ = [
     "FINISH",
     "SUMMARY_MAX_CHARS",
+    "Branch",
     "HaltReason",
     "RouteDecision",
     "RunStatus",
@@ -73,11 +81,36 @@ class RouteDecision(BaseModel):
     )
 
 
-def route_decision_model(worker_names: Sequence[str]) -> type[RouteDecision]:
+class Branch(BaseModel):
+    """One more worker to run at the same time as the decision's `next` (parallel fan-out).
+
+    Each graph built with `parallel=True` gets its own subclass, whose `next` is a
+    `Literal` of that graph's worker names.
+
+    Example:
+        >>> Decision = route_decision_model(["search_web", "search_docs"], parallel=True)
+        >>> d = Decision(next="search_web", instructions="prices",
+        ...              parallel=[{"next": "search_docs", "instructions": "our price list"}])
+        >>> [b.next for b in d.parallel]
+        ['search_docs']
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    next: str = Field(description="A worker to run in parallel with the others.")
+    instructions: str = Field(default="", description="Its own instructions.")
+
+
+def route_decision_model(
+    worker_names: Sequence[str], *, parallel: bool = False
+) -> type[RouteDecision]:
     """Build the `RouteDecision` model for a set of workers.
 
     Args:
         worker_names: The workers the supervisor may route to.
+        parallel: Add a `parallel` field: further workers (each with its own
+            instructions) to run at the same time as `next`. Each worker may appear
+            once per decision, and never beside FINISH.
 
     Returns:
         A `RouteDecision` subclass whose `next` only accepts those names or `"FINISH"`.
@@ -95,16 +128,62 @@ def route_decision_model(worker_names: Sequence[str]) -> type[RouteDecision]:
         raise ValueError("worker_names: give at least one worker name")
     options = (*names, FINISH)
     next_type: Any = Literal.__getitem__(options)
-    model: type[RouteDecision] = create_model(
+    next_field = (
+        next_type,
+        Field(description=f"One of: {', '.join(options)}. FINISH ends the delegation."),
+    )
+    if not parallel:
+        model: type[RouteDecision] = create_model(
+            "RouteDecision",
+            __base__=RouteDecision,
+            __doc__="Route the task to one worker with instructions, or FINISH.",
+            next=next_field,
+        )
+        return model
+    branch_type: Any = Literal.__getitem__(names)
+    branch: type[Branch] = create_model(
+        "Branch",
+        __base__=Branch,
+        __doc__=Branch.__doc__,
+        next=(branch_type, Field(description=f"One of: {', '.join(names)}.")),
+    )
+    parallel_model: type[RouteDecision] = create_model(
         "RouteDecision",
         __base__=RouteDecision,
-        __doc__="Route the task to one worker with instructions, or FINISH.",
-        next=(
-            next_type,
-            Field(description=f"One of: {', '.join(options)}. FINISH ends the delegation."),
+        __doc__=(
+            "Route the task to one worker with instructions, or FINISH; `parallel` names "
+            "more workers to run at the same time, on independent parts of the task."
+        ),
+        __validators__={"_distinct": cast(Any, model_validator(mode="after")(_distinct_branches))},
+        next=next_field,
+        parallel=(
+            list[branch],
+            Field(
+                default_factory=list,
+                description=(
+                    "Other workers to run at the same time as `next`, each with its own "
+                    "instructions, for independent parts of the task (empty for one worker "
+                    "or FINISH). Each worker at most once per decision."
+                ),
+            ),
         ),
     )
-    return model
+    return parallel_model
+
+
+def _distinct_branches(decision: Any) -> Any:
+    """A parallel decision names each worker once, and never runs beside FINISH."""
+    branches = getattr(decision, "parallel", [])
+    if branches and decision.next == FINISH:
+        raise ValueError("parallel: FINISH ends the delegation; give no parallel workers with it")
+    names = [decision.next, *(b.next for b in branches)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(
+            f"parallel: {twice} named more than once; give each worker once per decision "
+            "(merge their instructions)"
+        )
+    return decision
 
 
 class WorkerTask(BaseModel):

@@ -19,7 +19,9 @@ from typing_extensions import TypedDict
 from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
 
 __all__ = [
+    "BranchStage",
     "CompactionEntry",
+    "FanoutRoute",
     "LedgerEntry",
     "RouteState",
     "SecurityEntry",
@@ -126,6 +128,29 @@ class RouteState(TypedDict):
     deadlines, stable however often the hop's nodes re-run."""
 
 
+BranchStage = Literal["review", "approved", "closed", "dispatched"]
+"""Where one branch of a parallel decision stands: awaiting its dispatch review (manual
+tier), approved by it, settled by the reviewer without running (`closed`), or sent to its
+worker (`dispatched`)."""
+
+
+class FanoutRoute(RouteState):
+    """One branch of a parallel decision (`create_supervisor(parallel=True)`)."""
+
+    stage: BranchStage
+
+
+def _merge_fanout(
+    current: Mapping[str, FanoutRoute] | None, update: Mapping[str, FanoutRoute] | None
+) -> dict[str, FanoutRoute]:
+    """Merge branch records by worker name.
+
+    Each branch's node writes its own key; the supervisor replaces the whole value
+    (with LangGraph's `Overwrite`) when it decides.
+    """
+    return {**(current or {}), **(update or {})}
+
+
 def _append(current: Sequence[Any], batches: Sequence[Sequence[Any]]) -> list[Any]:
     merged = list(current)
     for batch in batches:
@@ -211,7 +236,9 @@ class SupervisorState(SupervisorInput, total=False):
     compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]
     """Every compaction of a worker's history (and every failed one), oldest first."""
     route: RouteState | None
-    """The hop in flight (None when none is)."""
+    """The hop in flight (None when none is, or when a parallel decision is in flight)."""
+    fanout: Annotated[dict[str, FanoutRoute], _merge_fanout]
+    """The branches of the parallel decision in flight, by worker name (empty otherwise)."""
     step: int
     """Hops dispatched in the current turn."""
     turn: int

@@ -47,6 +47,7 @@ SUBMODULES: dict[str, set[str]] = {
         "create_supervisor",
     },
     "contracts": {
+        "Branch",
         "FINISH",
         "HaltReason",
         "RouteDecision",
@@ -58,7 +59,9 @@ SUBMODULES: dict[str, set[str]] = {
         "route_decision_model",
     },
     "state": {
+        "BranchStage",
         "CompactionEntry",
+        "FanoutRoute",
         "LedgerEntry",
         "RouteState",
         "SecurityEntry",

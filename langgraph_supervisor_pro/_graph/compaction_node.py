@@ -10,6 +10,7 @@ summary's id is derived from the ids it replaces, so a re-run writes the same on
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._graph.fanout import dispatched
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
@@ -85,61 +87,101 @@ class CompactionNode:
                 out[name] = WorkerResult.model_validate(dict(entry))
         return out
 
-    def _target(self, state: SupervisorState) -> tuple[RouteState, Compactor, list[BaseMessage]]:
+    def _targets(self, state: SupervisorState) -> list[RouteState]:
+        """The hops this step compacts for: the routed one, or a parallel decision's branches.
+
+        A serial hop is compacted unconditionally (the supervisor sent it here); of a
+        parallel decision's dispatched branches, those whose worker needs it.
+        """
         route = state.get("route")
-        if not route or route["next"] not in self.compactors:
-            raise RuntimeError(
-                f"the compaction step ran without a route to a compacting worker (route={route!r})"
-            )
-        slot = (state.get("workers") or {}).get(route["next"])
-        return route, self.compactors[route["next"]], list(slot["messages"]) if slot else []
+        if route is not None:
+            if route["next"] not in self.compactors:
+                raise RuntimeError(
+                    "the compaction step ran without a route to a compacting worker "
+                    f"(route={route!r})"
+                )
+            return [route]
+        task = state.get("task", "")
+        branches = dispatched(state)
+        targets = [r for r in branches if self.needed(state, r, task) is not None]
+        if not branches:
+            raise RuntimeError("the compaction step ran with no hop in flight")
+        return targets
 
-    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+    def _history(self, state: SupervisorState, worker: str) -> list[BaseMessage]:
+        slot = (state.get("workers") or {}).get(worker)
+        return list(slot["messages"]) if slot else []
+
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Compact synchronously."""
-        route, compactor, history = self._target(state)
-        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
-        outcome = compactor.compact(
-            history, task=state.get("task", ""), config={"callbacks": [recorder]}
-        )
-        return self._command(state, route, outcome, recorder)
+        done = []
+        for route in self._targets(state):
+            compactor = self.compactors[route["next"]]
+            recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+            outcome = compactor.compact(
+                self._history(state, route["next"]),
+                task=state.get("task", ""),
+                config={"callbacks": [recorder]},
+            )
+            done.append((route, outcome, recorder))
+        return self._command(state, done)
 
-    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
-        """Compact on the event loop."""
-        route, compactor, history = self._target(state)
-        recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
-        outcome = await compactor.acompact(
-            history, task=state.get("task", ""), config={"callbacks": [recorder]}
-        )
-        return self._command(state, route, outcome, recorder)
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
+        """Compact on the event loop (a parallel decision's workers concurrently)."""
+
+        async def one(
+            route: RouteState,
+        ) -> tuple[RouteState, CompactionOutcome, UsageRecorder]:
+            compactor = self.compactors[route["next"]]
+            recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+            outcome = await compactor.acompact(
+                self._history(state, route["next"]),
+                task=state.get("task", ""),
+                config={"callbacks": [recorder]},
+            )
+            return route, outcome, recorder
+
+        done = await asyncio.gather(*(one(r) for r in self._targets(state)))
+        return self._command(state, list(done))
 
     def _command(
         self,
         state: SupervisorState,
-        route: RouteState,
-        outcome: CompactionOutcome,
-        recorder: UsageRecorder,
-    ) -> Command[str]:
-        worker = route["next"]
-        reason = self.needed(state, route, state.get("task", "")) or "trigger"
-        entry = CompactionEntry(
-            turn=state.get("turn", 1),
-            step=route["step"],
-            worker=worker,
-            reason=reason,
-            tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after,
-            removed=len(outcome.removed_ids) if outcome.compacted else 0,
-            attempts=outcome.attempts,
-            error=outcome.error,
-        )
-        update: dict[str, Any] = {"compactions": [entry]}
-        usage = recorder.entries(
-            turn=entry["turn"], step=entry["step"], role="summarizer", worker=worker
-        )
+        done: list[tuple[RouteState, CompactionOutcome, UsageRecorder]],
+    ) -> Command[Any]:
+        entries: list[CompactionEntry] = []
+        usage: list[Any] = []
+        slots: dict[str, Any] = {}
+        for route, outcome, recorder in done:
+            worker = route["next"]
+            reason = self.needed(state, route, state.get("task", "")) or "trigger"
+            entry = CompactionEntry(
+                turn=state.get("turn", 1),
+                step=route["step"],
+                worker=worker,
+                reason=reason,
+                tokens_before=outcome.tokens_before,
+                tokens_after=outcome.tokens_after,
+                removed=len(outcome.removed_ids) if outcome.compacted else 0,
+                attempts=outcome.attempts,
+                error=outcome.error,
+            )
+            entries.append(entry)
+            usage.extend(
+                recorder.entries(
+                    turn=entry["turn"], step=entry["step"], role="summarizer", worker=worker
+                )
+            )
+            if outcome.compacted:
+                slots[worker] = {
+                    "compact": {"remove": outcome.removed_ids, "summary": outcome.messages[0]}
+                }
+        update: dict[str, Any] = {"compactions": entries}
         if usage:
             update["usage"] = usage
-        if outcome.compacted:
-            update["workers"] = {
-                worker: {"compact": {"remove": outcome.removed_ids, "summary": outcome.messages[0]}}
-            }
-        return Command(goto=worker, update=update)
+        if slots:
+            update["workers"] = slots
+        serial = state.get("route")
+        if serial is not None:
+            return Command(goto=serial["next"], update=update)
+        return Command(goto=[r["next"] for r in dispatched(state)], update=update)

@@ -65,3 +65,19 @@ def check_ping_pong(worker: str, ledger: Sequence[LedgerEntry], window: int | No
         f"workers {a!r} and {b!r} were about to alternate for {window} hops in a row with no "
         f"success in between (ping_pong_window={window})",
     )
+
+
+def check_fan_out(step: int, width: int, max_steps: int) -> Halt | None:
+    """Halt when a parallel decision's `width` hops would overrun the hop budget.
+
+    Guards count hops, not decisions: a fan-out of three at step 18 of 20 would run hops
+    19, 20 and 21, so it does not start.
+    """
+    if step + width > max_steps:
+        left = max(max_steps - step, 0)
+        return (
+            "max_steps",
+            f"the supervisor asked for {width} parallel hops with {left} of its budget of "
+            f"{max_steps} hops left (max_steps={max_steps})",
+        )
+    return None

@@ -12,12 +12,14 @@ result).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, with_stage
 from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.worker_node import hop_update
@@ -54,7 +56,7 @@ class DispatchReviewNode:
         self.supervisor = supervisor
         self.next_step = next_step
 
-    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
+    def runnable(self) -> GraphNode[SupervisorState, Command[Any]]:
         """The node as a Runnable (the same body sync and async: it only pauses)."""
         return GraphNode(REVIEW_NODE, self.invoke, self.ainvoke)
 
@@ -86,9 +88,16 @@ class DispatchReviewNode:
             config=config,
         )
 
-    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
-        """Pause for the decision and apply it."""
-        route = state.get("route")
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
+        """Pause for the decision and apply it.
+
+        The node reviews the serial hop in flight, or, when it is one branch of a
+        parallel decision (a `Send` whose argument holds the branch), that branch:
+        then it records the decision in `fanout` and goes back to the supervisor, which
+        dispatches the approved branches together once every review is answered.
+        """
+        branch = cast(Mapping[str, Any], state).get(BRANCH_KEY)
+        route = branch if branch is not None else state.get("route")
         if not route or route["next"] not in self.workers:
             raise RuntimeError(f"the review step ran without a dispatch to review ({route!r})")
         decision = request_review(
@@ -96,6 +105,18 @@ class DispatchReviewNode:
         )
         if isinstance(decision, EditDecision):
             target = decision.edited_action.name.removeprefix(_DISPATCH)
+            if branch is not None and target != route["next"]:
+                return self._closed(
+                    state,
+                    route,
+                    WorkerResult(
+                        status="failed",
+                        error=f"the reviewer's edit names {decision.edited_action.name!r}; in "
+                        "a parallel dispatch an edit may change the instructions, not the "
+                        "worker; nothing ran",
+                    ),
+                    branch=True,
+                )
             if target not in self.workers:
                 # Fail closed: nothing runs, the hop records why, the supervisor decides.
                 return self._closed(
@@ -107,7 +128,7 @@ class DispatchReviewNode:
                         f"is not a worker (dispatch:<{'|'.join(self.workers)}>); nothing ran",
                     ),
                 )
-            route = RouteState(
+            edited = RouteState(
                 next=target,
                 instructions=str(
                     decision.edited_action.args.get("instructions", route["instructions"])
@@ -115,6 +136,11 @@ class DispatchReviewNode:
                 step=route["step"],
                 decided_by=route["decided_by"],
             )
+            if "at" in route:
+                edited["at"] = route["at"]
+            route = edited
+            if branch is not None:
+                return self._approved(route)
             return Command(goto=self.next_step(state, route), update={"route": route})
         if isinstance(decision, RejectDecision | RespondDecision):
             result = (
@@ -130,12 +156,25 @@ class DispatchReviewNode:
                     + (f": {decision.message}" if decision.message else ""),
                 )
             )
-            return self._closed(state, route, result)
+            return self._closed(state, route, result, branch=branch is not None)
+        if branch is not None:
+            return self._approved(route)
         return Command(goto=self.next_step(state, route))
 
+    def _approved(self, route: RouteState) -> Command[Any]:
+        """A parallel branch approved (perhaps edited): the supervisor dispatches it."""
+        return Command(
+            goto=self.supervisor, update={"fanout": {route["next"]: with_stage(route, "approved")}}
+        )
+
     def _closed(
-        self, state: SupervisorState, route: RouteState, result: WorkerResult
-    ) -> Command[str]:
+        self,
+        state: SupervisorState,
+        route: RouteState,
+        result: WorkerResult,
+        *,
+        branch: bool = False,
+    ) -> Command[Any]:
         """Record the hop as the reviewer settled it (no worker ran) and go back."""
         task = WorkerTask(
             worker=route["next"],
@@ -145,11 +184,19 @@ class DispatchReviewNode:
         )
         prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
         update = hop_update(
-            route["next"], route, state.get("turn", 1), [prompt], result.model_dump(), result
+            route["next"],
+            route,
+            state.get("turn", 1),
+            [prompt],
+            result.model_dump(),
+            result,
+            serial=not branch,
         )
+        if branch:
+            update["fanout"] = {route["next"]: with_stage(route, "closed")}
         return Command(goto=self.supervisor, update=update)
 
-    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Pause for the decision and apply it (nothing to await)."""
         return self.invoke(state, config)
 

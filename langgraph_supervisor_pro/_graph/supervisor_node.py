@@ -23,11 +23,12 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.errors import NodeError
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite, Send
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._graph import loop_guards as _guards
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
+from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, branches, with_stage
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
@@ -52,6 +53,8 @@ class _Decision:
     next: str
     instructions: str
     decided_by: DecidedBy
+    parallel: tuple[tuple[str, str], ...] = ()
+    """Further (worker, instructions) to run at the same time as `next`."""
 
 
 @dataclass(frozen=True)
@@ -117,9 +120,15 @@ class SupervisorNode:
             f"{(prompt or DEFAULT_SUPERVISOR_PROMPT).strip()}\n\nWorkers:\n{catalogue}\n\n"
             f"Answer with `next` (exactly one of: {options}) and `instructions`."
         )
+        self.parallel = "parallel" in decision_model.model_fields
+        if self.parallel:
+            self.system_prompt += (
+                " To run several workers at the same time on independent parts of the task, "
+                "name the others in `parallel`, each with its own instructions."
+            )
         self._options = options
 
-    def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
+    def runnable(self) -> GraphNode[SupervisorState, Command[Any]]:
         """The node as a Runnable with native sync and async bodies."""
         return GraphNode(self.name, self.invoke, self.ainvoke)
 
@@ -218,6 +227,10 @@ class SupervisorNode:
                     "the reply held no structured decision (free text, or no call of the "
                     "RouteDecision tool)"
                 )
+        if isinstance(value, list | tuple):
+            value = self._fan_in(value)
+            if isinstance(value, _Invalid):
+                return value
         if isinstance(value, str):
             value = {"next": value}
         if isinstance(value, BaseModel):
@@ -228,7 +241,30 @@ class SupervisorNode:
             decision = self.decision_model.model_validate(dict(value))
         except ValidationError as exc:
             return _Invalid(_short_error(exc))
-        return _Decision(decision.next, decision.instructions.strip(), decided_by)
+        branches = tuple(
+            (b.next, b.instructions.strip()) for b in getattr(decision, "parallel", ())
+        )
+        return _Decision(decision.next, decision.instructions.strip(), decided_by, branches)
+
+    def _fan_in(self, routes: Sequence[Any]) -> dict[str, Any] | _Invalid:
+        """A router's list of routes as one decision: the first, and the rest in parallel."""
+        if not self.parallel:
+            return _Invalid(
+                f"got a list of {len(routes)} routes; running several workers at once "
+                "needs create_supervisor(..., parallel=True)"
+            )
+        items: list[dict[str, Any]] = []
+        for item in routes:
+            if isinstance(item, str):
+                item = {"next": item}
+            elif isinstance(item, BaseModel):
+                item = item.model_dump()
+            if not isinstance(item, Mapping):
+                return _Invalid(f"a list of routes holds a {type(item).__name__}")
+            items.append({"next": item.get("next"), "instructions": item.get("instructions", "")})
+        if not items:
+            return _Invalid("an empty list of routes; return FINISH to end the delegation")
+        return {**items[0], "parallel": items[1:]}
 
     # -- deciding ------------------------------------------------------------------------
 
@@ -240,9 +276,12 @@ class SupervisorNode:
             return _Invalid(f"the router returned an invalid route: {parsed.error}")
         return parsed
 
-    def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[str]]:
+    def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[Any]]:
         """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
+        approved = [] if intake else branches(state, "approved")
+        if approved:  # a parallel decision's branches, back from their dispatch reviews
+            return self._dispatch(state, approved)
         parent = hop_context(config)
         if parent is not None and parent.tier:
             # A domain of a tree: the parent's tier, or this level's own policy when that
@@ -288,11 +327,11 @@ class SupervisorNode:
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
 
-    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+    def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Decide synchronously."""
         return drive(self._deciding(state, config))
 
-    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[str]:
+    async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Decide on the event loop."""
         return await adrive(self._deciding(state, config))
 
@@ -345,10 +384,12 @@ class SupervisorNode:
         choice: _Decision | _Invalid,
         sent: list[list[BaseMessage]] | None = None,
         tier: str = "supervised",
-    ) -> Command[str]:
+    ) -> Command[Any]:
         usage = self._usage(view, sent or [])
         if state.get("autonomy") != tier:  # written when it changes, not every hop
             intake = {**intake, "autonomy": tier}
+        if state.get("fanout"):  # the last parallel decision is over
+            intake = {**intake, "fanout": Overwrite({})}
         if usage:
             intake["usage"] = usage
         if isinstance(choice, _Invalid):
@@ -360,6 +401,8 @@ class SupervisorNode:
                 f"({truncate(choice.error, 200)}). Work on the task as best you can.",
                 "fallback",
             )
+        if choice.parallel:
+            return self._fan_out(state, intake, view, choice, tier)
         if choice.next == FINISH:
             route = RouteState(
                 next=FINISH,
@@ -385,6 +428,65 @@ class SupervisorNode:
         )
         goto = REVIEW_NODE if tier == "manual" else self.next_step(state, route)
         return Command(goto=goto, update={**intake, "route": route, "step": step})
+
+    def _fan_out(
+        self,
+        state: SupervisorState,
+        intake: dict[str, Any],
+        view: SupervisorView,
+        choice: _Decision,
+        tier: str,
+    ) -> Command[Any]:
+        """Send a parallel decision's workers on together (each its own hop)."""
+        names = [choice.next, *(name for name, _ in choice.parallel)]
+        halt = _guards.check_fan_out(view.step, len(names), self.max_steps)
+        for name in names:
+            halt = halt or _guards.check_max_visits(name, view.ledger, self.max_visits)
+        if halt is not None:
+            return self._halt(intake, *halt)
+        at = datetime.now(UTC).isoformat()
+        instructions = [choice.instructions, *(text for _, text in choice.parallel)]
+        routes = [
+            RouteState(
+                next=name,
+                instructions=text,
+                step=view.step + index,
+                decided_by=choice.decided_by,
+                at=at,
+            )
+            for index, (name, text) in enumerate(zip(names, instructions, strict=True), 1)
+        ]
+        update = {**intake, "route": None, "step": view.step + len(routes)}
+        if tier == "manual":
+            ledger = list(view.ledger)
+            update["fanout"] = Overwrite({r["next"]: with_stage(r, "review") for r in routes})
+            sends = [
+                Send(
+                    REVIEW_NODE,
+                    {BRANCH_KEY: r, "task": view.task, "turn": view.turn, "ledger": ledger},
+                )
+                for r in routes
+            ]
+            return Command(goto=sends, update=update)
+        update["fanout"] = Overwrite({r["next"]: with_stage(r, "dispatched") for r in routes})
+        return Command(goto=self._branch_goto(state, view.task, routes), update=update)
+
+    def _dispatch(self, state: SupervisorState, approved: list[RouteState]) -> Command[Any]:
+        """Send the approved branches of a parallel decision to their workers."""
+        update = {"fanout": {r["next"]: with_stage(r, "dispatched") for r in approved}}
+        return Command(
+            goto=self._branch_goto(state, state.get("task", ""), approved), update=update
+        )
+
+    def _branch_goto(
+        self, state: SupervisorState, task: str, routes: Sequence[RouteState]
+    ) -> str | list[str]:
+        """The compaction step when a branch's worker needs it, else all the workers."""
+        if self.compaction is not None and any(
+            self.compaction.needed(state, r, task) for r in routes
+        ):
+            return COMPACTION_NODE
+        return [r["next"] for r in routes]
 
     def next_step(self, state: SupervisorState, route: RouteState) -> str:
         """Where an approved route goes: the compaction step when due, else the worker."""

@@ -32,6 +32,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worker_output
+from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
@@ -71,6 +72,8 @@ class _Hop:
     route: RouteState
     turn: int
     autonomy: str | None = None
+    serial: bool = True
+    """False for one branch of a parallel decision."""
 
 
 class WorkerNode:
@@ -107,13 +110,19 @@ class WorkerNode:
     # -- reading the hop --------------------------------------------------------------
 
     def _route(self, state: SupervisorState) -> RouteState:
-        route = state.get("route")
-        if not route or route["next"] != self.worker.name:
+        route = route_of(state, self.worker.name)
+        if route is None:
             raise RuntimeError(
                 f"worker {self.worker.name!r} ran without a route addressed to it "
-                f"(route={route!r}); worker nodes are only reached from the supervisor"
+                f"(route={state.get('route')!r}, fanout={state.get('fanout')!r}); worker "
+                "nodes are only reached from the supervisor"
             )
         return route
+
+    def _serial(self, state: SupervisorState) -> bool:
+        """Whether this hop is the serial route (not one branch of a parallel decision)."""
+        route = state.get("route")
+        return route is not None and route["next"] == self.worker.name
 
     def _reads(self, state: SupervisorState) -> dict[str, Mapping[str, Any]]:
         return latest_results(state.get("workers") or {}, self.worker.reads)
@@ -131,7 +140,11 @@ class WorkerNode:
             reads=dict(reads),
         )
         return _Hop(
-            task=task, route=route, turn=state.get("turn", 1), autonomy=state.get("autonomy")
+            task=task,
+            route=route,
+            turn=state.get("turn", 1),
+            autonomy=state.get("autonomy"),
+            serial=self._serial(state),
         )
 
     def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
@@ -340,6 +353,7 @@ class WorkerNode:
             entry,
             result,
             refused=[e["tool"] for e in security],
+            serial=hop.serial,
         )
         if compacted is not None:
             summary, removed = compacted
@@ -424,7 +438,7 @@ class WorkerNode:
     def _failed(self, state: SupervisorState, exc: BaseException) -> dict[str, Any]:
         """A `failed` hop for an attempt that raised (after the retries)."""
         text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
-        route = state.get("route") or RouteState(
+        route = route_of(state, self.worker.name) or RouteState(
             next=self.worker.name,
             instructions="",
             step=state.get("step", 0),
@@ -439,7 +453,13 @@ class WorkerNode:
         prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
         result = WorkerResult(status="failed", error=text)
         return hop_update(
-            self.worker.name, route, state.get("turn", 1), [prompt], result.model_dump(), result
+            self.worker.name,
+            route,
+            state.get("turn", 1),
+            [prompt],
+            result.model_dump(),
+            result,
+            serial=self._serial(state),
         )
 
 
@@ -491,8 +511,13 @@ def hop_update(
     result: WorkerResult,
     *,
     refused: Sequence[str] = (),
+    serial: bool = True,
 ) -> dict[str, Any]:
-    """The state update for one finished hop: the worker's slot, one ledger line, no route."""
+    """The state update for one finished hop: the worker's slot, one ledger line, no route.
+
+    A branch of a parallel decision (`serial=False`) leaves `route` alone: its siblings
+    finish in the same super-step, and the supervisor clears the fan-out when it decides.
+    """
     ledger = LedgerEntry(
         turn=turn,
         step=route["step"],
@@ -504,8 +529,10 @@ def hop_update(
         error=result.error,
         refused=list(refused),
     )
-    return {
+    update: dict[str, Any] = {
         "workers": {worker: {"messages": list(messages), "results": [dict(entry)]}},
         "ledger": [ledger],
-        "route": None,
     }
+    if serial:
+        update["route"] = None
+    return update
