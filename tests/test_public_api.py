@@ -443,7 +443,8 @@ def test_signatures_are_pinned():
         "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
         "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
         "compaction: 'Compaction | None' = None, review: 'ReviewPolicy | None' = None, "
-        "supervisor_retry: 'RetryPolicy | None' = None) -> 'SupervisorGraph'"
+        "supervisor_retry: 'RetryPolicy | None' = None, parallel: 'bool' = False) "
+        "-> 'SupervisorGraph'"
     )
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
     assert fields == [
