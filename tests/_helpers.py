@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import StateSnapshot
 
 from langgraph_supervisor_pro import Worker, create_supervisor
 
@@ -32,3 +33,21 @@ def compile_team(workers: Iterable[Worker], **kwargs: Any):
 
 def ask(text: str = "Write a report on cats") -> dict[str, Any]:
     return {"messages": [("user", text)]}
+
+
+def task_errors(snapshot: StateSnapshot) -> list[tuple[str, Exception]]:
+    """Every task error in a snapshot and, at any depth, its subgraphs' snapshots
+    (`get_state(config, subgraphs=True)` nests them in `task.state`)."""
+    errors: list[tuple[str, Exception]] = []
+    for task in snapshot.tasks:
+        if task.error is not None:
+            errors.append((task.name, task.error))
+        if isinstance(task.state, StateSnapshot):
+            errors.extend(task_errors(task.state))
+    return errors
+
+
+def without_invalid_answer(value: Any) -> Any:
+    """A review payload without `context["invalid_answer"]` (what a refused answer adds)."""
+    context = {k: v for k, v in value["context"].items() if k != "invalid_answer"}
+    return {**value, "context": context}

@@ -380,3 +380,187 @@ def test_a_domain_visited_again_starts_its_next_turn_and_its_workers_remember():
     )
     assert domain["turn"] == 2  # each visit is a turn of the domain
     assert domain["status"] == "done" and domain["step"] == 1
+
+
+# -- an invalid answer to a review, at any depth: the same review, pending again ------------
+
+BAD_ANSWERS: list[Any] = [
+    "approve",
+    {"decisions": [{"type": "maybe"}]},
+    {"decisions": [{"type": "edit"}]},
+]
+APPROVE = {"decisions": [{"type": "approve"}]}
+
+
+def _reviewed_tree(kind: str, depth: int, ran: list[str], saver: Any, **policy: Any) -> Any:
+    """A tree whose run pauses `depth` levels down: on the `refund` tool of the `clerk`
+    model worker (`kind="tool"`), or on the dispatch of the `clerk` function worker by a
+    manual-tier supervisor (`kind="dispatch"`); `policy` goes to that supervisor."""
+    from langgraph_supervisor_pro import ReviewPolicy
+
+    if kind == "tool":
+        leaf = _clerk(ran, risk="high")
+        review = ReviewPolicy(**policy)
+    else:
+
+        def clerk(task: WorkerTask) -> str:
+            ran.append("A1")
+            return "Refunded A1."
+
+        leaf = Worker(name="clerk", description="Refunds orders.", agent=clerk)
+        review = ReviewPolicy(tier="manual", **policy)
+    if depth == 1:
+        team = create_supervisor([leaf], router=_once("clerk"), review=review)
+        return team.compile(checkpointer=saver)
+    top = Worker(
+        name="orders",
+        description="The orders domain.",
+        agent=_domain("orders", leaf, review=review),
+    )
+    if depth == 3:
+        top = Worker(name="ops", description="Operations.", agent=_domain("ops", top))
+    return create_supervisor([top], router=_once(top.name)).compile(checkpointer=saver)
+
+
+def _resume(pending: Any, value: Any, by_id: bool) -> Any:
+    from langgraph.types import Command
+
+    return Command(resume={pending.id: value} if by_id else value)
+
+
+def _refused(
+    app: Any, config: Any, pending: Any, bad: Any, by_id: bool, *, then_none: bool = True
+) -> Any:
+    """Answer `pending` with `bad`: the same review is pending again, and no error is saved;
+    then (`then_none`) `invoke(None)` finds it as it was."""
+    from tests._helpers import task_errors, without_invalid_answer
+
+    out = app.invoke(_resume(pending, bad, by_id), config)  # no ValidationError
+    (again,) = out["__interrupt__"]
+    assert again.id == pending.id
+    assert again.value["action_requests"] == pending.value["action_requests"]
+    assert without_invalid_answer(again.value) == without_invalid_answer(pending.value)
+    assert again.response_schema == pending.response_schema
+    assert again.value["context"]["invalid_answer"]
+    assert task_errors(app.get_state(config, subgraphs=True)) == []
+    if not then_none:
+        return again
+    # Nothing left to fail on: `invoke(None)` finds the run waiting on the same review.
+    (still,) = app.invoke(None, config)["__interrupt__"]
+    assert still.id == pending.id
+    assert still.value["action_requests"] == pending.value["action_requests"]
+    assert task_errors(app.get_state(config, subgraphs=True)) == []
+    return again
+
+
+@pytest.mark.parametrize("bad", BAD_ANSWERS)
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by_id"])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["tool", "dispatch"])
+def test_an_invalid_answer_at_any_depth_leaves_the_same_review_pending(kind, depth, by_id, bad):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ran: list[str] = []
+    app = _reviewed_tree(kind, depth, ran, InMemorySaver())
+    config = thread()
+    (pending,) = app.invoke(ask("Refund A1"), config)["__interrupt__"]
+    assert pending.value["context"]["kind"] == kind
+    assert len(pending.value["context"]["path"]) == depth
+    _refused(app, config, pending, bad, by_id)
+    _refused(app, config, pending, BAD_ANSWERS[0], not by_id)  # and again, the other way
+    assert ran == []
+    out = app.invoke(_resume(pending, APPROVE, by_id), config)
+    assert ran == ["A1"]  # resumed where it paused: the action ran, once
+    assert out["status"] == "done" and "__interrupt__" not in out
+    assert out["messages"][-1].content == "Refunded A1."
+
+
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by_id"])
+@pytest.mark.parametrize("kind", ["tool", "dispatch"])
+def test_an_escalated_review_three_levels_down_refuses_an_invalid_answer(kind, by_id):
+    from datetime import UTC, datetime
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_supervisor_pro.review import list_reviews, sweep_reviews
+
+    ran: list[str] = []
+    saver = InMemorySaver()
+    app = _reviewed_tree(kind, 3, ran, saver, on_timeout="escalate", escalate_to="leads")
+    config = thread()
+    (first,) = app.invoke(ask("Refund A1"), config)["__interrupt__"]
+    (action,) = sweep_reviews(app, saver, now=datetime(2999, 1, 1, tzinfo=UTC))
+    assert action.action == "escalate"
+    (pending,) = app.get_state(config).interrupts
+    assert pending.id != first.id  # the escalated review is the task's second question
+    assert pending.value["context"]["reviewers"] == "leads"
+    # Not `invoke(None)` after an answer by id: the sweep answered the only pending review
+    # without its id, and LangGraph keeps such an answer with the checkpoint and applies
+    # it again on `invoke(None)` (it would escalate a second time, refusal or not).
+    maybe = {"decisions": [{"type": "maybe"}]}
+    again = _refused(app, config, pending, maybe, by_id, then_none=not by_id)
+    assert again.value["context"]["escalations"] == pending.value["context"]["escalations"]
+    (review,) = list_reviews(saver)
+    assert review.interrupt_id == pending.id and review.escalated
+    out = app.invoke(_resume(pending, APPROVE, by_id), config)
+    assert ran == ["A1"] and out["status"] == "done"
+
+
+@pytest.mark.parametrize("kind", ["tool", "dispatch"])
+def test_an_invalid_answer_three_levels_down_under_ainvoke(kind):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests._helpers import task_errors
+
+    ran: list[str] = []
+    app = _reviewed_tree(kind, 3, ran, InMemorySaver())
+    config = thread()
+
+    async def scenario() -> dict[str, Any]:
+        (pending,) = (await app.ainvoke(ask("Refund A1"), config))["__interrupt__"]
+        for bad in BAD_ANSWERS:
+            out = await app.ainvoke(_resume(pending, bad, by_id=True), config)
+            (again,) = out["__interrupt__"]
+            assert again.id == pending.id and again.value["context"]["invalid_answer"]
+            assert task_errors(await app.aget_state(config, subgraphs=True)) == []
+        (still,) = (await app.ainvoke(None, config))["__interrupt__"]
+        assert still.id == pending.id and ran == []
+        return dict(await app.ainvoke(_resume(pending, APPROVE, by_id=True), config))
+
+    out = asyncio.run(scenario())
+    assert ran == ["A1"] and out["status"] == "done"
+
+
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by_id"])
+@pytest.mark.parametrize("kind", ["tool", "dispatch"])
+def test_an_invalid_answer_three_levels_down_leaves_no_error_on_postgres(pg_database, kind, by_id):
+    import psycopg
+
+    from langgraph_supervisor_pro import open_checkpointer
+    from langgraph_supervisor_pro.review import Approve, get_review, list_reviews, resolve_review
+
+    ran: list[str] = []
+    with open_checkpointer(pg_database) as saver:
+        app = _reviewed_tree(kind, 3, ran, saver)
+        config = thread()
+        thread_id = config["configurable"]["thread_id"]
+        out = app.invoke(ask("Refund A1"), config, durability="sync")
+        (pending,) = out["__interrupt__"]
+        for bad in BAD_ANSWERS:
+            _refused(app, config, pending, bad, by_id)
+        with psycopg.connect(pg_database) as conn:
+            channels = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT channel FROM checkpoint_writes WHERE thread_id = %s", (thread_id,)
+                )
+            }
+        assert "__interrupt__" in channels and "__error__" not in channels
+        (listed,) = list_reviews(saver)
+        got = get_review(app, thread_id=thread_id)
+        assert listed.interrupt_id == got.interrupt_id == pending.id
+        assert listed.path == got.path == ("ops", "orders", "clerk")
+        assert ran == []
+        out = resolve_review(app, thread_id=thread_id, decision=Approve())
+        assert ran == ["A1"] and out["status"] == "done"
+        assert list_reviews(saver) == []

@@ -227,9 +227,12 @@ class WorkerNode:
         Retries follow the worker's LangGraph `RetryPolicy` (attempts, backoff, jitter,
         `retry_on`). They run here rather than through `add_node(retry_policy=...,
         error_handler=...)`: a LangGraph error handler on the node also receives an
-        invalid answer to a review inside the worker's agent, and then the run can no
-        longer be resumed; here such an answer is re-raised untouched, so LangGraph
-        refuses it and the review stays open, unchanged.
+        invalid resume value (`is_invalid_resume`), and then the run can no longer be
+        resumed. This package's review gates never let one out (`request_review` pauses
+        again on the same review, a `GraphInterrupt` that passes through above); one
+        from the worker's own `interrupt(response_schema=...)` is re-raised untouched
+        here, never retried nor turned into a failed hop, so LangGraph handles it as it
+        would without this package.
         """
         if is_invalid_resume(exc):
             raise exc

@@ -558,6 +558,13 @@ def _args_text(review: PendingReview) -> str:
     return one_line(args, _ARGS_SHOWN)
 
 
+def _task_text(review: PendingReview) -> Text:
+    text = Text.assemble(one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim"))
+    if review.invalid_answer:
+        text.append(f"\nlast answer refused: {review.invalid_answer}", style="yellow")
+    return text
+
+
 @review_app.command("list")
 def review_list(
     db: DbOption,
@@ -611,7 +618,7 @@ def review_list(
             Text.assemble(f"{review.kind}: {review.action}", "\n", (_args_text(review), "dim")),
             Text.assemble(review.worker or "-", "\n", review.risk or "-"),
             Text.assemble(reviewers, "\n", _deadline_text(review, now)),
-            Text.assemble(one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim")),
+            _task_text(review),
         )
     console.print(table)
     late = sum(1 for r in reviews if r.expired(now))

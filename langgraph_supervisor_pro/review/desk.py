@@ -395,6 +395,17 @@ class PendingReview:
         return tuple(str(name) for name in self._context.get("path") or ())
 
     @property
+    def invalid_answer(self) -> str | None:
+        """Why the last answer to this review was refused, or None (from the context).
+
+        A review gate that gets an invalid answer pauses again on the same review, with a
+        one-line summary of what was wrong (never the answer itself) in
+        `context["invalid_answer"]`.
+        """
+        problem = self._context.get("invalid_answer")
+        return None if problem is None else str(problem)
+
+    @property
     def escalations(self) -> tuple[Mapping[str, Any], ...]:
         """The escalations recorded so far, oldest first (`from`, `to`, `reason`, `at`)."""
         history = self._context.get("escalations") or ()
@@ -432,7 +443,7 @@ class PendingReview:
             now: The time `expired` is computed at (default: the current time).
 
         Returns:
-            The fields, the task and reason, and `expired`.
+            The fields, the task, reason and `invalid_answer`, and `expired`.
 
         Example:
             ```python
@@ -454,6 +465,7 @@ class PendingReview:
             "expired": self.expired(now),
             "task": self.task,
             "reason": self.reason,
+            "invalid_answer": self.invalid_answer,
             "context": _plain(self.context),
             "checkpoint_id": self.checkpoint_id,
         }

@@ -5,8 +5,11 @@ built for LangChain's `HumanInTheLoopMiddleware` expect (`action_requests`,
 `review_configs`), plus a `context` block for the reviewer: the task, the worker,
 the risk, why it needs review, the work so far, the deadline and the reviewer
 group. The resume value (`{"decisions": [...]}`) is validated against a schema
-built for this review (only its allowed decision types), so an invalid answer is
-refused with a clear error and the run stays paused, unchanged.
+built for this review (only its allowed decision types). An invalid answer is never
+acted on: the gate pauses again on the same review (the same interrupt id and
+response schema), its context saying what was wrong (`invalid_answer`), and logs a
+warning on the `langgraph_supervisor_pro.review` logger. No task error is saved, so
+the run stays interrupted and the next answer (or `invoke(None)`) finds it as it was.
 
 An `escalate` decision (what the deadline sweep sends when the policy says so)
 re-opens the same review for another reviewer group, with a new deadline, recorded
@@ -16,16 +19,31 @@ in the payload.
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Required, TypeAlias, cast
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NoReturn,
+    NotRequired,
+    Required,
+    TypeAlias,
+    cast,
+)
 
 from langchain.agents.middleware.human_in_the_loop import HITLRequest
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt, is_invalid_resume
+from langgraph.types import Interrupt, interrupt
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from typing_extensions import TypedDict
+
+from langgraph_supervisor_pro._internal.text import one_line, truncate
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.policy import ReviewPolicy
@@ -54,6 +72,18 @@ ReviewKind = Literal["tool", "dispatch"]
 
 ALL_DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
 
+REVIEW_LOGGER = "langgraph_supervisor_pro.review"
+"""The logger invalid answers to a review are reported on (level WARNING)."""
+
+_log = logging.getLogger(REVIEW_LOGGER)
+
+# LangGraph's namespace separator, which its interrupt ids are built with: the id of a
+# task's interrupt is the hash of the task's `checkpoint_ns`, or of `f"{ns}|{k}"` once the
+# task consumed k answers. Not exported by LangGraph; tests/review/test_gate.py pins that
+# the ids built with it equal LangGraph's own.
+_NS_SEP = "|"
+_INVALID_ANSWER_CHARS = 240
+
 Escalation = TypedDict(
     "Escalation",
     {"from": str | None, "to": str, "reason": str, "previous_deadline": str | None},
@@ -65,7 +95,8 @@ class ReviewContext(TypedDict, total=False):
     """The reviewer's context of one review (the payload's `context` block).
 
     The gates of this package fill every key but `escalations` (added by the first
-    escalation); a payload built by hand with `review_payload` may carry only some.
+    escalation) and `invalid_answer` (added when an answer is refused); a payload built
+    by hand with `review_payload` may carry only some.
     """
 
     kind: Required[ReviewKind]
@@ -102,6 +133,11 @@ class ReviewContext(TypedDict, total=False):
     `incident` domain, or for `incident`'s dispatch of `pager`."""
     escalations: list[Escalation]
     """The escalations so far, oldest first."""
+    invalid_answer: NotRequired[str]
+    """Why the last answer was refused: a one-line summary of its validation errors
+    (never the answer itself), e.g. `decisions.0: Input tag 'maybe' found using 'type'
+    does not match any of the expected tags: ...`. Present only on a review re-posted by
+    `request_review` after an invalid answer; the rest of the payload is unchanged."""
 
 
 class ReviewRequest(HITLRequest):
@@ -308,8 +344,17 @@ def request_review(
     `Command(resume={"decisions": [...]})`, the node re-runs and this returns the
     validated decision. An `escalate` decision re-opens the review for the named
     group (with a new deadline when `escalation_timeout` is given) and pauses again.
-    An invalid answer is never acted on: LangGraph raises its `ValidationError` from
-    `invoke` and saves nothing, so the review stays open, unchanged.
+
+    An invalid answer (one LangGraph's `interrupt` refuses against the review's
+    response schema, `is_invalid_resume`) is never acted on: the review is posted
+    again under the same interrupt id, with the same response schema, its payload
+    unchanged but for `context["invalid_answer"]` (what was wrong, in one line), and a
+    warning goes to the `langgraph_supervisor_pro.review` logger. `invoke` returns
+    with the review pending, no task error is saved, and the run resumes from there
+    on a valid answer.
+
+    The interrupt ids assume, as in this package's gates, that the review is the
+    only source of interrupts in its task (node, tool call or worker function).
 
     Args:
         payload: From `review_payload`.
@@ -329,12 +374,19 @@ def request_review(
         ```
     """
     current = cast(ReviewRequest, dict(payload))
+    answered = 0  # the answers this task consumed: the escalations so far
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
         schema = response_schema(allowed)
-        # LangGraph validates the resume value against `schema`; an invalid one raises
-        # here, marked `is_invalid_resume`, nothing is saved, and the review stays open.
-        parsed = interrupt(current, response_schema=schema)
+        try:
+            # LangGraph validates the resume value against `schema`; an invalid one
+            # raises here, marked `is_invalid_resume`.
+            parsed = interrupt(current, response_schema=schema)
+        except ValidationError as exc:
+            if not is_invalid_resume(exc):
+                raise
+            _pause_again(current, schema, answered, exc)
+        answered += 1
         decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
         if not isinstance(decision, EscalateDecision):
             return decision
@@ -355,3 +407,63 @@ def request_review(
         if escalation_timeout is not None:
             context["deadline"] = deadline_after(escalation_timeout, now=previous)
         current = {**current, "context": context}
+
+
+def _pause_again(
+    current: ReviewRequest, schema: type[BaseModel], answered: int, exc: ValidationError
+) -> NoReturn:
+    """Post the pending review `current` again after the invalid answer `exc`.
+
+    Left to propagate, LangGraph's `ValidationError` would be saved as the task's error
+    (next to the refused answer): the thread would read as failed, and every
+    `invoke(None)` would raise it again. Raising the same interrupt instead leaves the
+    task interrupted, as it was. It must keep its id, which LangGraph derives from the
+    task's namespace and the answers the task consumed (`answered`, one per escalation):
+    calling `interrupt()` again cannot, as after an answer by id (`{id: value}`) the
+    refused value holds the task's next answer slot and the new interrupt would get the
+    following slot's id, which the next answer by id would not match.
+    """
+    configurable = get_config().get("configurable") or {}
+    ns = str(configurable.get("checkpoint_ns", ""))
+    problem = invalid_answer_summary(exc)
+    context = cast(ReviewContext, {**current["context"], "invalid_answer": problem})
+    again = Interrupt.from_ns(
+        {**current, "context": context},
+        f"{ns}{_NS_SEP}{answered}" if answered else ns,
+        # As `interrupt()` surfaces it, so a client's form is the same as before.
+        response_schema=TypeAdapter(schema).json_schema(),
+    )
+    request = current["action_requests"][0]
+    _log.warning(
+        "refused an invalid answer to the %s review of %r (thread %r, path %s, interrupt "
+        "%s): %s; the review stays open",
+        current["context"].get("kind", "tool"),
+        request.get("name"),
+        configurable.get("thread_id", current["context"].get("thread_id")),
+        "/".join(current["context"].get("path") or ()) or "-",
+        again.id,
+        problem,
+    )
+    raise GraphInterrupt((again,)) from None
+
+
+def invalid_answer_summary(exc: ValidationError) -> str:
+    """A one-line summary of why a review's answer was refused (never the answer itself).
+
+    At most three errors (`location: message`), then how many more, cut to 240 characters.
+
+    Example:
+        >>> from pydantic import ValidationError
+        >>> try:
+        ...     response_schema(["approve"]).model_validate({"decisions": []})
+        ... except ValidationError as exc:
+        ...     print(invalid_answer_summary(exc))
+        decisions: List should have at least 1 item after validation, not 0
+    """
+    errors = exc.errors(include_url=False, include_context=False, include_input=False)
+    parts = []
+    for error in errors[:3]:
+        where = ".".join(truncate(str(p), 40) for p in error["loc"])
+        parts.append(f"{where}: {error['msg']}" if where else error["msg"])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return one_line("; ".join(parts) + more, _INVALID_ANSWER_CHARS)

@@ -180,6 +180,20 @@ def test_list_shows_the_pending_review_with_its_context(setup):
     assert "expired" not in out
 
 
+def test_list_shows_why_the_last_answer_was_refused(setup):
+    from langgraph.types import Command
+
+    setup.pause("t1")
+    with open_checkpointer(setup.url) as saver:
+        graph = setup.module().build().compile(checkpointer=saver)
+        graph.invoke(Command(resume="approve"), {"configurable": {"thread_id": "t1"}})
+    out = flat(ok(lgsp("review", "list", "--db", setup.db)))
+    assert "last answer refused: Input should be a valid dictionary" in out
+    (review,) = json.loads(ok(lgsp("review", "list", "--db", setup.db, "--json")))
+    assert review["invalid_answer"].startswith("Input should be a valid dictionary")
+    assert review["context"]["invalid_answer"] == review["invalid_answer"]
+
+
 def test_list_json_is_machine_readable(setup):
     setup.pause("t1")
     setup.pause("t2")

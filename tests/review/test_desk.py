@@ -377,6 +377,37 @@ def test_an_invalid_decision_is_refused_and_the_run_is_untouched(saver, bad, say
     assert RAN == [ARGS]
 
 
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by_id"])
+def test_a_review_answered_invalidly_outside_the_desk_is_still_listed(saver, by_id):
+    """An invalid answer given straight to the graph (Studio, `Command(resume=...)`) leaves
+    the same review pending: listed, found and resolved under the same interrupt id."""
+    from langgraph.types import Command
+
+    app, _, thread_id, _ = paused_billing(saver)
+    (review,) = list_reviews(saver)
+    assert review.invalid_answer is None and review.to_dict()["invalid_answer"] is None
+    bad = {"decisions": [{"type": "maybe"}]}
+    out = app.invoke(
+        Command(resume={review.interrupt_id: bad} if by_id else bad), config_for(thread_id)
+    )
+    assert [i.id for i in out["__interrupt__"]] == [review.interrupt_id]
+
+    (listed,) = list_reviews(saver)
+    found = get_review(app, thread_id=thread_id)
+    for again in (listed, found, *list_reviews(saver, graph=app)):
+        assert again.interrupt_id == review.interrupt_id
+        assert (again.action, dict(again.args), again.deadline) == (
+            review.action,
+            dict(review.args),
+            review.deadline,
+        )
+        assert again.invalid_answer is not None and "'maybe'" in again.invalid_answer
+        assert again.to_dict()["invalid_answer"] == again.invalid_answer
+    assert RAN == []
+    assert resolve_review(app, thread_id=thread_id, decision=Approve())["status"] == "done"
+    assert RAN == [ARGS] and list_reviews(saver) == []
+
+
 class Pair(TypedDict, total=False):
     answers: Annotated[list[str], operator.add]
 

@@ -1,5 +1,6 @@
 """Least privilege and review gates on tool calls, through real graphs."""
 
+import asyncio
 import logging
 from typing import Any
 
@@ -9,7 +10,6 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.tracers.base import BaseTracer
 from langgraph.types import Command
-from pydantic import ValidationError
 
 from langgraph_supervisor_pro import (
     ReviewPolicy,
@@ -20,7 +20,14 @@ from langgraph_supervisor_pro import (
 )
 from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning
 from langgraph_supervisor_pro.testing import ScriptedChatModel
-from tests._helpers import ask, compile_team, routes, thread
+from tests._helpers import (
+    ask,
+    compile_team,
+    routes,
+    task_errors,
+    thread,
+    without_invalid_answer,
+)
 
 RAN: list[tuple[str, dict[str, Any]]] = []
 
@@ -254,26 +261,43 @@ def test_respond_stands_in_for_the_result():
     ],
 )
 @pytest.mark.parametrize("by_id", [False, True])
-def test_invalid_resume_is_refused_and_the_run_stays_paused(bad, by_id):
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_invalid_resume_is_refused_and_the_run_stays_paused(bad, by_id, asynchronous):
     app, _, config, payload = paused([call("refund"), "done"])
+
+    def run(value):
+        if asynchronous:
+            return asyncio.run(app.ainvoke(value, config))
+        return app.invoke(value, config)
+
     before = app.get_state(config)
     (pending,) = before.interrupts
     resume = {pending.id: bad} if by_id else bad
-    with pytest.raises(ValidationError):
-        app.invoke(Command(resume=resume), config)
-    after = app.get_state(config)
+    out = run(Command(resume=resume))  # refused: the review is pending again
+    (again,) = out["__interrupt__"]
+    assert again.id == pending.id and again.response_schema == pending.response_schema
+    assert without_invalid_answer(again.value) == payload
+    assert again.value["context"]["invalid_answer"]
+    after = app.get_state(config, subgraphs=True)
     assert (
         after.config["configurable"]["checkpoint_id"]
         == (before.config["configurable"]["checkpoint_id"])
     )
-    assert [(i.id, i.value) for i in after.interrupts] == [(pending.id, payload)]
+    assert [i.id for i in after.interrupts] == [pending.id]
+    assert task_errors(after) == []
     assert after.next == ("billing",) and RAN == []
+    (still,) = run(None)["__interrupt__"]  # nothing to fail on
+    assert still.id == pending.id and without_invalid_answer(still.value) == payload
+    assert task_errors(app.get_state(config, subgraphs=True)) == [] and RAN == []
     good = {"decisions": [{"type": "approve"}]}
-    out = app.invoke(Command(resume={pending.id: good} if by_id else good), config)
+    out = run(Command(resume={pending.id: good} if by_id else good))
     assert out["status"] == "done" and ran_names() == ["refund"]
 
 
-@pytest.mark.parametrize("bad", ["approve", {"decisions": [{"type": "maybe"}]}])
+@pytest.mark.parametrize(
+    "bad",
+    ["approve", {"decisions": [{"type": "maybe"}]}, {"decisions": [{"type": "respond"}]}],
+)
 def test_invalid_resume_of_a_dispatch_review_is_refused_unchanged(bad):
     ran = []
     app = compile_team(
@@ -284,14 +308,20 @@ def test_invalid_resume_of_a_dispatch_review_is_refused_unchanged(bad):
     config = thread()
     app.invoke(ask(), config)
     before = app.get_state(config)
-    with pytest.raises(ValidationError):
-        app.invoke(Command(resume=bad), config)
-    after = app.get_state(config)
+    (pending,) = before.interrupts
+    out = app.invoke(Command(resume=bad), config)
+    (again,) = out["__interrupt__"]
+    assert again.id == pending.id and again.response_schema == pending.response_schema
+    assert without_invalid_answer(again.value) == pending.value
+    after = app.get_state(config, subgraphs=True)
     assert (
         after.config["configurable"]["checkpoint_id"]
         == (before.config["configurable"]["checkpoint_id"])
     )
-    assert [i.value for i in after.interrupts] == [i.value for i in before.interrupts]
+    assert [i.id for i in after.interrupts] == [pending.id]
+    assert task_errors(after) == [] and ran == []
+    (still,) = app.invoke(None, config)["__interrupt__"]
+    assert still.id == pending.id and task_errors(app.get_state(config, subgraphs=True)) == []
     out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert ran == [1] and out["status"] == "done"
 
