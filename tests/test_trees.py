@@ -494,9 +494,9 @@ def test_an_escalated_review_three_levels_down_refuses_an_invalid_answer(kind, b
     (pending,) = app.get_state(config).interrupts
     assert pending.id != first.id  # the escalated review is the task's second question
     assert pending.value["context"]["reviewers"] == "leads"
-    # Not `invoke(None)` after an answer by id: the sweep answered the only pending review
-    # without its id, and LangGraph keeps such an answer with the checkpoint and applies
-    # it again on `invoke(None)` (it would escalate a second time, refusal or not).
+    # The sweep answers by interrupt id, so `invoke(None)` does not escalate it again.
+    (still,) = app.invoke(None, config)["__interrupt__"]
+    assert still.id == pending.id and len(still.value["context"]["escalations"]) == 1
     maybe = {"decisions": [{"type": "maybe"}]}
     again = _refused(app, config, pending, maybe, by_id, then_none=not by_id)
     assert again.value["context"]["escalations"] == pending.value["context"]["escalations"]

@@ -976,15 +976,17 @@ def _resume_config(
 
 
 def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Command[Any]:
-    """The resume command for `answers` (interrupt id -> resume value).
+    """The resume command for `answers` (interrupt id -> resume value), always keyed by id.
 
-    Keyed by interrupt id when the thread has other pending interrupts; the value as is
-    when it answers the only one (the same for LangGraph, and robust to an interrupt id
-    that does not match the task's stored answers).
+    A value sent without an id is stored with the checkpoint as the thread's answer and
+    LangGraph hands it again to the next pause of that task on a later `invoke(None)`, so
+    an escalation sent that way would escalate twice; keyed by id it answers that pause
+    only. Every id must be pending (`_select` checks it).
     """
     pending = {i.id for i in snapshot.interrupts}
-    if len(answers) == 1 and pending == set(answers):
-        return Command(resume=next(iter(answers.values())))
+    unknown = sorted(set(answers) - pending)
+    if unknown:
+        raise ValueError(f"interrupt ids {unknown} are not pending (pending: {sorted(pending)})")
     return Command(resume=dict(answers))
 
 

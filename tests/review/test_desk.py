@@ -580,7 +580,10 @@ def test_the_sweep_escalates_then_rejects_when_the_deadline_passes_again(saver):
     )
     assert "__interrupt__" in action.result and RAN == []
 
+    # The sweep answered by interrupt id: a later `invoke(None)` does not escalate again.
+    app.invoke(None, {"configurable": {"thread_id": thread_id}})
     (second,) = list_reviews(saver)
+    assert len(second.escalations) == 1
     assert second.thread_id == thread_id and second.interrupt_id != first.interrupt_id
     assert second.reviewers == "leads" and second.escalated
     (record,) = second.escalations
