@@ -1,0 +1,200 @@
+"""A three-level tree served by `langgraph dev` (the server LangGraph Studio talks to).
+
+The server runs as a real process on a free loopback port, serving
+`tests/integration/_studio/app.py` (root -> ops -> incident -> clerk, whose `rollback` tool
+is high risk), and is driven with `langgraph_sdk` as Studio drives it: the graph with
+xray, a thread, a run to the review three levels down, a refused answer, a good one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+APP = Path(__file__).resolve().parent / "_studio"
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 120.0
+"""Seconds `langgraph dev` gets to import the graph and answer /ok."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cli() -> Path:
+    cli = Path(sys.executable).parent / "langgraph"
+    if not cli.exists():
+        pytest.skip(
+            "`langgraph` CLI not installed next to this Python; install the [dev] or "
+            "[studio] extra (langgraph-cli[inmem])"
+        )
+    return cli
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a `langgraph dev` server serving the tree; stopped afterwards."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("dev") / "server.log"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        ),
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(_cli()),
+                "dev",
+                "--no-browser",
+                "--no-reload",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--config",
+                str(APP / "langgraph.json"),
+            ],
+            cwd=APP,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+async def _assistant(client: Any) -> str:
+    (assistant,) = await client.assistants.search(graph_id="tree")
+    return str(assistant["assistant_id"])
+
+
+def _client(url: str) -> Any:
+    from langgraph_sdk import get_client
+
+    return get_client(url=url)
+
+
+def test_the_graph_schemas_are_served(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        schemas = await client.assistants.get_schemas(await _assistant(client))
+        assert "messages" in schemas["input_schema"]["properties"]
+        assert {"ledger", "status", "workers"} <= set(schemas["state_schema"]["properties"])
+
+    _run(go())
+
+
+def _interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i for group in (thread.get("interrupts") or {}).values() for i in group]
+
+
+def test_a_review_three_levels_down_pauses_refuses_a_bad_answer_and_resumes(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        thread = await client.threads.create()
+        tid = thread["thread_id"]
+        await client.runs.wait(
+            tid,
+            assistant,
+            input={"messages": [{"role": "user", "content": "The database is down: roll back"}]},
+        )
+        thread = await client.threads.get(tid)
+        assert thread["status"] == "interrupted"
+        (pending,) = _interrupts(thread)
+        value = pending["value"]
+        # LangChain's HITL payload, plus our context with the path from the root.
+        assert value["action_requests"][0]["name"] == "rollback"
+        assert value["review_configs"][0]["action_name"] == "rollback"
+        assert value["context"]["path"] == ["ops", "incident", "clerk"]
+        assert value["context"]["kind"] == "tool"
+
+        # A refused answer leaves the thread interrupted on the same review, not in error.
+        await client.runs.wait(tid, assistant, command={"resume": "approve"})
+        thread = await client.threads.get(tid)
+        assert thread["status"] == "interrupted"
+        (again,) = _interrupts(thread)
+        assert again["id"] == pending["id"]
+        assert again["value"]["action_requests"] == value["action_requests"]
+        assert "invalid_answer" in again["value"]["context"]
+
+        # A good answer, by interrupt id, resumes exactly there.
+        out = await client.runs.wait(
+            tid,
+            assistant,
+            command={"resume": {pending["id"]: {"decisions": [{"type": "approve"}]}}},
+        )
+        thread = await client.threads.get(tid)
+        assert thread["status"] == "idle"
+        assert out["status"] == "done"
+        assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("ops", "success")]
+        assert out["messages"][-1]["content"] == "Rolled back the database service."
+
+    _run(go())
+
+
+def test_the_server_serves_many_runs_of_the_offline_models(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        for _ in range(3):
+            thread = await client.threads.create()
+            await client.runs.wait(
+                thread["thread_id"],
+                assistant,
+                input={"messages": [{"role": "user", "content": "Roll back the database"}]},
+            )
+            out = await client.runs.wait(
+                thread["thread_id"],
+                assistant,
+                command={"resume": {"decisions": [{"type": "approve"}]}},
+            )
+            assert out["status"] == "done"
+
+    _run(go())
