@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -178,13 +178,21 @@ def create_supervisor(
     )
 
     graph: SupervisorGraph = StateGraph(SupervisorState, input_schema=SupervisorInput)
+    # LangGraph adds a node for each error handler; it never draws an edge to or from
+    # one, so they would stand alone in a drawing, and a graph whose drawing has more
+    # than one start or end is never expanded inside its parent (`xray`). The edges
+    # below draw where the handlers sit: `destinations` are for drawings only, an edge
+    # to END does nothing at run time, and the supervisor's handler goes to synthesis
+    # by its Command anyway.
+    supervisor_handler = _error_handler_node(name)
+    synthesis_handler = _error_handler_node(SYNTHESIS_NODE)
     destinations = [*[w.name for w in workers], REVIEW_NODE]
     if compaction_node is not None:
         destinations.append(COMPACTION_NODE)
     graph.add_node(
         name,
         supervisor.runnable(),
-        destinations=(*destinations, SYNTHESIS_NODE),
+        destinations=(*destinations, SYNTHESIS_NODE, supervisor_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
         metadata={"lgsp_role": "supervisor"},
@@ -228,6 +236,7 @@ def create_supervisor(
     graph.add_node(
         SYNTHESIS_NODE,
         synthesis.runnable(),
+        destinations=(END, synthesis_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
         metadata={"lgsp_role": "synthesis"},
@@ -235,7 +244,30 @@ def create_supervisor(
     )
     graph.add_edge(START, name)
     graph.add_edge(SYNTHESIS_NODE, END)
+    graph.add_edge(supervisor_handler, SYNTHESIS_NODE)
+    graph.add_edge(synthesis_handler, END)
     return graph
+
+
+def _error_handler_node(node: str) -> str:
+    """The name LangGraph gives the node it adds for `node`'s `error_handler`.
+
+    Learnt from LangGraph itself (a one-node probe graph), not assumed.
+    """
+    probe: StateGraph[_Probe, None, _Probe, _Probe] = StateGraph(_Probe)
+    probe.add_node(node, _no_update, error_handler=_no_update)
+    (handler,) = set(probe.nodes) - {node}
+    return handler
+
+
+class _Probe(TypedDict):
+    """The state of the probe graph `_error_handler_node` builds."""
+
+    value: int
+
+
+def _no_update(state: _Probe) -> dict[str, Any]:
+    return {}
 
 
 def _meter(compaction: Compaction | None, model: BaseChatModel | None) -> UsageMeter | None:

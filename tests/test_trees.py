@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import RetryPolicy
+from langgraph.types import RetryPolicy, StateSnapshot
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
 from tests._helpers import ask, compile_team, thread
@@ -564,3 +568,151 @@ def test_an_invalid_answer_three_levels_down_leaves_no_error_on_postgres(pg_data
         out = resolve_review(app, thread_id=thread_id, decision=Approve())
         assert ran == ["A1"] and out["status"] == "done"
         assert list_reviews(saver) == []
+
+# -- what LangGraph sees of a tree: drawings, nested state, each domain's history ----------
+
+
+def _tree_with_a_clerk(ran: list[str], *, risk: str, compiled: bool = False):
+    """root -> "ops" (triage, then the "orders" domain) -> "orders" -> clerk (a model agent)."""
+    orders = _domain("orders", _clerk(ran, risk=risk))
+    ops = _domain(
+        "ops",
+        _leaf("triage"),
+        Worker(
+            name="orders",
+            description="The orders domain.",
+            agent=orders.compile() if compiled else orders,
+        ),
+    )
+    return create_supervisor(
+        [Worker(name="ops", description="Operations.", agent=ops.compile() if compiled else ops)],
+        router=_once("ops"),
+    )
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["uncompiled", "compiled"])
+def test_xray_draws_every_level_of_a_tree(compiled):
+    app = _tree_with_a_clerk([], risk="high", compiled=compiled).compile()
+    ops = {"ops:ops", "ops:review", "ops:triage", "ops:synthesis"}
+    orders = {"ops:orders:orders", "ops:orders:review", "ops:orders:synthesis"}
+    agent = {"ops:orders:clerk:model", "ops:orders:clerk:tools"}
+
+    flat = set(app.get_graph().nodes)
+    assert {"supervisor", "ops", "synthesis"} <= flat and not any(":" in n for n in flat)
+    one = set(app.get_graph(xray=1).nodes)
+    assert ops | {"ops:orders"} <= one and "ops" not in one
+    assert not any(n.startswith("ops:orders:") for n in one)
+    two = set(app.get_graph(xray=2).nodes)
+    assert ops | orders | {"ops:orders:clerk"} <= two and "ops:orders" not in two
+    assert not any(n.startswith("ops:orders:clerk:") for n in two)
+    graph = app.get_graph(xray=True)
+    full = set(graph.nodes)
+    assert ops | orders | agent <= full
+    assert not {"ops", "ops:orders", "ops:orders:clerk"} & full  # each replaced by its nodes
+    # Every drawn node is on an edge (LangGraph's error-handler nodes included), which
+    # is what lets LangGraph put a subgraph's drawing in the place of its node.
+    on_edges = {e.source for e in graph.edges} | {e.target for e in graph.edges}
+    assert full == on_edges
+    mermaid = graph.draw_mermaid()  # no duplicate-subgraph error
+    for box in ("ops", "orders", "clerk"):
+        assert f"\tsubgraph {box}\n" in mermaid
+
+
+@contextlib.contextmanager
+def _saver(backend: str, request: pytest.FixtureRequest) -> Iterator[BaseCheckpointSaver[Any]]:
+    if backend == "memory":
+        yield InMemorySaver()
+        return
+    from langgraph_supervisor_pro import open_checkpointer
+
+    with open_checkpointer(request.getfixturevalue("pg_database")) as saver:
+        yield saver
+
+
+def _task_state(snapshot: StateSnapshot, name: str) -> StateSnapshot:
+    """The nested state of `snapshot`'s one pending task, which must be `name`."""
+    (task,) = snapshot.tasks
+    assert task.name == name
+    assert isinstance(task.state, StateSnapshot), task.state
+    return task.state
+
+
+def _hops(values: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(e["worker"], e["status"]) for e in values["ledger"]]
+
+
+@pytest.mark.parametrize("backend", ["memory", "postgres"])
+def test_get_state_with_subgraphs_nests_every_level_down_to_a_paused_tool(backend, request):
+    from langgraph.types import Command
+
+    ran: list[str] = []
+    with _saver(backend, request) as saver:
+        app = _tree_with_a_clerk(ran, risk="high").compile(checkpointer=saver)
+        config = thread()
+        out = app.invoke(ask("Refund A1"), config, durability="sync")
+        assert out["__interrupt__"][0].value["context"]["path"] == ["ops", "orders", "clerk"]
+
+        root = app.get_state(config, subgraphs=True)
+        ops = _task_state(root, "ops")
+        orders = _task_state(ops, "orders")
+        clerk = _task_state(orders, "clerk")
+        # Each level's own values: the root is waiting on its first hop, the "ops" domain
+        # has triaged and dispatched "orders", which has dispatched its clerk.
+        assert root.values["status"] == "running" and _hops(root.values) == []
+        assert ops.config["configurable"]["checkpoint_ns"] == "ops"
+        assert ops.values["status"] == "running"
+        assert _hops(ops.values) == [("triage", "success")]
+        assert ops.values["route"]["next"] == "orders"
+        assert orders.config["configurable"]["checkpoint_ns"] == "ops|orders"
+        assert _hops(orders.values) == [] and orders.values["route"]["next"] == "clerk"
+        # The clerk's agent, paused in its tools step with the review at the leaf.
+        assert clerk.config["configurable"]["checkpoint_ns"].startswith("ops|orders|clerk:")
+        assert clerk.next == ("tools",)
+        assert clerk.values["messages"][-1].tool_calls[0]["name"] == "refund"
+        (pending,) = clerk.interrupts
+        assert pending.value["context"]["path"] == ["ops", "orders", "clerk"]
+        assert [i.id for s in (root, ops, orders) for i in s.interrupts] == [pending.id] * 3
+        if backend == "memory":  # the async twin reads the same (the sync Postgres saver is sync)
+            nested = asyncio.run(app.aget_state(config, subgraphs=True))
+            assert _task_state(_task_state(nested, "ops"), "orders").values == orders.values
+
+        # Reading changes nothing: the review resumes where it paused.
+        out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+        assert ran == ["A1"] and out["status"] == "done"
+
+
+def test_after_a_run_each_domain_state_and_history_is_read_by_its_namespace():
+    ran: list[str] = []
+    app = _tree_with_a_clerk(ran, risk="low").compile(checkpointer=InMemorySaver())
+    config = thread()
+    out = app.invoke(ask("Refund A1"), config)
+    assert out["status"] == "done" and ran == ["A1"]
+
+    def at(namespace: str) -> dict[str, Any]:
+        return {"configurable": {**config["configurable"], "checkpoint_ns": namespace}}
+
+    # Nothing is pending once the run has ended, so the root shows no nested state...
+    assert app.get_state(config, subgraphs=True).tasks == ()
+    # ...and each domain is read by its namespace: its final state, and its own history.
+    ops = app.get_state(at("ops"))
+    assert ops.values["status"] == "done" and ops.next == ()
+    assert _hops(ops.values) == [("triage", "success"), ("orders", "success")]
+    orders = app.get_state(at("ops|orders"))
+    assert orders.values["status"] == "done" and _hops(orders.values) == [("clerk", "success")]
+    history = list(app.get_state_history(at("ops|orders")))
+    assert {s.config["configurable"]["checkpoint_ns"] for s in history} == {"ops|orders"}
+    # The domain's own steps, oldest first: its nodes, not the root's.
+    steps = [s.next for s in reversed(history)]
+    assert steps == [("__start__",), ("orders",), ("clerk",), ("orders",), ("synthesis",), ()]
+    # A worker's agent ran under a namespace with its task id, which the domain's history
+    # names; its state is read the same way.
+    (agent_ns,) = {
+        t.state["configurable"]["checkpoint_ns"]
+        for s in history
+        for t in s.tasks
+        if t.name == "clerk" and isinstance(t.state, dict)
+    }
+    assert agent_ns.startswith("ops|orders|clerk:")
+    clerk = app.get_state(at(agent_ns))
+    assert clerk.values["messages"][-1].content == "Refunded A1."
+    assert [s.next for s in app.get_state_history(at(agent_ns))][-1] == ("__start__",)

@@ -28,6 +28,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
 from langgraph.errors import GraphBubbleUp, ParentCommand, is_invalid_resume
+from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
@@ -104,8 +105,15 @@ class WorkerNode:
         )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
-        """The node as a Runnable with native sync and async bodies."""
-        return GraphNode(self.worker.name, self.invoke, self.ainvoke)
+        """The node as a Runnable with native sync and async bodies.
+
+        A compiled graph agent (a `create_agent` graph, a domain supervisor) is named as
+        the node's subgraph, so LangGraph sees it: `get_graph(xray=...)` draws its nodes,
+        `get_subgraphs()` lists it and `get_state(subgraphs=True)` reads its state.
+        Functions and other Runnables are not graphs: the node names none.
+        """
+        subgraph = self._runnable if isinstance(self._runnable, Pregel) else None
+        return GraphNode(self.worker.name, self.invoke, self.ainvoke, subgraph=subgraph)
 
     # -- reading the hop --------------------------------------------------------------
 

@@ -1,0 +1,139 @@
+"""A worker node names its graph agent as its subgraph, so LangGraph sees it; no more."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.graph import StateGraph
+
+from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro.testing import ScriptedChatModel
+from tests._helpers import ask, compile_team, routes, thread
+
+
+def _function(task: WorkerTask) -> str:
+    return "done. More."
+
+
+def _domain() -> StateGraph[Any, Any, Any, Any]:
+    return create_supervisor(
+        [Worker(name="pager", description="Pages.", agent=_function)],
+        router=routes("pager"),
+        name="domain",
+    )
+
+
+def test_a_graph_agent_is_its_worker_nodes_subgraph_and_nothing_else_is():
+    built = create_agent(ScriptedChatModel(script=["hi"]), tools=[])
+    inner = create_agent(ScriptedChatModel(script=["hi"]), tools=[])
+    wrapped = RunnableLambda(lambda payload: payload) | inner  # a graph inside a Runnable
+    domain = Worker(name="domain", description="A domain.", agent=_domain())
+    app = create_supervisor(
+        [
+            Worker(
+                name="modelled", description="From a model.", model=ScriptedChatModel(script=["hi"])
+            ),
+            Worker(name="compiled", description="A compiled agent.", agent=built),
+            domain,
+            Worker(name="function", description="A function.", agent=_function),
+            Worker(name="runnable", description="A Runnable.", agent=RunnableLambda(_function)),
+            Worker(name="wrapped", description="A wrapped graph.", agent=wrapped),
+        ],
+        router=routes(),
+    ).compile()
+    subgraphs = dict(app.get_subgraphs())
+    # Compiled graphs are, under their worker's name; functions, other Runnables (even
+    # one holding a graph) and the supervisor, review and synthesis nodes are not.
+    assert set(subgraphs) == {"modelled", "compiled", "domain"}
+    assert subgraphs["compiled"] is built
+    assert subgraphs["domain"] is domain.agent
+    # Recursively, a domain's own workers' graphs too (none here: its worker is a function).
+    assert set(dict(app.get_subgraphs(recurse=True))) == {"modelled", "compiled", "domain"}
+
+
+def test_a_graph_agent_that_keeps_no_checkpoints_is_not_a_subgraph():
+    # LangGraph's rule: a graph compiled with checkpointer=False has no state to read.
+    stateless = _domain().compile(checkpointer=False)
+    app = create_supervisor(
+        [Worker(name="stateless", description="No checkpoints.", agent=stateless)],
+        router=routes(),
+    ).compile()
+    assert dict(app.get_subgraphs()) == {}
+
+
+class _ChainRuns(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_chain_start(
+        self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self.names.append(str(kwargs.get("name")))
+
+
+def test_a_graph_node_opens_no_run_of_its_own_however_it_is_called():
+    def double(value: int, config: RunnableConfig) -> int:
+        return value * 2
+
+    async def adouble(value: int, config: RunnableConfig) -> int:
+        return value * 2
+
+    node: GraphNode[int, int] = GraphNode("n", double, adouble)
+    runs = _ChainRuns()
+    config: RunnableConfig = {"callbacks": [runs]}
+    assert node.invoke(2, config) == 4
+    assert list(node.stream(2, config)) == [4]
+    assert list(node.transform(iter([2]), config)) == [4]
+
+    async def run_async() -> list[int]:
+        async def chunks():
+            yield 2
+
+        streamed = [c async for c in node.astream(2, config)]
+        transformed = [c async for c in node.atransform(chunks(), config)]
+        return [await node.ainvoke(2, config), *streamed, *transformed]
+
+    assert asyncio.run(run_async()) == [4, 4, 4]
+    assert runs.names == []
+    assert node.deps == [] and node.config_specs == [] and repr(node) == "GraphNode('n')"
+    assert node == node and node != GraphNode("n", double, adouble)
+    assert len({node, GraphNode("n", double, adouble)}) == 2
+
+
+@pytest.mark.parametrize("mode", ["invoke", "astream_events"])
+def test_each_worker_hop_is_one_run_when_the_agent_is_a_subgraph(mode):
+    agent = create_agent(ScriptedChatModel(script=["Found it. Details."]), tools=[], name="inner")
+    app = compile_team(
+        [Worker(name="researcher", description="Looks.", agent=agent)],
+        router=routes("researcher"),
+    )
+    runs = _ChainRuns()
+    config = {**thread(), "callbacks": [runs]}
+    if mode == "invoke":
+        out = app.invoke(ask(), config)
+        assert out["status"] == "done"
+    else:
+
+        async def stream() -> None:  # LangGraph then runs each node with `astream`
+            async for _ in app.astream_events(ask(), config, version="v2"):
+                pass
+
+        asyncio.run(stream())
+    # LangGraph's run of each node, and the agent's own run under the worker's: the
+    # node adds none of its own.
+    assert runs.names == [
+        "LangGraph",
+        "supervisor",
+        "researcher",
+        "inner",
+        "model",
+        "supervisor",
+        "synthesis",
+    ]
