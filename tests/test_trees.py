@@ -569,6 +569,7 @@ def test_an_invalid_answer_three_levels_down_leaves_no_error_on_postgres(pg_data
         assert ran == ["A1"] and out["status"] == "done"
         assert list_reviews(saver) == []
 
+
 # -- what LangGraph sees of a tree: drawings, nested state, each domain's history ----------
 
 
