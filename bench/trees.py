@@ -28,7 +28,7 @@ appended), the rest of FILE is kept; `bench/compare.py --markdown` keeps this pa
 This is the command that regenerates the trees section of `bench/RESULTS.md`:
 
     PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
-        .venv/bin/python bench/trees.py --repeat 7 --markdown bench/RESULTS.md
+        .venv/bin/python bench/trees.py --repeat 15 --markdown bench/RESULTS.md
 
 Exit code: 0 (targets missed included), 1 if a run did not do the scripted work, 2 on
 bad arguments.
