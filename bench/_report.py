@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,3 +155,44 @@ def page_markdown(title: str, header: Sequence[str], sections: Sequence[Section]
     ]
     parts += [section_markdown(section) for section in sections]
     return "\n\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------- sections of other scripts
+
+
+def block_markers(name: str) -> tuple[str, str]:
+    """The comment lines around the part of a results page that `name` (a script) writes."""
+    return f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
+
+
+_BLOCK = re.compile(r"<!-- (?P<name>[^<>]+?): begin -->\n.*?\n<!-- (?P=name): end -->", re.S)
+
+
+def put_block(page: str, name: str, body: str) -> str:
+    """`page` with `name`'s part replaced by `body` (appended at the end when it has none).
+
+    Several scripts write one results page: each owns the part between its markers and
+    leaves the rest of the page as it was.
+    """
+    begin, end = block_markers(name)
+    block = f"{begin}\n{body.strip()}\n{end}"
+    for match in _BLOCK.finditer(page):
+        if match["name"] == name:
+            return page[: match.start()] + block + page[match.end() :]
+    return (page.rstrip("\n") + "\n\n" if page.strip() else "") + block + "\n"
+
+
+def blocks(page: str) -> dict[str, str]:
+    """The marked parts of `page`, by script name (their bodies, without the markers)."""
+    out = {}
+    for match in _BLOCK.finditer(page):
+        begin, end = block_markers(match["name"])
+        out[match["name"]] = match[0][len(begin) + 1 : -len(end) - 1]
+    return out
+
+
+def keep_blocks(page: str, previous: str) -> str:
+    """`page` (a freshly written results page) with the marked parts `previous` had."""
+    for name, body in blocks(previous).items():
+        page = put_block(page, name, body)
+    return page

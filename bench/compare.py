@@ -44,7 +44,9 @@ is not.
 
 `--markdown FILE` writes the results page (`bench/RESULTS.md` is that page): the command,
 the commit measured, the machine and package versions, then per section how it is
-measured, its table and its targets, judged in code.
+measured, its table and its targets, judged in code. The trees section at the end of the
+page is `bench/trees.py`'s (between its `<!-- bench/trees.py: ... -->` markers); it is
+kept as it was.
 
 Postgres: `$LGSP_POSTGRES_URI` if set (a dedicated database is created there and dropped
 at the end), else an embedded server from `pgserver`; `--no-postgres` skips it (the long
@@ -63,12 +65,8 @@ bad arguments.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
-import subprocess
 import sys
-import urllib.parse
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
@@ -87,8 +85,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
-import langgraph_supervisor_pro
 from bench import _long
+from bench._env import command_line, machine, package_revision, repository_state
 from bench._postgres import (
     CHECKPOINT_TABLES,
     bench_database,
@@ -102,6 +100,7 @@ from bench._report import (
     fmt_int,
     fmt_ms,
     fmt_ratio,
+    keep_blocks,
     median,
     page_markdown,
     per_hop,
@@ -603,83 +602,6 @@ def targets(results: Results) -> list[Target]:
 # ------------------------------------------------------------------------------- main
 
 
-def repository_state(markdown: Path | None) -> str:
-    """`git rev-parse --short HEAD` of the measured package's checkout, and whether its tracked
-    files had uncommitted changes (the results page being written is not counted)."""
-    package = Path(langgraph_supervisor_pro.__file__).resolve().parent
-
-    def git(*args: str) -> str | None:
-        done = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True)
-        return done.stdout.rstrip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "--short", "HEAD")
-    if not commit:
-        return "unknown (the package is not in a git checkout)"
-    top = git("rev-parse", "--show-toplevel")
-    exclude = []
-    if markdown is not None and top and markdown.resolve().is_relative_to(top):
-        exclude = [f":(exclude,top){markdown.resolve().relative_to(top)}"]
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ":/", *exclude)
-    if dirty is None:
-        return f"{commit} (could not tell whether the tree was dirty)"
-    if not dirty:
-        return f"{commit}, clean tree"
-    paths = sorted(line[3:] for line in dirty.splitlines() if line.strip())
-    return f"{commit} + uncommitted changes in {', '.join(paths)} (dirty tree)"
-
-
-def command_line() -> str:
-    """The command that ran, with the Postgres server it was pointed at (password hidden)."""
-    uri = os.environ.get("LGSP_POSTGRES_URI", "").strip()
-    prefix = ""
-    if uri:
-        parts = urllib.parse.urlsplit(uri)
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-            uri = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-        prefix = f"LGSP_POSTGRES_URI={uri} "
-    return f"PYTHONPATH=$PWD {prefix}.venv/bin/python bench/compare.py {' '.join(sys.argv[1:])}"
-
-
-def machine() -> str:
-    """CPU model, cores, memory, OS and Python of this machine."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    memory = ""
-    try:
-        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        memory = f", {pages * size / 2**30:.0f} GiB memory"
-    except (ValueError, OSError, AttributeError):
-        pass
-    load = os.getloadavg()
-    return (
-        f"{model} ({platform.machine()}), {os.cpu_count()} cores{memory}, "
-        f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
-        f"load average (1, 5 min) at the end: {load[0]:.2f}, {load[1]:.2f}"
-    )
-
-
-def package_revision() -> str:
-    """Where the measured package was imported from, its commit, and whether it was modified."""
-    package = Path(langgraph_supervisor_pro.__file__).resolve().parent
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short", "HEAD")
-    if not commit:
-        return f"{package} (not in a git checkout)"
-    modified = git("status", "--porcelain", "--", ".")
-    return f"{package} at {commit}" + (" + uncommitted changes" if modified else "")
-
-
 def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -> list[str]:
     """Lines saying what ran where."""
     packages = ", ".join(
@@ -700,7 +622,7 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     )
     legend = "; ".join(f"{side.short} = {side.label}" for side in sides)
     lines = [
-        f"command: `{command_line().rstrip()}`",
+        f"command: `{command_line('bench/compare.py').rstrip()}`",
         f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
         f"commit measured: {repository_state(settings.markdown)}; package imported from "
         f"{package_revision()}",
@@ -809,7 +731,10 @@ def render(console: Console, settings: Settings, report: Report, sides: Sequence
             )
     if settings.markdown is not None:
         title = "Benchmark results: langgraph-supervisor-pro vs langgraph-supervisor"
-        settings.markdown.write_text(page_markdown(title, header, sections))
+        page = page_markdown(title, header, sections)
+        # Other scripts' parts of the page (bench/trees.py's) are kept as they were.
+        previous = settings.markdown.read_text() if settings.markdown.exists() else ""
+        settings.markdown.write_text(keep_blocks(page, previous))
         console.print(f"\nResults page written to {settings.markdown}")
 
 

@@ -23,7 +23,7 @@ from langgraph_supervisor_pro._graph.names import (
 )
 from langgraph_supervisor_pro._graph.review_node import DispatchReviewNode
 from langgraph_supervisor_pro._graph.supervisor_node import SupervisorNode
-from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY
+from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY, node_metadata
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
 from langgraph_supervisor_pro.compaction.compactor import Compactor
@@ -195,7 +195,7 @@ def create_supervisor(
         destinations=(*destinations, SYNTHESIS_NODE, supervisor_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=3),
         error_handler=_handler(supervisor.on_error),
-        metadata={"lgsp_role": "supervisor"},
+        metadata=node_metadata("supervisor"),
         trace_policy=NODE_TRACE_POLICY,
     )
     graph.add_node(
@@ -206,7 +206,7 @@ def create_supervisor(
             name,
             *([COMPACTION_NODE] if compaction_node is not None else []),
         ),
-        metadata={"lgsp_role": "review"},
+        metadata=node_metadata("review"),
         trace_policy=NODE_TRACE_POLICY,
     )
     if compaction_node is not None:
@@ -215,7 +215,7 @@ def create_supervisor(
             compaction_node.runnable(),
             destinations=tuple(w.name for w in workers),
             retry_policy=RetryPolicy(max_attempts=3),
-            metadata={"lgsp_role": "compaction"},
+            metadata=node_metadata("compaction"),
             trace_policy=NODE_TRACE_POLICY,
         )
     for worker in workers:
@@ -229,7 +229,7 @@ def create_supervisor(
         graph.add_node(
             worker.name,
             node.runnable(),  # retries and failed hops are handled inside (see WorkerNode)
-            metadata={"lgsp_role": "worker", "lgsp_worker": worker.name},
+            metadata=node_metadata("worker", worker.name),
             trace_policy=NODE_TRACE_POLICY,
         )
         graph.add_edge(worker.name, name)
@@ -239,7 +239,7 @@ def create_supervisor(
         destinations=(END, synthesis_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
-        metadata={"lgsp_role": "synthesis"},
+        metadata=node_metadata("synthesis"),
         trace_policy=NODE_TRACE_POLICY,
     )
     graph.add_edge(START, name)

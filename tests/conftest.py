@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests._langsmith import CaptureServer, capture_server
 from tests._pg import (
     ENV_VAR,
     create_database,
@@ -47,3 +48,10 @@ def pg_database(postgres_uri: str) -> Iterator[str]:
         yield uri
     finally:
         drop_database(postgres_uri, name)
+
+
+@pytest.fixture
+def langsmith_server() -> Iterator[CaptureServer]:
+    """A loopback LangSmith that records the runs the real client posts (tests/_langsmith.py)."""
+    with capture_server() as server:
+        yield server

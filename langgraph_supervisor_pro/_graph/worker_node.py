@@ -173,21 +173,7 @@ class WorkerNode:
     def _config(
         self, config: RunnableConfig, hop: _Hop, recorder: UsageRecorder | None
     ) -> RunnableConfig:
-        extra: RunnableConfig = {
-            "metadata": {
-                "lgsp_worker": self.worker.name,
-                "lgsp_step": hop.route["step"],
-                "lgsp_turn": hop.turn,
-                "lgsp_instructions": hop.route["instructions"],
-                "lgsp_autonomy": hop.autonomy,
-                "lgsp_dispatched_at": hop.route.get("at"),
-            },
-            "tags": [f"lgsp:worker:{self.worker.name}"],
-        }
-        if recorder is not None:
-            extra["callbacks"] = [recorder]
-        # The metadata above is for traces only; the agent's middleware reads the hop
-        # from this typed context.
+        # The agent's middleware reads the hop from this typed context.
         parent = hop_context(config)  # set when this graph is a domain of a tree
         context = HopContext(
             path=(*(parent.path if parent is not None else ()), self.worker.name),
@@ -199,6 +185,22 @@ class WorkerNode:
             dispatched_at=hop.route.get("at"),
             tier=hop.autonomy,
         )
+        # The same facts for traces only (nothing reads them back): every run below the
+        # agent's inherits them, until a domain's own nodes clear them (`node_metadata`).
+        extra: RunnableConfig = {
+            "metadata": {
+                "lgsp_worker": self.worker.name,
+                "lgsp_step": hop.route["step"],
+                "lgsp_turn": hop.turn,
+                "lgsp_instructions": hop.route["instructions"],
+                "lgsp_autonomy": hop.autonomy,
+                "lgsp_dispatched_at": hop.route.get("at"),
+                "lgsp_path": "/".join(context.path),
+            },
+            "tags": [f"lgsp:worker:{self.worker.name}"],
+        }
+        if recorder is not None:
+            extra["callbacks"] = [recorder]
         return with_hop(merge_configs(config, extra), context)
 
     # -- running -----------------------------------------------------------------------

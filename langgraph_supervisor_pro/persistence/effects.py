@@ -188,7 +188,7 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     node: Any
     if hop is not None:  # inside a worker hop: the hop the worker node passed down
         turn, step, node = hop.turn, hop.step, hop.worker
-    elif "lgsp_step" in metadata:  # a config given by hand
+    elif metadata.get("lgsp_step") is not None:  # a config given by hand (nodes clear it)
         turn, step, node = (
             metadata.get("lgsp_turn", 0),
             metadata["lgsp_step"],

@@ -413,6 +413,23 @@ def test_effect_key_in_a_plain_langgraph_node_uses_its_step_and_name():
     assert out["keys"] == ["plain/0/1/first/k", "plain/0/2/second/k"]
 
 
+def test_effect_key_in_a_synthesizer_uses_the_synthesis_node():
+    """Our nodes clear the hop keys of their trace metadata (None); that is not a hop."""
+    keys: list[str] = []
+
+    def synthesize(inp: Any) -> str:
+        keys.append(effect_key("publish"))
+        return "published"
+
+    app = create_supervisor([w("a")], router=routes("a"), synthesizer=synthesize).compile(
+        checkpointer=InMemorySaver()
+    )
+    out = app.invoke(ask(), {"configurable": {"thread_id": "synth"}})
+    assert out["status"] == "done" and out["messages"][-1].content == "published"
+    (key,) = keys
+    assert key.startswith("synth/0/") and key.endswith("/synthesis/publish")
+
+
 def test_effect_key_errors_are_clear():
     with pytest.raises(ValueError, match="non-empty"):
         effect_key("", config=cfg())
