@@ -109,8 +109,8 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-async def _assistant(client: Any) -> str:
-    (assistant,) = await client.assistants.search(graph_id="tree")
+async def _assistant(client: Any, graph: str = "tree") -> str:
+    (assistant,) = await client.assistants.search(graph_id=graph)
     return str(assistant["assistant_id"])
 
 
@@ -130,14 +130,42 @@ def test_the_graph_schemas_are_served(server: str) -> None:
     _run(go())
 
 
+def test_the_graph_with_xray_shows_every_level(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        deep = {n["id"] for n in (await client.assistants.get_graph(assistant, xray=True))["nodes"]}
+        # The root, the ops domain, the incident domain inside it, the clerk's agent.
+        assert {"supervisor", "comms", "synthesis"} <= deep
+        assert {"ops:ops", "ops:review", "ops:synthesis"} <= deep
+        assert {"ops:incident:incident", "ops:incident:synthesis"} <= deep
+        assert {"ops:incident:clerk:model", "ops:incident:clerk:tools"} <= deep
+        one = {n["id"] for n in (await client.assistants.get_graph(assistant, xray=1))["nodes"]}
+        assert "ops:incident" in one and "ops:incident:clerk:model" not in one
+        subgraphs = await client.assistants.get_subgraphs(assistant, recurse=True)
+        assert set(subgraphs) == {"ops", "ops|incident", "ops|incident|clerk"}
+
+    _run(go())
+
+
 def _interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for group in (thread.get("interrupts") or {}).values() for i in group]
 
 
-def test_a_review_three_levels_down_pauses_refuses_a_bad_answer_and_resumes(server: str) -> None:
+PATHS = {
+    "flat": ["clerk"],
+    "two": ["incident", "clerk"],
+    "tree": ["ops", "incident", "clerk"],
+}
+
+
+@pytest.mark.parametrize("graph", ["flat", "two", "tree"])
+def test_a_review_pauses_refuses_a_bad_answer_and_resumes_at_any_depth(
+    server: str, graph: str
+) -> None:
     async def go() -> None:
         client = _client(server)
-        assistant = await _assistant(client)
+        assistant = await _assistant(client, graph)
         thread = await client.threads.create()
         tid = thread["thread_id"]
         await client.runs.wait(
@@ -152,7 +180,7 @@ def test_a_review_three_levels_down_pauses_refuses_a_bad_answer_and_resumes(serv
         # LangChain's HITL payload, plus our context with the path from the root.
         assert value["action_requests"][0]["name"] == "rollback"
         assert value["review_configs"][0]["action_name"] == "rollback"
-        assert value["context"]["path"] == ["ops", "incident", "clerk"]
+        assert value["context"]["path"] == PATHS[graph]
         assert value["context"]["kind"] == "tool"
 
         # A refused answer leaves the thread interrupted on the same review, not in error.
@@ -173,7 +201,7 @@ def test_a_review_three_levels_down_pauses_refuses_a_bad_answer_and_resumes(serv
         thread = await client.threads.get(tid)
         assert thread["status"] == "idle"
         assert out["status"] == "done"
-        assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("ops", "success")]
+        assert [(e["worker"], e["status"]) for e in out["ledger"]] == [(PATHS[graph][0], "success")]
         assert out["messages"][-1]["content"] == "Rolled back the database service."
 
     _run(go())

@@ -8,7 +8,8 @@ it is shown, never from call order, so the server can serve any number of runs:
 - the clerk's model calls `rollback` when its messages hold no tool result yet, and answers
   once they do.
 
-Exported uncompiled: the server supplies the checkpointer.
+Exported uncompiled: the server supplies the checkpointer. `flat` and `two` hold the same
+clerk one and two levels down.
 """
 
 from __future__ import annotations
@@ -48,14 +49,21 @@ def _comms(task: WorkerTask) -> str:
     return "Posted a status update."
 
 
-clerk = Worker(
-    name="clerk",
-    description="Rolls services back.",
-    model=ScriptedChatModel(script=[_clerk_reply] * 10_000),
-    tools=(rollback,),
-    risks={"rollback": "high"},
-)
-incident = create_supervisor([clerk], router=_once("clerk"), name="incident")
+def _clerk() -> Worker:
+    return Worker(
+        name="clerk",
+        description="Rolls services back.",
+        model=ScriptedChatModel(script=[_clerk_reply] * 10_000),
+        tools=(rollback,),
+        risks={"rollback": "high"},
+    )
+
+
+def _incident() -> Any:
+    return create_supervisor([_clerk()], router=_once("clerk"), name="incident")
+
+
+incident = _incident()
 ops = create_supervisor(
     [Worker(name="incident", description="Handles incidents.", agent=incident)],
     router=_once("incident"),
@@ -67,4 +75,11 @@ graph = create_supervisor(
         Worker(name="comms", description="Status page.", agent=_comms),
     ],
     router=_once("ops"),
+)
+
+# The same review one and two levels down, for the tests that compare depths.
+flat = create_supervisor([_clerk()], router=_once("clerk"))
+two = create_supervisor(
+    [Worker(name="incident", description="Handles incidents.", agent=_incident())],
+    router=_once("incident"),
 )
