@@ -717,3 +717,52 @@ def test_after_a_run_each_domain_state_and_history_is_read_by_its_namespace():
     clerk = app.get_state(at(agent_ns))
     assert clerk.values["messages"][-1].content == "Refunded A1."
     assert [s.next for s in app.get_state_history(at(agent_ns))][-1] == ("__start__",)
+
+
+# -- a stateful domain is sent the hop's prompt only ---------------------------------------
+
+
+def test_a_stateful_domain_is_sent_only_the_new_prompt_and_its_slot_compacts_cleanly():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_supervisor_pro import Compaction
+    from tests._graph.test_compaction_node import summarizer
+
+    given: list[int] = []
+
+    def pager(task: WorkerTask) -> str:
+        return f"Paged on-call for hop {task.step}."
+
+    incident = _domain("incident", Worker(name="pager", description="Pages.", agent=pager))
+    worker = Worker(
+        name="incident",
+        description="Incidents.",
+        agent=incident,
+        compaction=Compaction(
+            summarizer=summarizer(), max_context_tokens=100_000, every_n_steps=1, keep=1
+        ),
+    )
+
+    def four(view: SupervisorView) -> str:
+        return "FINISH" if len(view.ledger) >= 4 else "incident"
+
+    app = create_supervisor([worker], router=four).compile(checkpointer=InMemorySaver())
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Inputs(BaseCallbackHandler):
+        """Records the size of every input the domain graph is invoked with."""
+
+        def on_chain_start(self, serialized, inputs, **kwargs):  # type: ignore[no-untyped-def]
+            if isinstance(inputs, dict) and set(inputs) == {"messages"}:
+                messages = inputs["messages"]
+                if messages and str(getattr(messages[-1], "content", "")).startswith("Task:"):
+                    given.append(len(messages))
+
+    config = {**thread(), "callbacks": [Inputs()]}
+    out = app.invoke(ask("The database is down"), config)
+    assert out["status"] == "done" and len(out["ledger"]) == 4
+    assert given and set(given) == {1}  # every visit: the prompt only
+    slot = out["workers"]["incident"]["messages"]
+    ids = [m.id for m in slot]
+    assert len(ids) == len(set(ids))  # compaction never brings old messages back twice
+    assert len(out["compactions"]) == 3 and len(slot) <= 4

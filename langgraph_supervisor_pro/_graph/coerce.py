@@ -45,11 +45,7 @@ def coerce_worker_output(
             return _from_messages(new, None), new
         if isinstance(output, Mapping):
             if _is_domain_state(output):
-                new = [
-                    m
-                    for m in output["messages"]
-                    if isinstance(m, BaseMessage) and (m.id is None or m.id not in sent_ids)
-                ]
+                new = _after_sent(output["messages"], sent_ids)
                 return _from_domain(output, new, worker), new
             if "messages" in output and isinstance(output["messages"], list):
                 new = [
@@ -78,6 +74,21 @@ def coerce_worker_output(
 
 
 _DOMAIN_END = ("done", "halted", "failed")
+
+
+def _after_sent(messages: Sequence[Any], sent_ids: set[str]) -> list[BaseMessage]:
+    """A domain's messages after the last one it was given (its answer to this visit).
+
+    A domain keeps its whole conversation in its own namespace and returns all of it;
+    what it was given may be only this hop's prompt (a stateful domain), and the
+    worker's slot may hold a compacted version of the rest, so "new" is what follows
+    the last given message, not what the slot lacks.
+    """
+    listed = [m for m in messages if isinstance(m, BaseMessage)]
+    last = max((i for i, m in enumerate(listed) if m.id in sent_ids), default=None)
+    if last is None:
+        return [m for m in listed if m.id is None or m.id not in sent_ids]
+    return listed[last + 1 :]
 
 
 def _is_domain_state(output: Mapping[str, Any]) -> bool:

@@ -97,6 +97,10 @@ class WorkerNode:
         self.allowed = set(worker.tool_names) if worker.tools is not None else None
         kind = agent_kind(worker.name, agent)
         self._takes_messages = kind == "runnable"
+        # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
+        # `checkpointer=True`) keeps its own messages across visits in its namespace:
+        # it is sent the hop's prompt only, not the worker's history again.
+        self._keeps_history = isinstance(agent, Pregel) and agent.checkpointer is True
         self._is_async = kind == "async"
         self._runnable: Runnable[Any, Any] = (
             agent
@@ -166,6 +170,8 @@ class WorkerNode:
             else str(uuid.uuid4())
         )
         prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
+        if self._keeps_history:
+            return {"messages": [prompt]}, [prompt]
         if self._takes_messages:
             return {"messages": [*hop.task.messages, prompt]}, [prompt]
         return hop.task, [prompt]
