@@ -766,3 +766,90 @@ def test_a_stateful_domain_is_sent_only_the_new_prompt_and_its_slot_compacts_cle
     ids = [m.id for m in slot]
     assert len(ids) == len(set(ids))  # compaction never brings old messages back twice
     assert len(out["compactions"]) == 3 and len(slot) <= 4
+
+
+# -- compaction and the store inside domains -------------------------------------------------
+
+
+def test_outputs_of_same_named_workers_in_two_domains_never_collide_in_the_store():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_supervisor_pro.persistence import recall_tool
+
+    recalled: list[str] = []
+
+    def region(name: str) -> Worker:
+        def clerk(task: WorkerTask) -> str:
+            return f"{name} clerk refunded the order."
+
+        def auditor(task: WorkerTask) -> str:
+            # Reads its own domain's clerk from the store, as an agent's tool would.
+            recalled.append(str(recall_tool().invoke({"worker": "clerk"})))
+            return f"{name} audit done."
+
+        domain = _domain(
+            name,
+            Worker(name="clerk", description="Refunds.", agent=clerk),
+            Worker(name="auditor", description="Audits.", agent=auditor),
+        )
+        return Worker(name=name, description=f"The {name} region.", agent=domain)
+
+    store = InMemoryStore()
+    app = create_supervisor(
+        [region("emea"), region("amer")], router=_in_order("emea", "amer")
+    ).compile(checkpointer=InMemorySaver(), store=store)
+    out = app.invoke(ask("Refund both orders"), thread())
+    assert out["status"] == "done"
+    namespaces = sorted(ns for ns in store.list_namespaces(prefix=("lgsp", "outputs")))
+    assert [ns[3:] for ns in namespaces] == [
+        ("amer",),
+        ("amer", "auditor"),
+        ("amer", "clerk"),
+        ("emea",),
+        ("emea", "auditor"),
+        ("emea", "clerk"),
+    ]
+    assert [r.splitlines()[-1] for r in recalled] == [
+        "emea clerk refunded the order.",
+        "amer clerk refunded the order.",
+    ]
+
+
+def test_a_domain_compacts_its_own_workers_histories():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_supervisor_pro import Compaction
+    from tests._graph.test_compaction_node import summarizer
+
+    sizes: list[int] = []
+
+    def pager(task: WorkerTask) -> str:
+        sizes.append(len(task.messages))
+        return f"FACT-{task.step} paged."
+
+    compaction = Compaction(
+        summarizer=summarizer(), max_context_tokens=100_000, every_n_steps=2, keep=1
+    )
+    incident = create_supervisor(
+        [Worker(name="pager", description="Pages.", agent=pager)],
+        router=lambda view: "FINISH" if len(view.ledger) >= 5 else "pager",
+        name="incident",
+        compaction=compaction,
+    )
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [Worker(name="incident", description="Incidents.", agent=incident)],
+        router=_once("incident"),
+    ).compile(checkpointer=saver)
+    config = thread()
+    out = app.invoke(ask("The database is down"), config)
+    assert out["status"] == "done" and not out.get("compactions")  # the root compacted nothing
+    domain = app.get_state(
+        {"configurable": {**config["configurable"], "checkpoint_ns": "incident"}}
+    ).values
+    assert [(c["worker"], c["step"], c["reason"]) for c in domain["compactions"]] == [
+        ("pager", 3, "cadence"),
+        ("pager", 5, "cadence"),
+    ]
+    assert sizes[2] < sizes[1] + 2  # hop 3 saw a compacted history

@@ -349,12 +349,14 @@ class WorkerNode:
         if store is not None:
             thread_id = thread_of(config)
             turn, step = hop.turn, hop.route["step"]
+            parent = hop_context(config)  # a domain of a tree: outputs under its path
+            within = parent.path if parent is not None else ()
             record = (
-                output_namespace(thread_id, name),
+                output_namespace(thread_id, name, within=within),
                 output_key(turn, step),
                 stored_value(name, turn, step, hop.route["instructions"], result),
             )
-            entry = reference(thread_id, name, turn, step, result)
+            entry = reference(thread_id, name, turn, step, result, within=within)
         if not self._takes_messages and not produced:
             text = result.summary if store is not None else (result.result_text() or result.summary)
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]

@@ -21,6 +21,7 @@ from langgraph.config import get_config, get_store
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
+from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro.contracts import WorkerResult
 
 __all__ = ["OutputRef", "output_namespace", "recall_tool"]
@@ -35,21 +36,26 @@ class OutputRef(TypedDict):
     key: str
 
 
-def output_namespace(thread_id: str, worker: str) -> tuple[str, ...]:
+def output_namespace(thread_id: str, worker: str, *, within: Sequence[str] = ()) -> tuple[str, ...]:
     """The store namespace that holds a worker's outputs for one thread.
 
     Args:
         thread_id: The run's `thread_id`.
         worker: The worker's name.
+        within: In a tree of supervisors, the workers from the root down to the domain
+            this worker belongs to (empty at the root), so that two domains' workers of
+            the same name never share a namespace.
 
     Returns:
-        `("lgsp", "outputs", thread_id, worker)`.
+        `("lgsp", "outputs", thread_id, *within, worker)`.
 
     Example:
         >>> output_namespace("t-1", "researcher")
         ('lgsp', 'outputs', 't-1', 'researcher')
+        >>> output_namespace("t-1", "clerk", within=("ops", "orders"))
+        ('lgsp', 'outputs', 't-1', 'ops', 'orders', 'clerk')
     """
-    return (*_ROOT, store_label(thread_id), worker)
+    return (*_ROOT, store_label(thread_id), *within, worker)
 
 
 def store_label(text: str) -> str:
@@ -81,10 +87,19 @@ def stored_value(
 
 
 def reference(
-    thread_id: str, worker: str, turn: int, step: int, result: WorkerResult
+    thread_id: str,
+    worker: str,
+    turn: int,
+    step: int,
+    result: WorkerResult,
+    *,
+    within: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The slot entry that stands for a stored result: no blob, a reference."""
-    ref = OutputRef(namespace=list(output_namespace(thread_id, worker)), key=output_key(turn, step))
+    ref = OutputRef(
+        namespace=list(output_namespace(thread_id, worker, within=within)),
+        key=output_key(turn, step),
+    )
     chars = len(result.result_text())
     return {**result.model_dump(), "result": None, "ref": ref, "chars": chars}
 
@@ -124,8 +139,10 @@ def _recall(worker: str, step: int = 0) -> str:
     store = get_store()
     if store is None:
         return "No external memory is configured for this graph (compile it with a store)."
-    thread_id = thread_of(get_config())
-    items = store.search(output_namespace(thread_id, worker), limit=1000)
+    config = get_config()
+    hop = hop_context(config)  # inside a domain of a tree: that domain's workers
+    within = hop.path[:-1] if hop is not None else ()
+    items = store.search(output_namespace(thread_of(config), worker, within=within), limit=1000)
     if not items:
         return f"No stored output from {worker!r} yet."
     items = sorted(items, key=lambda item: item.key)
