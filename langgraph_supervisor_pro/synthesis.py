@@ -1,8 +1,9 @@
 """The synthesis step: writes the run's answer from the workers' full results.
 
 Routing never sees full outputs; this separate step does. By default the answer
-is the last successful worker's full result (so the worker's real answer is
-never hidden behind a hand-off message). Give `synthesizer=` a chat model or a
+is the last successful worker's full result, or every branch's after a parallel
+fan-out (so the real answer is never hidden behind a hand-off message). Give
+`synthesizer=` a chat model or a
 function to write it differently. Halted and failed runs get a closing message
 that says why, without calling the synthesizer.
 """
@@ -70,6 +71,8 @@ class SynthesisInput(BaseModel):
     halt_detail: str | None = None
     finish_note: str = ""
     """The supervisor's instructions that came with FINISH, if any."""
+    parallel_steps: list[int] = []
+    """The steps of the last decision's hops when it was a parallel fan-out (else empty)."""
 
     def successes(self) -> list[HopOutput]:
         """The hops that ended in `success`, oldest first.
@@ -93,7 +96,11 @@ Synthesizer: TypeAlias = (
 
 
 def default_answer(inp: SynthesisInput) -> str:
-    """The answer when no synthesizer is given, and the closing message of halted runs."""
+    """The answer when no synthesizer is given, and the closing message of halted runs.
+
+    The last successful hop's full result; when the last decision was a parallel
+    fan-out, every successful branch's result, each headed by its worker and hop.
+    """
     done = inp.successes()
     last = done[-1] if done else None
     if inp.status in ("halted", "failed"):
@@ -104,6 +111,11 @@ def default_answer(inp: SynthesisInput) -> str:
                 f"{last.result.result_text()}"
             )
         return text
+    branches = [hop for hop in done if hop.step in inp.parallel_steps]
+    if len(branches) > 1:  # the last decision ran several workers at once: all of them
+        return "\n\n".join(
+            f"{hop.worker} (hop {hop.step}):\n{hop.result.result_text()}" for hop in branches
+        )
     if last is not None:
         return last.result.result_text()
     return inp.finish_note or "The supervisor finished without any successful worker result."
@@ -141,6 +153,7 @@ def synthesis_input(state: SupervisorState, results: Sequence[WorkerResult]) -> 
         halt_reason=state.get("halt_reason"),
         halt_detail=state.get("halt_detail"),
         finish_note=route["instructions"] if route and route["next"] == FINISH else "",
+        parallel_steps=sorted(b["step"] for b in (state.get("fanout") or {}).values()),
     )
 
 

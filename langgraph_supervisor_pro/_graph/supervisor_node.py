@@ -350,7 +350,7 @@ class SupervisorNode:
             )
         if state.get("status") == "running" and human.id == state.get("task_message_id"):
             return {}
-        return {
+        intake: dict[str, Any] = {
             "turn": state.get("turn", 0) + 1,
             "step": 0,
             "task": message_text(human),
@@ -360,6 +360,9 @@ class SupervisorNode:
             "halt_detail": None,
             "route": None,
         }
+        if state.get("fanout"):  # the last turn's fan-out is over
+            intake["fanout"] = Overwrite({})
+        return intake
 
     def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
         if self.meter is None:
@@ -388,8 +391,6 @@ class SupervisorNode:
         usage = self._usage(view, sent or [])
         if state.get("autonomy") != tier:  # written when it changes, not every hop
             intake = {**intake, "autonomy": tier}
-        if state.get("fanout"):  # the last parallel decision is over
-            intake = {**intake, "fanout": Overwrite({})}
         if usage:
             intake["usage"] = usage
         if isinstance(choice, _Invalid):
@@ -427,7 +428,10 @@ class SupervisorNode:
             at=datetime.now(UTC).isoformat(),
         )
         goto = REVIEW_NODE if tier == "manual" else self.next_step(state, route)
-        return Command(goto=goto, update={**intake, "route": route, "step": step})
+        update = {**intake, "route": route, "step": step}
+        if state.get("fanout"):  # the last parallel decision is over (FINISH keeps it for
+            update["fanout"] = Overwrite({})  # synthesis; a new turn's intake clears it)
+        return Command(goto=goto, update=update)
 
     def _fan_out(
         self,

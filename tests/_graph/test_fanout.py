@@ -78,7 +78,11 @@ async def test_two_async_branches_that_wait_for_each_other_both_finish():
         (1, "a", "success"),
         (2, "b", "success"),
     ]
-    assert out["step"] == 2 and out["fanout"] == {}
+    assert out["step"] == 2
+    # FINISH keeps the last fan-out for synthesis: the default answer holds both branches.
+    assert out["messages"][-1].content == (
+        "a (hop 1):\nA found the prices.\n\nb (hop 2):\nB found the reviews."
+    )
 
 
 def test_two_sync_branches_that_wait_for_each_other_both_finish():
@@ -174,6 +178,28 @@ def test_fan_out_twice_in_one_turn_then_finish():
     ]
     assert sorted(calls) == ["a", "b", "b", "c"]
     assert len(out["workers"]["b"]["results"]) == 2
+
+
+def test_a_serial_hop_after_a_fan_out_clears_it_and_a_new_turn_starts_clean():
+    def router(view: SupervisorView) -> Any:
+        if not view.ledger:
+            return ["a", "b"]
+        return "c" if len(view.ledger) == 2 else "FINISH"
+
+    app = compile_team([_echo("a"), _echo("b"), _echo("c")], router=router, parallel=True)
+    config = thread()
+    out = app.invoke(ask(), config)
+    assert out["fanout"] == {} and out["messages"][-1].content == "c did ."
+    fan = compile_team([_echo("a"), _echo("b")], router=_fan("a", "b"), parallel=True)
+    out = fan.invoke(ask(), config)
+    assert set(out["fanout"]) == {"a", "b"}
+    # A new turn: the first decision's intake clears the old fan-out.
+    out = fan.invoke(ask("Another question"), config)
+    assert out["turn"] == 2 and [e["worker"] for e in out["ledger"] if e["turn"] == 2] == [
+        "a",
+        "b",
+    ]
+    assert out["messages"][-1].content.startswith("a (hop 1):\na did part a.")
 
 
 # -- the model decides a fan-out ------------------------------------------------------------
