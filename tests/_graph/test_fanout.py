@@ -457,7 +457,8 @@ def test_a_manual_branch_answered_alone_waits_for_its_siblings():
     )
     config = thread()
     out = app.invoke(ask(), config)
-    first, second = out["__interrupt__"]
+    pending = {i.value["action_requests"][0]["args"]["worker"]: i for i in out["__interrupt__"]}
+    first, second = pending["a"], pending["b"]
     out = app.invoke(Command(resume={first.id: {"decisions": [{"type": "approve"}]}}), config)
     # No worker ran yet: the approved branch waits until every branch is answered.
     assert calls == [] and [i.id for i in out["__interrupt__"]] == [second.id]
@@ -467,7 +468,7 @@ def test_a_manual_branch_answered_alone_waits_for_its_siblings():
     }
     out = app.invoke(Command(resume={second.id: {"decisions": [edit_other]}}), config)
     assert out["status"] == "done"
-    name = first.value["action_requests"][0]["args"]["worker"]
+    name = "a"
     assert calls == [name]
     other = next(e for e in out["ledger"] if e["worker"] != name)
     assert other["status"] == "failed" and "not the worker" in other["error"]
