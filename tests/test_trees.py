@@ -155,6 +155,50 @@ def test_a_domain_that_fails_under_ainvoke_is_contained_too():
     ]
 
 
+async def test_a_domain_that_times_out_is_a_failed_hop_and_its_sibling_still_works():
+    async def slow(task: WorkerTask) -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    stuck = _domain("stuck", Worker(name="slow", description="Slow.", agent=slow))
+    app = compile_team(
+        [
+            Worker(name="stuck", description="Times out.", agent=stuck, timeout=0.2, retry=NO_WAIT),
+            _leaf("backup"),
+        ],
+        router=_in_order("stuck", "backup"),
+    )
+    out = await app.ainvoke(ask("Restore service"), thread())
+    stuck_hop, backup = out["ledger"]
+    assert stuck_hop["status"] == "failed"
+    assert stuck_hop["error"].startswith("WorkerTimeoutError: worker 'stuck'")
+    assert backup["status"] == "success" and out["status"] == "done"
+
+
+def test_a_domain_that_raises_is_a_failed_hop():
+    from langgraph.graph import END, START
+
+    def explode(state: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the domain's own graph broke")
+
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(dict)
+    graph.add_node("explode", explode)
+    graph.add_edge(START, "explode")
+    graph.add_edge("explode", END)
+    app = compile_team(
+        [
+            Worker(name="broken", description="Raises.", agent=graph, retry=NO_WAIT),
+            _leaf("backup"),
+        ],
+        router=_in_order("broken", "backup"),
+    )
+    out = app.invoke(ask("Restore service"), thread())
+    broken, backup = out["ledger"]
+    assert broken["status"] == "failed"
+    assert broken["error"] == "RuntimeError: the domain's own graph broke"
+    assert backup["status"] == "success"
+
+
 def test_a_three_level_tree_is_durable_on_postgres(pg_database):
     from langgraph_supervisor_pro import open_checkpointer
     from tests._pg import table_names
