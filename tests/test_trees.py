@@ -182,7 +182,7 @@ def test_a_domain_that_raises_is_a_failed_hop():
         raise RuntimeError("the domain's own graph broke")
 
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(dict)
-    graph.add_node("explode", explode)
+    graph.add_node("explode", explode)  # type: ignore[type-var]
     graph.add_edge(START, "explode")
     graph.add_edge("explode", END)
     app = compile_team(
