@@ -136,7 +136,9 @@ def _turn_entries(state: SupervisorState) -> list[tuple[int, str, Mapping[str, A
         results = slots.get(entry["worker"], {"results": []})["results"]
         if index < len(results):
             entries.append((entry["step"], entry["worker"], results[index]))
-    return entries
+    # In step order: the branches of a parallel decision land in the ledger in the order
+    # LangGraph applied their writes, which a resume after a crash may change.
+    return sorted(entries, key=lambda e: e[0])
 
 
 def synthesis_input(state: SupervisorState, results: Sequence[WorkerResult]) -> SynthesisInput:

@@ -65,8 +65,18 @@ def _leaf(ctx: Context, name: str) -> Worker:
     return Worker(name=name, description=f"The {name} step.", agent=agent, retry=NO_RETRY)
 
 
-def build_graph(ctx: Context) -> Any:
-    """The uncompiled root of the tree."""
+def _sibling(ctx: Context) -> Worker:
+    """The `comms` worker that runs beside `ops` in the fan-out variant (never blocks)."""
+
+    def agent(task: WorkerTask) -> str:
+        ctx.record("sibling", "comms", task.step)
+        return "Status page updated."
+
+    return Worker(name="comms", description="Status page.", agent=agent, retry=NO_RETRY)
+
+
+def build_graph(ctx: Context, *, fanout: bool = False) -> Any:
+    """The uncompiled root of the tree (with `fanout`, the root runs ops and comms at once)."""
 
     def incident_router(view: SupervisorView) -> str:
         done = len(view.ledger)
@@ -87,10 +97,14 @@ def build_graph(ctx: Context) -> Any:
         router=ops_router,
         name="ops",
     )
-    return create_supervisor(
-        [Worker(name="ops", description="Operations.", agent=ops, retry=NO_RETRY)],
-        router=lambda view: "FINISH" if view.ledger else "ops",
-    )
+    ops_worker = Worker(name="ops", description="Operations.", agent=ops, retry=NO_RETRY)
+    if fanout:
+        return create_supervisor(
+            [ops_worker, _sibling(ctx)],
+            router=lambda view: "FINISH" if view.ledger else ["ops", "comms"],
+            parallel=True,
+        )
+    return create_supervisor([ops_worker], router=lambda view: "FINISH" if view.ledger else "ops")
 
 
 def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]:
@@ -101,7 +115,7 @@ def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]
 def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
     config = thread_config(args.thread)
     with open_checkpointer(args.uri) as saver:
-        app = build_graph(ctx).compile(checkpointer=saver)
+        app = build_graph(ctx, fanout=args.fanout).compile(checkpointer=saver)
         pending = tuple(app.get_state(config).next)
         values = app.invoke(run_input(args.phase, TASK), config, durability="sync")
         return _summary(values, pending)
@@ -110,7 +124,7 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
 async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
     config = thread_config(args.thread)
     async with aopen_checkpointer(args.uri) as saver:
-        app = build_graph(ctx).compile(checkpointer=saver)
+        app = build_graph(ctx, fanout=args.fanout).compile(checkpointer=saver)
         pending = tuple((await app.aget_state(config)).next)
         values = await app.ainvoke(run_input(args.phase, TASK), config, durability="sync")
         return _summary(values, pending)
@@ -119,6 +133,9 @@ async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = app_parser(__doc__.splitlines()[0], uri_help="Postgres URI")
     parser.add_argument("--block", default=None, help="leaf:HOP or ops:1 (run phase only)")
+    parser.add_argument(
+        "--fanout", action="store_true", help="the root runs ops and comms in parallel"
+    )
     args = parser.parse_args(argv)
     block = parse_block(args.block, kinds=("leaf", "ops"), expected="leaf:HOP or ops:1")
     return run_and_report(args, Context(args.workdir, args.phase, *block), run_sync, run_async)

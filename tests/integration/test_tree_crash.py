@@ -21,12 +21,14 @@ def ran(log: list[dict[str, Any]], phase: str, kind: str) -> list[tuple[str, int
     return [(e["name"], e["step"]) for e in log if e["phase"] == phase and e["kind"] == kind]
 
 
-def crash(uri: str, workdir: Path, block: str, mode: str) -> dict[str, Any]:
+def crash(
+    uri: str, workdir: Path, block: str, mode: str, *, fanout: bool = False, **kwargs: Any
+) -> dict[str, Any]:
     common = [
         "--uri", uri, "--thread", f"tree-{uuid.uuid4().hex[:8]}",
-        "--workdir", str(workdir), "--mode", mode,
+        "--workdir", str(workdir), "--mode", mode, *(["--fanout"] if fanout else []),
     ]  # fmt: skip
-    return kill_and_resume(SCRIPT, workdir, common, ["--block", block])
+    return kill_and_resume(SCRIPT, workdir, common, ["--block", block], **kwargs)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -57,3 +59,41 @@ def test_a_kill_in_a_domains_decision_resumes(pg_database, tmp_path, mode):
     ]
     assert result["summary"]["status"] == "done"
     assert result["summary"]["ledger"] == [[1, "ops", "success"]]
+
+
+def _root_ledger_writes(uri: str) -> int:
+    """Ledger writes the root has saved for its pending super-step (finished branches)."""
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        row = conn.execute(
+            "select count(*) from checkpoint_writes where checkpoint_ns = '' and channel = 'ledger'"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("hop", [1, 3])
+def test_a_kill_in_one_branch_of_a_fan_out_keeps_the_finished_branch(
+    pg_database, tmp_path, mode, hop
+):
+    import time
+
+    def sibling_saved() -> None:
+        deadline = time.monotonic() + 60
+        while _root_ledger_writes(pg_database) < 1:
+            assert time.monotonic() < deadline, "the comms branch never saved its hop"
+            time.sleep(0.05)
+
+    result = crash(
+        pg_database, tmp_path, f"leaf:{hop}", mode, fanout=True, while_blocked=sibling_saved
+    )
+    everything = [(name, step) for step, name in enumerate(LEAVES, start=1)]
+    assert ran(result["log"], "run", "sibling") == [("comms", 2)]
+    # The finished branch's writes were kept: it did not run again after the kill.
+    assert ran(result["log"], "resume", "sibling") == []
+    assert ran(result["log"], "resume", "leaf") == everything[hop - 1 :]
+    summary = result["summary"]
+    assert summary["status"] == "done"
+    # One line per branch (their order is the order LangGraph applied the writes).
+    assert sorted(summary["ledger"]) == [[1, "ops", "success"], [2, "comms", "success"]]
