@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import truncate
 
 __all__ = [
@@ -50,6 +51,7 @@ RunStatus = Literal["running", "done", "failed", "halted"]
 """Where a run stands: `done` after synthesis, `halted` by a guard, `failed` on an error."""
 
 HaltReason = Literal[
+    "invalid_input",
     "invalid_route",
     "max_steps",
     "max_visits",
@@ -57,7 +59,11 @@ HaltReason = Literal[
     "supervisor_error",
     "synthesis_error",
 ]
-"""Why a run stopped before the supervisor said FINISH (or why synthesis failed)."""
+"""Why a run stopped before the supervisor said FINISH (or why synthesis failed).
+
+`invalid_input`: the user's message holds a character no backend stores (NUL, a
+surrogate code point); the turn ends before any decision, and the next message is a
+new turn."""
 
 
 class RouteDecision(BaseModel):
@@ -236,11 +242,13 @@ class WorkerTask(BaseModel):
 
 
 class WorkerResult(BaseModel):
-    """The typed outcome of one worker hop.
+    r"""The typed outcome of one worker hop.
 
     Whatever a worker returns or raises becomes one of these. `summary` is the
     only part of the output the supervisor sees; when the worker gives none it is
-    derived from `result` (or `error`) and truncated to `SUMMARY_MAX_CHARS`.
+    derived from `result` (or `error`) and truncated to `SUMMARY_MAX_CHARS`. Its text
+    is always storable: a NUL or a lone surrogate in `result`, `summary` or `error`
+    becomes U+FFFD (Postgres refuses both).
 
     Example:
         >>> r = WorkerResult(status="success", result={"rows": 3})
@@ -248,6 +256,8 @@ class WorkerResult(BaseModel):
         '{"rows": 3}'
         >>> WorkerResult(status="failed", error="boom").summary
         'failed: boom'
+        >>> WorkerResult(status="failed", error="bad\x00byte").error == "bad\ufffdbyte"
+        True
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -267,7 +277,12 @@ class WorkerResult(BaseModel):
                 f"result must be JSON-serialisable (got {type(value).__name__}): convert it "
                 "to str, dict, list, number or bool before returning it"
             ) from exc
-        return value
+        return storable_value(value)
+
+    @field_validator("summary", "error")
+    @classmethod
+    def _text_is_storable(cls, value: str | None) -> str | None:
+        return None if value is None else storable(value)
 
     def model_post_init(self, context: Any, /) -> None:
         """Derive and truncate the summary so it is always short and never empty."""

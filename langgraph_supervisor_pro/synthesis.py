@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from langgraph_supervisor_pro._graph.names import SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import content_text, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Invoke, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.config import TokenCounter
@@ -279,6 +280,7 @@ class SynthesisNode:
         recorder: UsageRecorder | None = None,
     ) -> dict[str, Any]:
         text = content_text(answer.content) if isinstance(answer, BaseMessage) else str(answer)
+        text = storable(text)  # a NUL or lone surrogate becomes U+FFFD (Postgres refuses both)
         message = AIMessage(content=text, name=self.answer_name, id=str(uuid.uuid4()))
         status = "done" if inp.status == "running" else inp.status
         update: dict[str, Any] = {"messages": [message], "status": status, "route": None}
@@ -291,8 +293,8 @@ class SynthesisNode:
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
         """LangGraph error handler: the synthesizer failed; answer with what the run has."""
         inp = _load(state)
-        detail = truncate(
-            f"the synthesizer failed: {type(error.error).__name__}: {error.error}", 500
+        detail = storable(
+            truncate(f"the synthesizer failed: {type(error.error).__name__}: {error.error}", 500)
         )
         failed = inp.model_copy(
             update={"status": "failed", "halt_reason": "synthesis_error", "halt_detail": detail}

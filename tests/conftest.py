@@ -25,6 +25,28 @@ from tests._pg import (
 )
 
 
+def _utf8(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep a failure's report sendable to the xdist controller.
+
+    A test about text Postgres cannot store fails with surrogate code points in its
+    message; execnet refuses to send a string without a UTF-8 encoding and the whole
+    session would end in INTERNALERROR. Such a report is sent as plain text, with the
+    surrogates escaped (`\\ud800`).
+    """
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    text = str(report.longrepr) if report.longrepr is not None else ""
+    sections = [(title, body) for title, body in report.sections]
+    if _utf8(text) != text or any(_utf8(body) != body for _, body in sections):
+        report.longrepr = _utf8(text)
+        report.sections = [(title, _utf8(body)) for title, body in sections]
+
+
 @pytest.fixture(scope="session")
 def postgres_uri() -> Iterator[str]:
     """URI of a running Postgres server: ``$LGSP_POSTGRES_URI`` or an embedded one."""

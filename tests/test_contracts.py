@@ -70,3 +70,19 @@ def test_worker_task_prompt():
     assert WorkerTask(worker="w", step=1, task="T").prompt() == "Task: T"
     with pytest.raises(ValidationError):
         WorkerTask(worker="w", step=0, task="T")
+
+
+def test_a_results_text_is_always_storable():
+    r = WorkerResult(
+        status="failed",
+        result={"rows\x00": ["a\ud800", 1]},
+        summary="sum\x00mary",
+        error="bad\x00\ud800",
+    )
+    assert r.result == {"rows\ufffd": ["a\ufffd", 1]}
+    assert (r.summary, r.error) == ("sum\ufffdmary", "bad\ufffd\ufffd")
+    derived = WorkerResult(status="success", result="first\x00 sentence. Second.")
+    assert derived.result == "first\ufffd sentence. Second." and derived.summary == (
+        "first\ufffd sentence."
+    )
+    assert WorkerResult(status="failed", error="x\x00").summary == "failed: x\ufffd"

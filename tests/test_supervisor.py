@@ -269,3 +269,69 @@ def test_supervisor_retry_policy_is_langgraphs():
     out = compile_team([w("a")], model=model).invoke(ask(), thread())
     assert len(model.calls) == 1 and out["halt_reason"] == "supervisor_error"
     assert isinstance(RetryPolicy(), RetryPolicy)
+
+
+# ----------------------------------------------------------------------- text no backend stores
+
+
+@pytest.mark.parametrize(("bad", "named"), [("\x00", "U+0000"), ("\ud800", "U+D800")])
+def test_a_user_message_that_cannot_be_stored_halts_its_turn_before_any_decision(bad, named):
+    seen = []
+
+    def router(view):
+        seen.append(view.task)
+        return "a" if len(seen) == 1 else "FINISH"
+
+    app = compile_team([w("a")], router=router)
+    config = thread()
+    blocks = [{"type": "text", "text": "ok "}, {"type": "text", "text": f"go{bad}"}]
+    out = app.invoke({"messages": [HumanMessage(content=blocks)]}, config)
+    assert out["status"] == "halted" and out["halt_reason"] == "invalid_input"
+    assert out["halt_detail"] == (
+        f"the last user message cannot be stored: its text holds "
+        f"{'a NUL character' if bad == chr(0) else 'a surrogate code point'} ({named}) at "
+        "index 5, which Postgres refuses (as it does every NUL and surrogate); send it again "
+        "without that character"
+    )
+    assert out["task"] == "ok go\ufffd" and out["turn"] == 1 and out["step"] == 0
+    assert seen == [] and out["ledger"] == []
+    assert out["messages"][-1].content == f"Stopped early (invalid_input): {out['halt_detail']}."
+    # the same thread serves the next message, as a new turn
+    nxt = app.invoke(ask("go"), config)
+    assert nxt["status"] == "done" and nxt["turn"] == 2 and nxt["halt_detail"] is None
+    assert seen == ["go", "go"] and nxt["messages"][-1].content == "a output 1"
+
+
+def test_a_message_id_that_cannot_be_stored_is_named_as_the_id():
+    out = compile_team([w("a")], router=routes("a")).invoke(
+        {"messages": [HumanMessage("fine text", id="msg-\x00")]}, thread()
+    )
+    assert out["halt_reason"] == "invalid_input" and out["task_message_id"] == "msg-\ufffd"
+    assert "its id holds a NUL character (U+0000) at index 4" in out["halt_detail"]
+
+
+def test_instructions_that_cannot_be_stored_reach_workers_and_the_ledger_replaced():
+    seen = []
+
+    def a(task):
+        seen.append(task.instructions)
+        return "done"
+
+    app = compile_team(
+        [w("a", a), w("b", a)],
+        router=routes(
+            [{"next": "a", "instructions": "x\x00y"}, {"next": "b", "instructions": "\ud800z"}]
+        ),
+        parallel=True,
+    )
+    out = app.invoke(ask(), thread())
+    assert out["status"] == "done"
+    assert sorted(seen) == ["x\ufffdy", "\ufffdz"]
+    assert sorted(e["instructions"] for e in out["ledger"]) == ["x\ufffdy", "\ufffdz"]
+
+
+def test_a_model_error_that_cannot_be_stored_is_a_storable_halt_detail():
+    model = ScriptedChatModel(script=[TypeError("bad \x00 request \ud800")])
+    out = compile_team([w("a")], model=model).invoke(ask(), thread())
+    assert out["halt_reason"] == "supervisor_error"
+    assert out["halt_detail"] == "the supervisor failed: TypeError: bad \ufffd request \ufffd"

@@ -91,3 +91,11 @@ def test_failing_synthesizer_fails_closed_with_the_work_kept():
     assert out["status"] == "failed" and out["halt_reason"] == "synthesis_error"
     assert "RuntimeError: llm down" in out["halt_detail"]
     assert out["messages"][-1].content.endswith("kept")
+
+
+def test_an_answer_that_cannot_be_stored_is_written_replaced():
+    app = compile_team(
+        [w("a")], router=routes("a"), synthesizer=lambda inp: AIMessage(content="an\x00swer\ud800")
+    )
+    out = app.invoke(ask(), thread())
+    assert out["status"] == "done" and out["messages"][-1].content == "an\ufffdswer\ufffd"

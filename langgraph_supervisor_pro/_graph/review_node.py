@@ -24,6 +24,7 @@ from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.worker_node import hop_update
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.review.gate import (
@@ -130,8 +131,8 @@ class DispatchReviewNode:
                 )
             edited = RouteState(
                 next=target,
-                instructions=str(
-                    decision.edited_action.args.get("instructions", route["instructions"])
+                instructions=storable(
+                    str(decision.edited_action.args.get("instructions", route["instructions"]))
                 ),
                 step=route["step"],
                 decided_by=route["decided_by"],

@@ -33,6 +33,7 @@ from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, 
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
@@ -279,6 +280,8 @@ class SupervisorNode:
     def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[Any]]:
         """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
+        if intake.get("halt_reason") == "invalid_input":  # the message cannot be stored
+            return Command(goto=SYNTHESIS_NODE, update=intake)
         approved = [] if intake else branches(state, "approved")
         if approved:  # a parallel decision's branches, back from their dispatch reviews
             return self._dispatch(state, approved)
@@ -338,7 +341,12 @@ class SupervisorNode:
     # -- turning a decision into a command ---------------------------------------------
 
     def _intake(self, state: SupervisorState) -> dict[str, Any]:
-        """Start a new turn when a new user message arrived; else change nothing."""
+        """Start a new turn when a new user message arrived; else change nothing.
+
+        A message whose text or id holds a character no backend stores (NUL, a
+        surrogate) starts its turn `halted` with `invalid_input`: the detail says which
+        character and where, nothing else runs, and the next message is a new turn.
+        """
         human = next(
             (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)),
             None,
@@ -350,11 +358,12 @@ class SupervisorNode:
             )
         if state.get("status") == "running" and human.id == state.get("task_message_id"):
             return {}
+        text = message_text(human)
         intake: dict[str, Any] = {
             "turn": state.get("turn", 0) + 1,
             "step": 0,
-            "task": message_text(human),
-            "task_message_id": human.id,
+            "task": storable(text),
+            "task_message_id": None if human.id is None else storable(human.id),
             "status": "running",
             "halt_reason": None,
             "halt_detail": None,
@@ -362,6 +371,9 @@ class SupervisorNode:
         }
         if state.get("fanout"):  # the last turn's fan-out is over
             intake["fanout"] = Overwrite({})
+        problem = _unstorable_input(text, human.id)
+        if problem is not None:
+            intake.update(status="halted", halt_reason="invalid_input", halt_detail=problem)
         return intake
 
     def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
@@ -393,6 +405,7 @@ class SupervisorNode:
             intake = {**intake, "autonomy": tier}
         if usage:
             intake["usage"] = usage
+        choice = _storable(choice)
         if isinstance(choice, _Invalid):
             if self.fallback is None:
                 return self._halt(intake, "invalid_route", f"no valid route: {choice.error}")
@@ -508,7 +521,7 @@ class SupervisorNode:
                 "route": None,
                 "status": "halted",
                 "halt_reason": reason,
-                "halt_detail": detail,
+                "halt_detail": storable(detail),
             },
         )
 
@@ -521,9 +534,37 @@ class SupervisorNode:
                 "route": None,
                 "status": "failed",
                 "halt_reason": "supervisor_error",
-                "halt_detail": truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500),
+                "halt_detail": storable(
+                    truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500)
+                ),
             },
         )
+
+
+def _unstorable_input(text: str, message_id: str | None) -> str | None:
+    """Why the user's message cannot be stored (its text or id), else None."""
+    for what, value in (("text", text), ("id", message_id or "")):
+        found = unstorable_at(value)
+        if found is not None:
+            index, char = found
+            return (
+                f"the last user message cannot be stored: its {what} holds {char} at index "
+                f"{index}, which Postgres refuses (as it does every NUL and surrogate); "
+                "send it again without that character"
+            )
+    return None
+
+
+def _storable(choice: _Decision | _Invalid) -> _Decision | _Invalid:
+    """A decision whose instructions (or an invalid one's error) can be stored."""
+    if isinstance(choice, _Invalid):
+        return _Invalid(storable(choice.error))
+    return _Decision(
+        choice.next,
+        storable(choice.instructions),
+        choice.decided_by,
+        tuple((name, storable(text)) for name, text in choice.parallel),
+    )
 
 
 def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:

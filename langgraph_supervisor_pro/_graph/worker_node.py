@@ -38,6 +38,7 @@ from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with_hop
+from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
@@ -430,10 +431,10 @@ class WorkerNode:
             turn=hop.turn,
             step=hop.route["step"],
             worker=self.worker.name,
-            tool=tool,
-            args=dict(args),
+            tool=storable(tool),
+            args=storable_value(dict(args)),
             kind="out_of_scope",
-            reason=reason,
+            reason=storable(reason),
         )
 
     def _within_hop_entry(
@@ -543,7 +544,7 @@ def hop_update(
         turn=turn,
         step=route["step"],
         worker=worker,
-        instructions=one_line(route["instructions"], 200),
+        instructions=one_line(storable(route["instructions"]), 200),
         decided_by=route["decided_by"],
         status=result.status,
         summary=result.summary,

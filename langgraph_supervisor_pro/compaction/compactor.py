@@ -48,6 +48,7 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from langgraph_supervisor_pro._internal.model_calls import calling_as
+from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import message_text, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.compaction.config import Compaction, TokenCounter, _is_int
@@ -99,7 +100,7 @@ _SCHEMA_DESCRIPTION = (
 
 
 def _clean_text(value: Any) -> Any:
-    return " ".join(value.split()) if isinstance(value, str) else value
+    return storable(" ".join(value.split())) if isinstance(value, str) else value
 
 
 def _clean_items(value: Any) -> Any:
@@ -124,7 +125,8 @@ def _dedupe(items: Sequence[str]) -> list[str]:
 class ContextSummary(BaseModel):
     """The structured summary that replaces compacted history.
 
-    Strings are folded to single spaces; empty list items are dropped. The summary
+    Strings are folded to single spaces, with U+FFFD in place of a NUL or a lone
+    surrogate (Postgres stores neither); empty list items are dropped. The summary
     message's content is `render()`; the message also carries the summary as a
     dict, so a later compaction can read it back and fold it in.
 
@@ -430,7 +432,7 @@ def _coerce_summary(raw: object) -> ContextSummary:
 
 
 def _describe_error(error: BaseException) -> str:
-    text = str(error).strip()
+    text = storable(str(error).strip())
     if isinstance(error, _InvalidSummaryError):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
@@ -462,7 +464,7 @@ def _merge(new: ContextSummary, previous: Sequence[ContextSummary], task: str) -
     facts = [fact for p in previous for fact in p.key_facts]
     return new.model_copy(
         update={
-            "task": new.task or original or " ".join(task.split()),
+            "task": new.task or original or _clean_text(task),
             "key_facts": _dedupe([*facts, *new.key_facts]),
         }
     )

@@ -22,6 +22,7 @@ from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro.contracts import WorkerResult
 
 __all__ = ["OutputRef", "output_namespace", "recall_tool"]
@@ -76,13 +77,17 @@ def thread_of(config: RunnableConfig) -> str:
 def stored_value(
     worker: str, turn: int, step: int, instructions: str, result: WorkerResult
 ) -> dict[str, Any]:
-    """What a hop stores: its full result plus where it came from."""
+    """What a hop stores: its full result plus where it came from.
+
+    Every string in it can be stored (NUL and lone surrogates become U+FFFD): the
+    Postgres store keeps values as JSONB, which refuses both.
+    """
     return {
         "worker": worker,
         "turn": turn,
         "step": step,
-        "instructions": instructions,
-        **result.model_dump(),
+        "instructions": storable(instructions),
+        **storable_value(result.model_dump()),
     }
 
 

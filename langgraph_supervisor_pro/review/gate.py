@@ -43,6 +43,7 @@ from langgraph.types import Interrupt, interrupt
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from typing_extensions import TypedDict
 
+from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -241,7 +242,9 @@ def review_payload(
         context: Structured context: task, worker, risk, reason, summary, deadline, ...
 
     Returns:
-        `{"action_requests": [...], "review_configs": [...], "context": {...}}`.
+        `{"action_requests": [...], "review_configs": [...], "context": {...}}`, every
+        string in it storable: a NUL or a lone surrogate (in a tool's arguments, say)
+        becomes U+FFFD, as Postgres refuses both.
 
     Example:
         >>> p = review_payload(kind="tool", action="refund", args={"amount": 30},
@@ -250,11 +253,12 @@ def review_payload(
         >>> p["review_configs"][0]["allowed_decisions"]
         ['approve', 'reject']
     """
-    return {
+    payload: ReviewRequest = {
         "action_requests": [{"name": action, "args": dict(args), "description": description}],
         "review_configs": [{"action_name": action, "allowed_decisions": list(allowed)}],
         "context": cast(ReviewContext, {"kind": kind, **dict(context)}),
     }
+    return cast(ReviewRequest, storable_value(payload))
 
 
 def gate_request(
@@ -373,7 +377,7 @@ def request_review(
         # 'approve'
         ```
     """
-    current = cast(ReviewRequest, dict(payload))
+    current = cast(ReviewRequest, storable_value(payload))
     answered = 0  # the answers this task consumed: the escalations so far
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
@@ -406,7 +410,7 @@ def request_review(
         context["reviewers"], context["escalations"] = decision.to, history
         if escalation_timeout is not None:
             context["deadline"] = deadline_after(escalation_timeout, now=previous)
-        current = {**current, "context": context}
+        current = cast(ReviewRequest, storable_value({**current, "context": context}))
 
 
 def _pause_again(
@@ -466,4 +470,4 @@ def invalid_answer_summary(exc: ValidationError) -> str:
         where = ".".join(truncate(str(p), 40) for p in error["loc"])
         parts.append(f"{where}: {error['msg']}" if where else error["msg"])
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    return one_line("; ".join(parts) + more, _INVALID_ANSWER_CHARS)
+    return storable(one_line("; ".join(parts) + more, _INVALID_ANSWER_CHARS))

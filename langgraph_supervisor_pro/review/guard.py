@@ -35,6 +35,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._internal.hop import HopContext, first_human_text, hop_context
+from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
@@ -190,14 +191,14 @@ class ToolGuard(AgentMiddleware):
             allowed,
         )
         return ToolMessage(
-            content=(
+            content=storable(
                 f"Refused: '{call['name']}' is not one of your tools ({allowed}). "
                 "The call was not executed."
             ),
             tool_call_id=call["id"] or "",
             name=call["name"],
             status="error",
-            additional_kwargs={"lgsp_security": record},
+            additional_kwargs={"lgsp_security": storable_value(record)},
         )
 
     def _payload(self, review: _Review) -> ReviewRequest:
@@ -268,11 +269,11 @@ class ToolGuard(AgentMiddleware):
 
     def _message(self, call: Any, text: str, status: str, note: dict[str, Any]) -> ToolMessage:
         return ToolMessage(
-            content=text,
+            content=storable(text),
             tool_call_id=call["id"] or "",
             name=call["name"],
             status=status,
-            additional_kwargs={"lgsp_review": note},
+            additional_kwargs={"lgsp_review": storable_value(note)},
         )
 
     def _unconfirmed(self, confirm: _Confirm, ok: bool, reason: str) -> _Run | _Review:
@@ -330,7 +331,9 @@ def _noted(result: ToolResult, note: dict[str, Any] | None) -> ToolResult:
     if note is None or not isinstance(result, ToolMessage):
         return result
     return result.model_copy(
-        update={"additional_kwargs": {**result.additional_kwargs, "lgsp_review": note}}
+        update={
+            "additional_kwargs": {**result.additional_kwargs, "lgsp_review": storable_value(note)}
+        }
     )
 
 

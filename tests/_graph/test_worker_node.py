@@ -137,3 +137,15 @@ def test_each_worker_hop_is_one_run_when_the_agent_is_a_subgraph(mode):
         "supervisor",
         "synthesis",
     ]
+
+
+def test_an_exception_text_that_cannot_be_stored_is_a_storable_failed_hop():
+    def broken(task: WorkerTask) -> str:
+        raise ValueError("bad\x00 \ud800")
+
+    out = compile_team(
+        [Worker(name="w", description="Breaks.", agent=broken)], router=routes("w")
+    ).invoke(ask(), thread())
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed" and entry["error"] == "ValueError: bad\ufffd \ufffd"
+    assert out["workers"]["w"]["results"][0]["error"] == "ValueError: bad\ufffd \ufffd"

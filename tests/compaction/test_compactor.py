@@ -284,6 +284,26 @@ def test_context_summary_renders_and_is_frozen() -> None:
         summary.task = "other"  # type: ignore[misc]
 
 
+def test_context_summary_text_is_storable() -> None:
+    summary = ContextSummary(
+        task="T\x00",
+        done=["a\ud800"],
+        current_state="s\x00",
+        remaining=["r\x00"],
+        key_facts=["ORDER-7\x00"],
+    )
+    assert (summary.task, summary.current_state) == ("T\ufffd", "s\ufffd")
+    assert summary.done == ["a\ufffd"] and summary.remaining == ["r\ufffd"]
+    assert summary.key_facts == ["ORDER-7\ufffd"]
+    assert "\x00" not in summary.render()
+
+
+def test_a_summarizer_error_that_cannot_be_stored_is_recorded_replaced() -> None:
+    compactor, _ = make_compactor([RuntimeError("boom\x00\ud800")], keep=1, max_attempts=1)
+    outcome = compactor.compact(order_history(), task="t")
+    assert outcome.error is not None and outcome.error.endswith("RuntimeError: boom\ufffd\ufffd")
+
+
 def test_summary_message_shape_and_summarizer_input() -> None:
     history = order_history()
     compactor, model = make_compactor([extract_orders], keep=1)

@@ -7,7 +7,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_supervisor_pro import Worker, WorkerResult, create_supervisor
-from langgraph_supervisor_pro.persistence.memory import output_namespace, recall_tool
+from langgraph_supervisor_pro.persistence.memory import output_namespace, recall_tool, stored_value
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 from tests.test_supervisor import BIG, w
@@ -167,3 +167,20 @@ def test_thread_ids_with_dots_work_with_a_store():
     assert out["status"] == "done" and out["ledger"][0]["status"] == "success"
     assert output_namespace("run.1%x", "a") == ("lgsp", "outputs", "run%2E1%25x", "a")
     assert store.search(output_namespace("run.1%x", "a"))[0].value["result"] == "A"
+
+
+def test_a_stored_value_holds_only_storable_text():
+    result = WorkerResult.model_construct(
+        status="success", result={"k\x00": "v\ud800"}, summary="s"
+    )
+    value = stored_value("w", 1, 2, "do\x00it", result)
+    assert value["instructions"] == "do\ufffdit" and value["result"] == {"k\ufffd": "v\ufffd"}
+
+
+def test_a_result_that_cannot_be_stored_reaches_the_store_replaced():
+    app, store = compile_with_store([w("a", lambda t: "res\x00ult")], router=routes("a"))
+    config = thread()
+    out = app.invoke(ask(), config)
+    item = store.get(output_namespace(config["configurable"]["thread_id"], "a"), "t00001.s00001")
+    assert item is not None and item.value["result"] == "res\ufffdult"
+    assert out["messages"][-1].content == "res\ufffdult"

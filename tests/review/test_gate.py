@@ -297,3 +297,36 @@ def test_a_review_inside_a_tool_of_an_agent_refuses_an_invalid_answer_alike(asyn
         assert task_errors(agent.get_state(config, subgraphs=True)) == []
     out = run(Command(resume={pending.id: APPROVE}))
     assert ran == [30] and out["messages"][-1].content == "Done."
+
+
+def test_a_review_payload_holds_only_storable_text():
+    payload = review_payload(
+        kind="tool",
+        action="refund",
+        args={"order\x00id": "A\ud8001", "lines": ["x\x00", 2]},
+        description="Refund \x00",
+        allowed=["approve"],
+        context={"task": "T\ud800", "summary": "S\x00", "step": 1},
+    )
+    assert payload["action_requests"][0]["args"] == {
+        "order\ufffdid": "A\ufffd1",
+        "lines": ["x\ufffd", 2],
+    }
+    assert payload["action_requests"][0]["description"] == "Refund \ufffd"
+    assert payload["context"] == {
+        "kind": "tool",
+        "task": "T\ufffd",
+        "summary": "S\ufffd",
+        "step": 1,
+    }
+
+
+def test_an_escalation_reason_that_cannot_be_stored_is_recorded_replaced():
+    app = graph()
+    config = _thread()
+    app.invoke({"out": ""}, config)
+    resume = {"decisions": [{"type": "escalate", "to": "le\x00ads", "reason": "late\ud800"}]}
+    second = app.invoke(Command(resume=resume), config)["__interrupt__"][0].value
+    assert second["context"]["reviewers"] == "le\ufffdads"
+    (record,) = second["context"]["escalations"]
+    assert (record["to"], record["reason"]) == ("le\ufffdads", "late\ufffd")

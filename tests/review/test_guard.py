@@ -561,3 +561,30 @@ def test_guard_works_in_a_hand_built_agent_too():
     )
     out = app.invoke(ask(), thread())
     assert out["__interrupt__"][0].value["action_requests"][0]["name"] == "refund"
+
+
+def test_a_refused_call_and_a_reviewers_message_are_recorded_storable():
+    script = [
+        call("wipe\x00db", {"why\x00": "bad\x00"}, "x1"),
+        call("refund", call_id="c2"),
+        "done",
+    ]
+    app, _ = team(script, ReviewPolicy(tier="supervised"))
+    config = thread()
+    app.invoke(ask(), config)
+    reject = {"decisions": [{"type": "reject", "message": "no\x00way"}]}
+    out = app.invoke(Command(resume=reject), config)
+    assert out["status"] == "done" and RAN == []
+    (entry,) = out["security"]
+    assert (entry["tool"], entry["args"]) == ("wipe\ufffddb", {"why\ufffd": "bad\ufffd"})
+    assert out["ledger"][0]["refused"] == ["wipe\ufffddb"]
+    tool_messages = {
+        m.tool_call_id: m
+        for m in out["workers"]["billing"]["messages"]
+        if isinstance(m, ToolMessage)
+    }
+    assert tool_messages["x1"].content.startswith("Refused: 'wipe\ufffddb' is not one")
+    assert tool_messages["x1"].additional_kwargs["lgsp_security"]["args"] == {
+        "why\ufffd": "bad\ufffd"
+    }
+    assert tool_messages["c2"].content == "The reviewer rejected this call: no\ufffdway"
