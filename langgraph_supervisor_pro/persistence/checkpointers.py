@@ -14,7 +14,7 @@ SQLite on a laptop and Postgres in production:
 Credentials never reach checkpoint metadata through these checkpointers. LangGraph copies
 every ``str``, ``int``, ``float`` and ``bool`` of the run's ``configurable`` and
 ``metadata`` into each checkpoint's metadata; these savers (subclasses of the ones
-above) leave out the values under secret-looking keys (``openai_api_key``,
+above) leave out the strings under secret-looking keys (``openai_api_key``,
 ``github_token``, ``db_password``, ``Authorization``, ...) and those holding a secret
 registered with ``register_secret``. The rest of the checkpoint is stored as LangGraph
 writes it.
