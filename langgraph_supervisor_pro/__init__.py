@@ -1,8 +1,8 @@
 """langgraph-supervisor-pro: production supervisor/worker graphs for LangGraph.
 
 The top level holds what most programs use: the builder, workers and their
-contracts, the router types, the state types, compaction, the review policy and
-the persistence openers. Everything else lives in its submodule:
+contracts, the router types, the state types, compaction, the review policy,
+the persistence openers and `register_secret`. Everything else lives in its submodule:
 `langgraph_supervisor_pro.review` (gates, guard, review desk),
 `.compaction`, `.persistence` (effects, memory), `.testing` (scripted models),
 `.contracts`, `.state`, `.synthesis`, `.workers` and `.supervisor`.
@@ -40,6 +40,7 @@ from langgraph_supervisor_pro.contracts import (
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import effect_key
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
+from langgraph_supervisor_pro.redaction import register_secret
 from langgraph_supervisor_pro.review.guard import ToolGuard
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier
 from langgraph_supervisor_pro.review.risks import Risk, risk
@@ -78,6 +79,7 @@ __all__ = [
     "effect_key",
     "open_checkpointer",
     "open_store",
+    "register_secret",
     "risk",
     "route_decision_model",
 ]

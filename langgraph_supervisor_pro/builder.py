@@ -40,8 +40,9 @@ from langgraph_supervisor_pro.workers import Worker
 
 __all__ = ["SupervisorGraph", "create_supervisor"]
 
-SupervisorGraph = StateGraph[SupervisorState, None, SupervisorInput, SupervisorState]
-"""The type `create_supervisor` returns: an uncompiled StateGraph over `SupervisorState`."""
+SupervisorGraph = StateGraph[SupervisorState, Any, SupervisorInput, SupervisorState]
+"""The type `create_supervisor` returns: an uncompiled StateGraph over `SupervisorState`
+(its runtime context is the `context_schema` given, if any)."""
 
 
 def create_supervisor(
@@ -60,6 +61,7 @@ def create_supervisor(
     review: ReviewPolicy | None = None,
     supervisor_retry: RetryPolicy | None = None,
     parallel: bool = False,
+    context_schema: type[Any] | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -103,6 +105,14 @@ def create_supervisor(
             and ledger entry; the supervisor decides again when all have finished.
             Each worker at most once per decision; a fan-out that would pass
             `max_steps` halts before it starts.
+        context_schema: The type of the run's runtime context (a dataclass, pydantic
+            model or TypedDict), as for `StateGraph(context_schema=...)`: the place for
+            credentials, which LangGraph neither checkpoints nor traces. Pass the context
+            with `invoke(inputs, config, context=...)` (a dict is turned into a dataclass
+            or model); every node, a worker agent's tools (`ToolRuntime.context`) and
+            function workers (`langgraph.runtime.get_runtime().context`) read it, and a
+            domain of a tree reads its root's. `SecretStr` fields are scrubbed from
+            error text (see `langgraph_supervisor_pro.redaction`).
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -138,6 +148,11 @@ def create_supervisor(
     _check_retry(supervisor_retry)
     if not isinstance(parallel, bool):
         raise TypeError(f"parallel: got {type(parallel).__name__}; give True or False")
+    if context_schema is not None and not isinstance(context_schema, type):
+        raise TypeError(
+            f"context_schema: got {type(context_schema).__name__}; give a class (a dataclass, "
+            "pydantic model or TypedDict) describing the runtime context, or None"
+        )
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
@@ -177,7 +192,9 @@ def create_supervisor(
         trigger=compaction.trigger if compaction is not None else 0.7,
     )
 
-    graph: SupervisorGraph = StateGraph(SupervisorState, input_schema=SupervisorInput)
+    graph: SupervisorGraph = StateGraph(
+        SupervisorState, context_schema=context_schema, input_schema=SupervisorInput
+    )
     # LangGraph adds a node for each error handler; it never draws an edge to or from
     # one, so they would stand alone in a drawing, and a graph whose drawing has more
     # than one start or end is never expanded inside its parent (`xray`). The edges

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from langgraph_supervisor_pro._graph.names import SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import content_text, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Invoke, Steps, adrive, drive
@@ -291,10 +292,16 @@ class SynthesisNode:
         return update
 
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
-        """LangGraph error handler: the synthesizer failed; answer with what the run has."""
+        """LangGraph error handler: the synthesizer failed; answer with what the run has.
+
+        The exception's text is scrubbed of the run's secrets before it is stored.
+        """
         inp = _load(state)
+        exc = error.error
         detail = storable(
-            truncate(f"the synthesizer failed: {type(error.error).__name__}: {error.error}", 500)
+            truncate(
+                RunSecrets().scrub(f"the synthesizer failed: {type(exc).__name__}: {exc}"), 500
+            )
         )
         failed = inp.model_copy(
             update={"status": "failed", "halt_reason": "synthesis_error", "halt_detail": detail}

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from langgraph_supervisor_pro._internal.scrub import forget_registered
 from tests._langsmith import CaptureServer, capture_server
 from tests._pg import (
     ENV_VAR,
@@ -77,3 +78,11 @@ def langsmith_server() -> Iterator[CaptureServer]:
     """A loopback LangSmith that records the runs the real client posts (tests/_langsmith.py)."""
     with capture_server() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _no_registered_secrets() -> Iterator[None]:
+    """`register_secret` is process-wide: each test starts and ends with none registered."""
+    forget_registered()
+    yield
+    forget_registered()

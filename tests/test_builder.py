@@ -1,4 +1,5 @@
 import inspect
+from dataclasses import dataclass
 
 import pytest
 from langchain.agents import create_agent
@@ -6,6 +7,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.tools import tool
 from langchain_core.tracers.base import BaseTracer
 from langgraph.config import get_stream_writer
+from langgraph.runtime import get_runtime
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
@@ -38,6 +40,7 @@ from tests.test_supervisor import decisions, w
         ([w("a")], {"name": "synthesis"}, ValueError, "name"),
         ([w("a")], {"synthesizer": 42}, TypeError, "synthesizer"),
         ([w("a")], {"supervisor_retry": 3}, TypeError, "supervisor_retry: got int"),
+        ([w("a")], {"context_schema": {}}, TypeError, "context_schema: got dict"),
         (
             [w("a")],
             {"supervisor_retry": RetryPolicy(max_attempts=0)},
@@ -73,6 +76,25 @@ def test_supervisor_retry_replaces_the_supervisor_and_synthesis_policies():
     graph = create_supervisor([w("a")], router=routes("a"), supervisor_retry=now)
     assert graph.nodes["supervisor"].retry_policy is now
     assert graph.nodes["synthesis"].retry_policy is now
+
+
+def test_the_context_schema_is_the_graphs():
+    @dataclass
+    class Context:
+        user_id: str
+
+    seen: list[object] = []
+
+    def read(task: WorkerTask) -> str:
+        seen.append(get_runtime().context)
+        return "ok"
+
+    graph = create_supervisor([w("a", read)], router=routes("a"), context_schema=Context)
+    assert graph.context_schema is Context
+    assert create_supervisor([w("a")], router=routes("a")).context_schema is None
+    app = graph.compile()
+    app.invoke(ask(), context={"user_id": "u-1"})  # a dict becomes the schema's type
+    assert seen == [Context(user_id="u-1")]
 
 
 def test_model_without_structured_output_is_refused():

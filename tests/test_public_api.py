@@ -36,6 +36,7 @@ EXPECTED = {
     "effect_key",
     "open_checkpointer",
     "open_store",
+    "register_secret",
     "risk",
     "route_decision_model",
 }
@@ -70,6 +71,9 @@ SUBMODULES: dict[str, set[str]] = {
         "UsageEntry",
         "UsageRole",
         "WorkerSlot",
+    },
+    "redaction": {
+        "register_secret",
     },
     "supervisor": {
         "DEFAULT_SUPERVISOR_PROMPT",
@@ -443,9 +447,11 @@ def test_signatures_are_pinned():
         "synthesizer: 'Synthesizer | None' = None, name: 'str' = 'supervisor', "
         "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
         "compaction: 'Compaction | None' = None, review: 'ReviewPolicy | None' = None, "
-        "supervisor_retry: 'RetryPolicy | None' = None, parallel: 'bool' = False) "
+        "supervisor_retry: 'RetryPolicy | None' = None, parallel: 'bool' = False, "
+        "context_schema: 'type[Any] | None' = None) "
         "-> 'SupervisorGraph'"
     )
+    assert str(inspect.signature(lgsp.register_secret)) == "(value: 'str | SecretStr') -> 'None'"
     fields = [(f.name, f.kw_only) for f in dataclasses.fields(lgsp.Worker)]
     assert fields == [
         ("name", True),

@@ -3,7 +3,13 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro import RouteDecision, SupervisorView, Worker, WorkerResult
+from langgraph_supervisor_pro import (
+    RouteDecision,
+    SupervisorView,
+    Worker,
+    WorkerResult,
+    register_secret,
+)
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
@@ -235,6 +241,20 @@ def test_model_error_fails_the_run_closed_after_retries():
     assert out["status"] == "failed" and out["halt_reason"] == "supervisor_error"
     assert "ConnectionError: api down" in out["halt_detail"]
     assert out["messages"][-1].content.startswith("Stopped early (supervisor_error)")
+
+
+def test_a_supervisor_error_and_an_invalid_route_are_stored_scrubbed():
+    secret = "sk-supervisor-0123456789"
+    register_secret(secret)
+    model = ScriptedChatModel(script=[PermissionError(f"401: key {secret} revoked")])
+    out = compile_team([w("a")], model=model).invoke(ask(), thread())
+    assert out["halt_reason"] == "supervisor_error"
+    assert out["halt_detail"] == "the supervisor failed: PermissionError: 401: key *** revoked"
+    assert secret not in out["messages"][-1].content
+    # An invalid route's detail quotes what the router answered.
+    halted = compile_team([w("a")], router=lambda view: f"ask {secret}").invoke(ask(), thread())
+    assert halted["halt_reason"] == "invalid_route"
+    assert secret not in halted["halt_detail"] and "***" in halted["halt_detail"]
 
 
 def test_missing_user_message_is_a_clear_failure():

@@ -1,6 +1,6 @@
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from langgraph_supervisor_pro import WorkerResult
+from langgraph_supervisor_pro import WorkerResult, register_secret
 from langgraph_supervisor_pro.synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
@@ -99,3 +99,16 @@ def test_an_answer_that_cannot_be_stored_is_written_replaced():
     )
     out = app.invoke(ask(), thread())
     assert out["status"] == "done" and out["messages"][-1].content == "an\ufffdswer\ufffd"
+
+
+def test_a_synthesizer_error_is_stored_scrubbed():
+    secret = "sk-synthesis-0123456789"
+    register_secret(secret)
+
+    def synth(inp):
+        raise RuntimeError(f"llm refused key {secret}")
+
+    out = compile_team([w("a")], router=routes("a"), synthesizer=synth).invoke(ask(), thread())
+    assert out["halt_reason"] == "synthesis_error"
+    assert out["halt_detail"] == "the synthesizer failed: RuntimeError: llm refused key ***"
+    assert all(secret not in str(m.content) for m in out["messages"])

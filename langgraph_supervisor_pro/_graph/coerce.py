@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, ValidationError
 
+from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.text import message_text, truncate
 from langgraph_supervisor_pro.contracts import WorkerResult
 
@@ -15,7 +16,11 @@ ERROR_MAX_CHARS = 500
 
 
 def coerce_worker_output(
-    output: Any, *, worker: str, sent: Sequence[BaseMessage] = ()
+    output: Any,
+    *,
+    worker: str,
+    sent: Sequence[BaseMessage] = (),
+    scrub: Callable[[str], str] | None = None,
 ) -> tuple[WorkerResult, list[BaseMessage]]:
     """Turn whatever a worker returned into a valid `WorkerResult` and its new messages.
 
@@ -24,14 +29,42 @@ def coerce_worker_output(
     returns); a dict with a `status` key (validated as a `WorkerResult`); any other
     JSON-serialisable dict; a pydantic model. Anything else becomes `failed`.
 
+    A result's error text (and the summary derived from it) is scrubbed of the run's
+    secrets, before any cut to length.
+
     Args:
         output: What the agent returned.
         worker: The worker's name (for error messages).
         sent: The messages the worker was given, which are not new output.
+        scrub: Removes secrets from error text (default: the running run's secrets).
 
     Returns:
         The result, and the messages the worker produced during the hop.
     """
+    scrubber = scrub if scrub is not None else RunSecrets().scrub
+    result, produced = _coerce(output, worker, sent, scrubber)
+    return scrubbed_result(result, scrubber), produced
+
+
+def scrubbed_result(result: WorkerResult, scrub: Callable[[str], str]) -> WorkerResult:
+    """`result` with its error text scrubbed of secrets.
+
+    A summary derived from the error is derived again from the scrubbed text (the cut to
+    length could have split a secret); a summary the worker gave is scrubbed as it is.
+    """
+    if not result.error:
+        return result
+    error = scrub(result.error)
+    if error == result.error:
+        return result
+    derived = WorkerResult(status=result.status, result=result.result, error=result.error)
+    summary = "" if result.summary == derived.summary else scrub(result.summary)
+    return WorkerResult(status=result.status, result=result.result, summary=summary, error=error)
+
+
+def _coerce(
+    output: Any, worker: str, sent: Sequence[BaseMessage], scrub: Callable[[str], str]
+) -> tuple[WorkerResult, list[BaseMessage]]:
     sent_ids = {m.id for m in sent if m.id}
     try:
         if isinstance(output, WorkerResult):
@@ -46,7 +79,7 @@ def coerce_worker_output(
         if isinstance(output, Mapping):
             if _is_domain_state(output):
                 new = _after_sent(output["messages"], sent_ids)
-                return _from_domain(output, new, worker), new
+                return _from_domain(output, new, worker, scrub), new
             if "messages" in output and isinstance(output["messages"], list):
                 new = [
                     m
@@ -62,7 +95,9 @@ def coerce_worker_output(
     except ValidationError as exc:
         return WorkerResult(
             status="failed",
-            error=truncate(f"worker {worker!r} returned an invalid result: {exc}", ERROR_MAX_CHARS),
+            error=truncate(
+                scrub(f"worker {worker!r} returned an invalid result: {exc}"), ERROR_MAX_CHARS
+            ),
         ), []
     return WorkerResult(
         status="failed",
@@ -101,7 +136,10 @@ def _is_domain_state(output: Mapping[str, Any]) -> bool:
 
 
 def _from_domain(
-    output: Mapping[str, Any], new: Sequence[BaseMessage], worker: str
+    output: Mapping[str, Any],
+    new: Sequence[BaseMessage],
+    worker: str,
+    scrub: Callable[[str], str],
 ) -> WorkerResult:
     """A domain's run as one hop of its parent: its answer, and whether it ended `done`.
 
@@ -122,7 +160,7 @@ def _from_domain(
         result=answer or None,
         summary=WorkerResult(status="success", result=answer).summary if answer else "",
         error=truncate(
-            f"domain {worker!r} {output['status']} ({reason}): {detail}", ERROR_MAX_CHARS
+            scrub(f"domain {worker!r} {output['status']} ({reason}): {detail}"), ERROR_MAX_CHARS
         ),
     )
 

@@ -33,6 +33,7 @@ from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, 
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
@@ -514,6 +515,8 @@ class SupervisorNode:
         return route["next"]
 
     def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
+        # An invalid route's detail quotes what the model or router answered.
+        detail = RunSecrets().scrub(detail)
         return Command(
             goto=SYNTHESIS_NODE,
             update={
@@ -526,17 +529,19 @@ class SupervisorNode:
         )
 
     def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
-        """LangGraph error handler: after retries, fail the run closed with the reason."""
+        """LangGraph error handler: after retries, fail the run closed with the reason.
+
+        The exception's text is scrubbed of the run's secrets before it is stored.
+        """
         exc = error.error
+        detail = RunSecrets().scrub(f"the supervisor failed: {type(exc).__name__}: {exc}")
         return Command(
             goto=SYNTHESIS_NODE,
             update={
                 "route": None,
                 "status": "failed",
                 "halt_reason": "supervisor_error",
-                "halt_detail": storable(
-                    truncate(f"the supervisor failed: {type(exc).__name__}: {exc}", 500)
-                ),
+                "halt_detail": storable(truncate(detail, 500)),
             },
         )
 

@@ -38,6 +38,7 @@ from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with_hop
+from langgraph_supervisor_pro._internal.scrub import RunSecrets, original_error, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
@@ -106,7 +107,7 @@ class WorkerNode:
         self._runnable: Runnable[Any, Any] = (
             agent
             if isinstance(agent, Runnable)
-            else RunnableLambda(agent, name=f"{worker.name}.agent")
+            else RunnableLambda(_scrubbing(agent, self._is_async), name=f"{worker.name}.agent")
         )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
@@ -233,9 +234,10 @@ class WorkerNode:
             except GraphBubbleUp:
                 raise
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
+                error = original_error(exc)  # a function worker's scrubbed stand-in
+                delay = self._retry_delay(error, attempt)
                 if delay is None:
-                    return self._failed(state, exc)
+                    return self._failed(state, error, config)
                 yield Sleep(delay)
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
@@ -344,7 +346,10 @@ class WorkerNode:
         name = self.worker.name
         # The agent echoes back its own history: none of it is new output.
         given = [*hop.task.messages, *sent]
-        result, produced = coerce_worker_output(output, worker=name, sent=given)
+        secrets = RunSecrets(config)
+        result, produced = coerce_worker_output(
+            output, worker=name, sent=given, scrub=secrets.scrub
+        )
         record = None
         entry: dict[str, Any] = result.model_dump()
         if store is not None:
@@ -457,9 +462,15 @@ class WorkerNode:
             error=None,
         )
 
-    def _failed(self, state: SupervisorState, exc: BaseException) -> dict[str, Any]:
-        """A `failed` hop for an attempt that raised (after the retries)."""
-        text = truncate(f"{type(exc).__name__}: {exc}", ERROR_MAX_CHARS)
+    def _failed(
+        self, state: SupervisorState, exc: BaseException, config: RunnableConfig
+    ) -> dict[str, Any]:
+        """A `failed` hop for an attempt that raised (after the retries).
+
+        The run's secrets are scrubbed from the exception's text before it is cut to
+        length and stored (ledger, slot, the supervisor's next prompt).
+        """
+        text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}"), ERROR_MAX_CHARS)
         route = route_of(state, self.worker.name) or RouteState(
             next=self.worker.name,
             instructions="",
@@ -499,6 +510,43 @@ def _compacted_within_hop(
     if not removed or not summaries:
         return None
     return summaries[-1], removed
+
+
+def _scrubbing(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    """A function worker whose exceptions leave it scrubbed of the run's secrets.
+
+    The function's own trace run records the exception it raises; one whose text (or a
+    chained exception's) holds a secret is replaced by a `ScrubbedError` (its type and
+    scrubbed message), raised `from None`. The worker node unwraps it
+    (`original_error`), so retries still see the original.
+    """
+    if is_async:
+
+        async def acall(task: WorkerTask) -> Any:
+            try:
+                return await fn(task)
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                stand_in = scrubbed_error(exc, RunSecrets().values)
+                if stand_in is None:
+                    raise
+                raise stand_in from None
+
+        return acall
+
+    def call(task: WorkerTask) -> Any:
+        try:
+            return fn(task)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            stand_in = scrubbed_error(exc, RunSecrets().values)
+            if stand_in is None:
+                raise
+            raise stand_in from None
+
+    return call
 
 
 def _retries(policy: RetryPolicy, exc: Exception) -> bool:

@@ -11,11 +11,20 @@ SQLite on a laptop and Postgres in production:
 - ``postgresql://user:password@host:5432/db`` (or ``postgres://...``): a
   ``PostgresSaver`` (``AsyncPostgresSaver``) over a connection pool.
 
+Credentials never reach checkpoint metadata through these checkpointers. LangGraph copies
+every ``str``, ``int``, ``float`` and ``bool`` of the run's ``configurable`` and
+``metadata`` into each checkpoint's metadata; these savers (subclasses of the ones
+above) leave out the strings under secret-looking keys (``openai_api_key``,
+``github_token``, ``db_password``, ``Authorization``, ...) and those holding a secret
+registered with ``register_secret``. The rest of the checkpoint is stored as LangGraph
+writes it.
+
 Example:
+    >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
     >>> with open_checkpointer("memory") as saver:
-    ...     type(saver).__name__
-    'InMemorySaver'
+    ...     isinstance(saver, InMemorySaver)
+    True
 """
 
 from __future__ import annotations
@@ -26,13 +35,20 @@ from contextlib import (
     contextmanager,
 )
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from langgraph_supervisor_pro._internal.scrub import redact_config
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
@@ -41,6 +57,53 @@ from langgraph_supervisor_pro.persistence._connections import (
 )
 
 __all__ = ["aopen_checkpointer", "open_checkpointer"]
+
+
+class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
+    """Leaves secret-looking and registered values of the config out of checkpoint metadata.
+
+    LangGraph's savers build a checkpoint's metadata from the config given to `put`
+    (`get_checkpoint_metadata`) and read nothing else from it but the checkpoint's
+    coordinates, which `redact_config` keeps.
+    """
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return super().put(redact_config(config), checkpoint, metadata, new_versions)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await super().aput(redact_config(config), checkpoint, metadata, new_versions)
+
+
+class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
+    """`InMemorySaver` without secrets in checkpoint metadata."""
+
+
+class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
+    """`SqliteSaver` without secrets in checkpoint metadata."""
+
+
+class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
+    """`AsyncSqliteSaver` without secrets in checkpoint metadata."""
+
+
+class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
+    """`PostgresSaver` without secrets in checkpoint metadata."""
+
+
+class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
+    """`AsyncPostgresSaver` without secrets in checkpoint metadata."""
 
 
 @contextmanager
@@ -84,9 +147,9 @@ def open_checkpointer(
         pool_size,
         setup,
         connect_timeout,
-        memory=InMemorySaver,
-        sqlite=SqliteSaver,
-        postgres=PostgresSaver,
+        memory=_InMemorySaver,
+        sqlite=_SqliteSaver,
+        postgres=_PostgresSaver,
     ) as saver:
         yield saver
 
@@ -138,8 +201,8 @@ async def aopen_checkpointer(
         pool_size,
         setup,
         connect_timeout,
-        memory=InMemorySaver,
-        sqlite=AsyncSqliteSaver,
-        postgres=AsyncPostgresSaver,
+        memory=_InMemorySaver,
+        sqlite=_AsyncSqliteSaver,
+        postgres=_AsyncPostgresSaver,
     ) as saver:
         yield saver

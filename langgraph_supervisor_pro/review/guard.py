@@ -31,10 +31,12 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._internal.hop import HopContext, first_human_text, hop_context
+from langgraph_supervisor_pro._internal.scrub import RunSecrets, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.tools import tool_name
@@ -313,7 +315,14 @@ class ToolGuard(AgentMiddleware):
         plan = drive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
-        return _noted(handler(plan.request), plan.note)
+        try:
+            result = handler(plan.request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            _raise_scrubbed(exc, request)
+            raise
+        return _noted(result, plan.note)
 
     async def awrap_tool_call(
         self,
@@ -324,7 +333,31 @@ class ToolGuard(AgentMiddleware):
         plan = await adrive(self._deciding(request))
         if isinstance(plan, _Done):
             return plan.message
-        return _noted(await handler(plan.request), plan.note)
+        try:
+            result = await handler(plan.request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            _raise_scrubbed(exc, request)
+            raise
+        return _noted(result, plan.note)
+
+
+def _raise_scrubbed(exc: Exception, request: ToolCallRequest) -> None:
+    """Raise a scrubbed stand-in for a tool's exception whose text holds a secret of the run.
+
+    The agent's tool node, its task error (saved with the agent's checkpoints), its trace
+    runs and the worker hop then see `ScrubbedError` (the type and the scrubbed message);
+    the tool's own trace run, opened before the guard sees the exception, keeps it as is.
+    Returns when there is nothing to scrub.
+    """
+    runtime = getattr(request, "runtime", None)
+    secrets = RunSecrets(
+        getattr(runtime, "config", None), context=getattr(runtime, "context", None)
+    )
+    stand_in = scrubbed_error(exc, secrets.values)
+    if stand_in is not None:
+        raise stand_in from None
 
 
 def _noted(result: ToolResult, note: dict[str, Any] | None) -> ToolResult:

@@ -11,9 +11,11 @@ from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import StateGraph
+from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, register_secret
 from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._internal.scrub import ScrubbedError
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
@@ -149,3 +151,64 @@ def test_an_exception_text_that_cannot_be_stored_is_a_storable_failed_hop():
     (entry,) = out["ledger"]
     assert entry["status"] == "failed" and entry["error"] == "ValueError: bad\ufffd \ufffd"
     assert out["workers"]["w"]["results"][0]["error"] == "ValueError: bad\ufffd \ufffd"
+
+
+# -- a worker's exception holding a secret --------------------------------------------------
+
+
+class _Errors(BaseCallbackHandler):
+    """The exceptions the runs of a graph ended with, by run name."""
+
+    def __init__(self) -> None:
+        self.errors: list[tuple[str, BaseException]] = []
+        self.names: dict[UUID, str] = {}
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.names[run_id] = kw.get("name") or ""
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self.errors.append((self.names.get(run_id, ""), error))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_function_workers_exception_leaves_its_run_scrubbed_and_retries_see_the_original(
+    mode,
+):
+    secret = "sk-worker-0123456789"
+    register_secret(secret)
+    attempts: list[int] = []
+
+    def sync_call(task: WorkerTask) -> str:
+        attempts.append(task.step)
+        raise ConnectionError(f"reset while sending key {secret}")
+
+    async def async_call(task: WorkerTask) -> str:
+        return sync_call(task)
+
+    # ConnectionError is transient: the worker's three attempts all run (no waits).
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)
+    agent = sync_call if mode == "sync" else async_call
+    app = compile_team(
+        [Worker(name="crm", description="Syncs.", agent=agent, retry=retry)], router=routes("crm")
+    )
+    errors = _Errors()
+    config = {**thread(), "callbacks": [errors]}
+    out = app.invoke(ask(), config) if mode == "sync" else asyncio.run(app.ainvoke(ask(), config))
+    assert attempts == [1, 1, 1]
+    assert out["ledger"][0]["error"] == "ConnectionError: reset while sending key ***"
+    function_errors = [e for name, e in errors.errors if name == "crm.agent"]
+    assert len(function_errors) == 3
+    assert all(isinstance(e, ScrubbedError) for e in function_errors)
+    assert {str(e) for e in function_errors} == {"ConnectionError: reset while sending key ***"}
+    assert all(e.__suppress_context__ for e in function_errors)
+
+
+def test_a_clean_exception_leaves_a_function_worker_as_it_is():
+    def broken(task: WorkerTask) -> str:
+        raise ValueError("bad input")
+
+    app = compile_team([Worker(name="w", description="W.", agent=broken)], router=routes("w"))
+    errors = _Errors()
+    out = app.invoke(ask(), {**thread(), "callbacks": [errors]})
+    assert out["ledger"][0]["error"] == "ValueError: bad input"
+    assert [type(e) for name, e in errors.errors if name == "w.agent"] == [ValueError]

@@ -16,7 +16,9 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
+from pydantic import SecretStr
 
+from langgraph_supervisor_pro import register_secret
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from tests._pg import database_uri, table_names
 
@@ -412,3 +414,48 @@ def test_store_errors():
     with pytest.raises(ConnectionError) as err, open_store(UNREACHABLE, connect_timeout=2):
         pass
     assert_masked_connection_error(err.value)
+
+
+# --- credentials stay out of checkpoint metadata ----------------------------------------
+
+SECRET_CONFIG = {
+    "configurable": {
+        "thread_id": "thread-s",
+        "openai_api_key": "sk-openai-0123456789",  # a secret-looking key
+        "partner": "id partner-0123456789",  # holds a registered secret
+        "vendor": SecretStr("sk-vendor-0123456789"),  # never copied (not a primitive)
+        "max_tokens": 100,  # a secret-looking key, but no string: copied
+        "region": "eu-west-1",  # copied, as LangGraph does
+    },
+    "metadata": {"github_token": "ghp_0123456789", "team": "ops"},
+}
+
+
+def _assert_no_secret_in_metadata(metadata: list[dict[str, object]]) -> None:
+    assert len(metadata) == CHECKPOINTS_PER_RUN
+    for entry in metadata:
+        assert (entry["region"], entry["max_tokens"], entry["team"]) == ("eu-west-1", 100, "ops")
+        assert not {"openai_api_key", "partner", "vendor", "github_token"} & set(entry)
+        assert "0123456789" not in str(entry)
+
+
+@pytest.mark.parametrize("url", ["memory", "sqlite:///:memory:", "postgres"])
+def test_secrets_stay_out_of_checkpoint_metadata(url, request):
+    register_secret("partner-0123456789")
+    if url == "postgres":
+        url = request.getfixturevalue("pg_database")
+    with open_checkpointer(url) as saver:
+        build(saver).invoke(RUN_INPUT, SECRET_CONFIG)
+        listed = list(saver.list({"configurable": {"thread_id": "thread-s"}}))
+    _assert_no_secret_in_metadata([dict(t.metadata) for t in listed])
+
+
+@pytest.mark.parametrize("url", ["memory", "sqlite:///:memory:", "postgres"])
+async def test_secrets_stay_out_of_checkpoint_metadata_async(url, request):
+    register_secret("partner-0123456789")
+    if url == "postgres":
+        url = request.getfixturevalue("pg_database")
+    async with aopen_checkpointer(url) as saver:
+        await build(saver).ainvoke(RUN_INPUT, SECRET_CONFIG)
+        listed = [t async for t in saver.alist({"configurable": {"thread_id": "thread-s"}})]
+    _assert_no_secret_in_metadata([dict(t.metadata) for t in listed])

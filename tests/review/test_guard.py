@@ -16,8 +16,10 @@ from langgraph_supervisor_pro import (
     ToolGuard,
     Worker,
     create_supervisor,
+    register_secret,
     risk,
 )
+from langgraph_supervisor_pro._internal.scrub import ScrubbedError
 from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import (
@@ -588,3 +590,43 @@ def test_a_refused_call_and_a_reviewers_message_are_recorded_storable():
         "why\ufffd": "bad\ufffd"
     }
     assert tool_messages["c2"].content == "The reviewer rejected this call: no\ufffdway"
+
+
+# ----------------------------------------------------------------------- secrets
+
+
+@tool
+def charge(order_id: str) -> str:
+    """Charge an order through the payments API."""
+    raise PermissionError(f"payments API refused key {PAYMENTS_KEY} for {order_id}")
+
+
+PAYMENTS_KEY = "sk-payments-0123456789"
+
+
+def _charging_agent(tier: str = "autonomous") -> Any:
+    guard = ToolGuard(
+        worker="billing", tools=[charge], risks={"charge": "low"}, policy=ReviewPolicy(tier=tier)
+    )
+    model = ScriptedChatModel(script=[call("charge", {"order_id": "A1"})])
+    return create_agent(model, tools=[charge], middleware=[guard])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_tool_error_holding_a_secret_leaves_the_guard_scrubbed(asynchronous):
+    register_secret(PAYMENTS_KEY)
+    agent = _charging_agent()
+    inputs = {"messages": [("user", "charge A1")]}
+    with pytest.raises(ScrubbedError) as caught:
+        if asynchronous:
+            asyncio.run(agent.ainvoke(inputs))
+        else:
+            agent.invoke(inputs)
+    assert str(caught.value) == "PermissionError: payments API refused key *** for A1"
+    assert isinstance(caught.value.original, PermissionError)
+    assert caught.value.__suppress_context__
+
+
+def test_a_tool_error_without_a_secret_passes_the_guard_as_it_is():
+    with pytest.raises(PermissionError, match="refused key sk-payments"):
+        _charging_agent().invoke({"messages": [("user", "charge A1")]})

@@ -1,0 +1,305 @@
+"""Credentials: which values are secret, and the one scrubber for error text (private).
+
+A value is a secret of a run when it is
+
+- registered for the process (`langgraph_supervisor_pro.register_secret`),
+- a pydantic `SecretStr` / `SecretBytes` found in the run's runtime context
+  (`invoke(..., context=...)`) or in `config["configurable"]`,
+- a `str` of at least `MIN_NAMED_SECRET_CHARS` characters under a key that looks secret
+  (`looks_secret`: it contains one of `SECRET_KEY_PARTS`) in either of them.
+
+`scrub` replaces every secret in a text with `***`. The package scrubs error text where
+it enters state or a prompt: a worker's exception (`_graph/worker_node.py`), whatever a
+worker returned as its error and a domain's halt detail (`_graph/coerce.py`), the
+supervisor's and synthesis's error handlers and halts. A function worker's exception is
+replaced by a `ScrubbedError` before it leaves the function's own trace run.
+
+Example:
+    >>> from pydantic import SecretStr
+    >>> config = {"configurable": {"thread_id": "t", "openai_api_key": "sk-live-123456789"}}
+    >>> secrets = RunSecrets(config, context={"db": SecretStr("hunter2-db")})
+    >>> secrets.scrub("login hunter2-db failed with sk-live-123456789")
+    'login *** failed with ***'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import traceback
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from pydantic import BaseModel, SecretBytes, SecretStr
+
+__all__ = [
+    "MASK",
+    "MIN_NAMED_SECRET_CHARS",
+    "MIN_SECRET_CHARS",
+    "SECRET_KEY_PARTS",
+    "RunSecrets",
+    "ScrubbedError",
+    "forget_registered",
+    "looks_secret",
+    "original_error",
+    "redact_config",
+    "register",
+    "registered",
+    "scrub",
+    "scrubbed_error",
+    "secrets_in",
+]
+
+MASK = "***"
+"""What a secret is replaced with."""
+
+SECRET_KEY_PARTS = ("key", "token", "secret", "password", "passwd", "credential", "authorization")
+"""A key containing one of these (case-insensitive) looks secret: `openai_api_key`,
+`github_token`, `db_password`, `Authorization`, ..."""
+
+MIN_SECRET_CHARS = 4
+"""Shorter values are never treated as secrets: they cannot be told apart from text."""
+
+MIN_NAMED_SECRET_CHARS = 8
+"""A plain `str` under a secret-looking key counts from this length (`auth_mode="oauth"`
+is not a credential)."""
+
+_MAX_DEPTH = 4
+"""How deep `secrets_in` looks into nested mappings, dataclasses, models and sequences."""
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+def register(value: str | SecretStr) -> None:
+    """Add `value` to the process's registered secrets (see `register_secret`)."""
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if not isinstance(text, str):
+        raise TypeError(
+            f"register_secret: got {type(value).__name__}; give the credential as a str or "
+            "a pydantic SecretStr"
+        )
+    if len(text) < MIN_SECRET_CHARS:
+        raise ValueError(
+            f"register_secret: a secret needs at least {MIN_SECRET_CHARS} characters (got "
+            f"{len(text)}); shorter values cannot be told apart from ordinary text"
+        )
+    with _lock:
+        _registered.add(text)
+
+
+def registered() -> frozenset[str]:
+    """The registered secrets."""
+    with _lock:
+        return frozenset(_registered)
+
+
+def forget_registered() -> None:
+    """Forget every registered secret (for tests)."""
+    with _lock:
+        _registered.clear()
+
+
+def looks_secret(key: str) -> bool:
+    """Whether a config or context key names a credential.
+
+    Example:
+        >>> looks_secret("OPENAI_API_KEY"), looks_secret("github_token"), looks_secret("user_id")
+        (True, True, False)
+    """
+    lowered = key.casefold()
+    return any(part in lowered for part in SECRET_KEY_PARTS)
+
+
+def secrets_in(value: Any, *, key: str = "", depth: int = 0) -> set[str]:
+    """The secret values `value` holds.
+
+    `SecretStr`/`SecretBytes` anywhere, and plain strings under secret-looking keys, in
+    mappings, dataclasses, pydantic models and sequences (a few levels deep; keys that
+    start with `__`, LangGraph's own, are skipped).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Context:
+        ...     user_id: str
+        ...     github_token: str
+        >>> sorted(secrets_in(Context(user_id="u-12345678", github_token="ghp_0123456789")))
+        ['ghp_0123456789']
+    """
+    if isinstance(value, SecretStr):
+        return _long_enough(value.get_secret_value(), MIN_SECRET_CHARS)
+    if isinstance(value, SecretBytes):
+        return _long_enough(value.get_secret_value().decode("utf-8", "replace"), MIN_SECRET_CHARS)
+    if isinstance(value, str):
+        return _long_enough(value, MIN_NAMED_SECRET_CHARS) if looks_secret(key) else set()
+    if depth >= _MAX_DEPTH or value is None or isinstance(value, int | float | bytes):
+        return set()
+    found: set[str] = set()
+    for name, item in _members(value, key):
+        found |= secrets_in(item, key=name, depth=depth + 1)
+    return found
+
+
+def _long_enough(text: str, minimum: int) -> set[str]:
+    return {text} if len(text) >= minimum else set()
+
+
+def _members(value: Any, key: str) -> Iterable[tuple[str, Any]]:
+    """(name, value) of what `value` holds; a sequence's items keep the sequence's key."""
+    if isinstance(value, Mapping):
+        return [(str(k), v) for k, v in value.items() if not str(k).startswith("__")]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value)]
+    if isinstance(value, BaseModel):
+        return [(name, getattr(value, name, None)) for name in type(value).model_fields]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [(key, item) for item in value]
+    return []
+
+
+class RunSecrets:
+    """The secrets of one run: the registered ones and those its config and context hold.
+
+    Found when first needed (most hops never need them) and then kept.
+
+    Args:
+        config: The run's config; by default the running one (none outside a runnable).
+        context: The run's runtime context; by default the running graph's.
+    """
+
+    _UNSET: Any = object()
+
+    def __init__(self, config: RunnableConfig | None = None, *, context: Any = _UNSET) -> None:
+        self._config = config
+        self._context = context
+        self._values: frozenset[str] | None = None
+
+    @property
+    def values(self) -> frozenset[str]:
+        """Every secret of the run."""
+        if self._values is None:
+            found = set(registered())
+            config = self._config if self._config is not None else _running_config()
+            found |= secrets_in((config or {}).get("configurable") or {})
+            context = self._context if self._context is not self._UNSET else _running_context()
+            found |= secrets_in(context)
+            self._values = frozenset(found)
+        return self._values
+
+    def scrub(self, text: str) -> str:
+        """`text` with every secret of the run replaced by `***`."""
+        return scrub(text, self.values) if text else text
+
+
+def _running_config() -> RunnableConfig | None:
+    try:
+        return get_config()
+    except RuntimeError:  # not inside a runnable
+        return None
+
+
+def _running_context() -> Any:
+    """The runtime context of the running graph (`Runtime.context`), if any."""
+    from langgraph.runtime import get_runtime
+
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a graph
+        return None
+    return getattr(runtime, "context", None)
+
+
+def scrub(text: str, secrets: Collection[str]) -> str:
+    """`text` with each of `secrets` replaced by `***`.
+
+    A secret cut off by a truncation (the text ends in `…` right after a part of it at
+    least `MIN_SECRET_CHARS` long) is masked too.
+
+    Example:
+        >>> scrub("key sk-123456 refused", {"sk-123456"})
+        'key *** refused'
+        >>> scrub("key sk-12…", {"sk-123456"})
+        'key ***…'
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_CHARS and secret in text:
+            text = text.replace(secret, MASK)
+    if text.endswith("…"):
+        body = text[:-1]
+        for secret in secrets:
+            for cut in range(len(secret) - 1, MIN_SECRET_CHARS - 1, -1):
+                if body.endswith(secret[:cut]):
+                    body = body[:-cut] + MASK
+                    break
+        text = body + "…"
+    return text
+
+
+class ScrubbedError(Exception):
+    """Stands in for an exception whose text held a secret.
+
+    Its message is the original's type name and scrubbed message; the original is kept
+    in `original` (never shown).
+
+    Example:
+        >>> error = scrubbed_error(RuntimeError("bad key sk-123456"), {"sk-123456"})
+        >>> str(error), type(original_error(error)).__name__
+        ('RuntimeError: bad key ***', 'RuntimeError')
+    """
+
+    original: Exception | None = None
+
+
+def scrubbed_error(exc: Exception, secrets: Collection[str]) -> ScrubbedError | None:
+    """A `ScrubbedError` for `exc` if its text (or a chained exception's) holds a secret.
+
+    None when there is nothing to scrub. Raise it `from None`, so that the original's text
+    is not chained to it.
+    """
+    if not secrets:
+        return None
+    text = "".join(traceback.format_exception(exc))
+    if not any(len(s) >= MIN_SECRET_CHARS and s in text for s in secrets):
+        return None
+    error = ScrubbedError(scrub(f"{type(exc).__name__}: {exc}", secrets))
+    error.original = exc
+    return error
+
+
+def original_error(exc: Exception) -> Exception:
+    """The exception a `ScrubbedError` stands in for (any other exception: itself)."""
+    if isinstance(exc, ScrubbedError) and exc.original is not None:
+        return exc.original
+    return exc
+
+
+def redact_config(config: RunnableConfig) -> RunnableConfig:
+    """`config` without the values LangGraph must not copy into checkpoint metadata.
+
+    Left out of `configurable` and `metadata`: strings under secret-looking keys and
+    strings holding a registered secret.
+
+    LangGraph's savers copy every `str`, `int`, `float` and `bool` of both into each
+    checkpoint's metadata; the checkpointer reads nothing else from them but the
+    checkpoint's coordinates (`thread_id`, `checkpoint_ns`, `checkpoint_id`), which are kept.
+
+    Example:
+        >>> redact_config({"configurable": {"thread_id": "t", "openai_api_key": "sk-1"}})
+        {'configurable': {'thread_id': 't'}}
+    """
+    secrets = registered()
+
+    def keep(key: str, value: Any) -> bool:
+        if not isinstance(value, str):
+            return True  # not a credential (`max_tokens=100`), or never copied (a SecretStr)
+        return not looks_secret(key) and not any(s in value for s in secrets)
+
+    redacted: dict[str, Any] = dict(config)
+    for field in ("configurable", "metadata"):
+        values = config.get(field)
+        if isinstance(values, Mapping):
+            redacted[field] = {k: v for k, v in values.items() if keep(str(k), v)}
+    return redacted  # type: ignore[return-value]
