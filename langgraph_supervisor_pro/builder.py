@@ -26,6 +26,7 @@ from langgraph_supervisor_pro._graph.supervisor_node import SupervisorNode
 from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY, node_metadata
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
+from langgraph_supervisor_pro._internal.checks import check_retry_policy
 from langgraph_supervisor_pro.compaction.compactor import Compactor
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
@@ -383,11 +384,7 @@ def _check_retry(supervisor_retry: object) -> None:
             f"supervisor_retry: got {type(supervisor_retry).__name__}; give a "
             "langgraph.types.RetryPolicy(...) or None for the default"
         )
-    attempts = supervisor_retry.max_attempts
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-        raise ValueError(f"supervisor_retry: max_attempts={attempts!r}; give an integer >= 1")
-    if supervisor_retry.initial_interval < 0 or supervisor_retry.max_interval < 0:
-        raise ValueError("supervisor_retry: initial_interval and max_interval must be >= 0 seconds")
+    check_retry_policy(supervisor_retry, "supervisor_retry")
 
 
 def _validate(

@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._internal.checks import check_retry_policy, check_seconds
 from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
@@ -115,9 +116,11 @@ class Worker:
     risks: Mapping[str, Risk] = field(default_factory=dict)
     """Risk levels of this worker's tools by name (`low`, `medium`, `high`)."""
     timeout: float | None = None
-    """Seconds one attempt may take; past it the attempt fails with `WorkerTimeoutError`."""
+    """Seconds one attempt may take (a finite number > 0); past it the attempt fails with
+    `WorkerTimeoutError`."""
     retry: RetryPolicy = field(default_factory=default_worker_retry)
-    """LangGraph retry policy for transient errors (see `default_worker_retry`)."""
+    """LangGraph retry policy for transient errors (see `default_worker_retry`); checked
+    here: finite waits >= 0, `backoff_factor` >= 1, `max_attempts` >= 1, a bool `jitter`."""
     max_visits: int | None = None
     """How many hops this worker may take per run before the run halts."""
     reads: tuple[str, ...] = ()
@@ -181,20 +184,14 @@ class Worker:
                 "to agents built from `model`"
             )
         object.__setattr__(self, "risks", _risk_map(self.name, self.risks))
-        if self.timeout is not None and (
-            isinstance(self.timeout, bool)
-            or not isinstance(self.timeout, int | float)
-            or self.timeout <= 0
-        ):
-            raise ValueError(
-                f"Worker.timeout: worker {self.name!r} got {self.timeout!r}; give a number of "
-                "seconds > 0, or None for no timeout"
+        if self.timeout is not None:
+            check_seconds(
+                self.timeout,
+                "Worker.timeout",
+                who=f"worker {self.name!r}",
+                fix=", or None for no timeout",
             )
-        if not isinstance(self.retry, RetryPolicy):
-            raise TypeError(
-                f"Worker.retry: worker {self.name!r} got {type(self.retry).__name__}; give a "
-                "langgraph.types.RetryPolicy"
-            )
+        check_retry_policy(self.retry, "Worker.retry", who=f"worker {self.name!r}")
         if isinstance(self.reads, str) or not all(
             isinstance(name, str) and _NAME_RE.fullmatch(name) for name in self.reads
         ):

@@ -110,3 +110,61 @@ def start_embedded_postgres() -> EmbeddedPostgres:
             "server instead. As root, pgserver needs 'useradd' to create its 'pgserver' user."
         ) from exc
     return EmbeddedPostgres(uri=uri, directory=directory, _server=server)
+
+
+def _pgserver(directory: Path, cleanup_mode: str) -> Any:
+    """`pgserver.get_server`, with its import and start warnings silenced (see above)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgserver.postgres_server import get_server
+
+        return get_server(directory, cleanup_mode=cleanup_mode)
+
+
+class RestartablePostgres:
+    """An embedded server a test can stop and start again: same data, same URI.
+
+    For outage tests (the shared server of the fixtures must stay up). `stop()` shuts
+    the server down (`pg_ctl stop`: open connections are terminated) and keeps its data;
+    `start()` brings it back on the same Unix socket; `close()` stops it for good and
+    deletes the data.
+    """
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="lgsp-pgserver-"))
+        self._data = self.directory / "data"
+        try:
+            self._server: Any = _pgserver(self._data, "stop")
+            self.uri: str = self._server.get_uri()
+        except Exception as exc:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise RuntimeError(
+                f"Could not start an embedded Postgres with pgserver ({type(exc).__name__}: "
+                f"{exc}). As root, pgserver needs 'useradd' to create its 'pgserver' user."
+            ) from exc
+        self.running = True
+
+    def stop(self) -> None:
+        """Shut the server down, keeping its data."""
+        if self.running:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._server.cleanup()
+            self.running = False
+
+    def start(self) -> None:
+        """Start the server again on the same data and socket."""
+        if not self.running:
+            self._server = _pgserver(self._data, "stop")
+            self.running = True
+            if self._server.get_uri() != self.uri:
+                raise RuntimeError(
+                    f"pgserver came back at {self._server.get_uri()}, not {self.uri}"
+                )
+
+    def close(self) -> None:
+        """Stop the server and delete its data directory."""
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,4 +1,5 @@
 import inspect
+import math
 from dataclasses import dataclass
 
 import pytest
@@ -45,13 +46,13 @@ from tests.test_supervisor import decisions, w
             [w("a")],
             {"supervisor_retry": RetryPolicy(max_attempts=0)},
             ValueError,
-            "supervisor_retry: max_attempts=0",
+            r"supervisor_retry\.max_attempts: got 0; give an integer >= 1",
         ),
         (
             [w("a")],
             {"supervisor_retry": RetryPolicy(initial_interval=-1.0)},
             ValueError,
-            "supervisor_retry: initial_interval",
+            r"supervisor_retry\.initial_interval: got -1\.0; give a number of seconds >= 0",
         ),
     ],
 )
@@ -59,6 +60,27 @@ def test_bad_configuration_fails_at_build_time(workers, kwargs, error, match):
     kwargs = {"router": routes("a"), **kwargs}
     with pytest.raises(error, match=match):
         create_supervisor(workers, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("retry", "field"),
+    [
+        (RetryPolicy(max_interval=-1), "max_interval"),
+        (RetryPolicy(initial_interval=math.nan), "initial_interval"),
+        (RetryPolicy(max_interval=math.inf), "max_interval"),
+        (RetryPolicy(backoff_factor=0.5), "backoff_factor"),
+        (RetryPolicy(backoff_factor=math.nan), "backoff_factor"),
+        (RetryPolicy(backoff_factor=math.inf), "backoff_factor"),
+        (RetryPolicy(max_attempts=2.5), "max_attempts"),  # type: ignore[arg-type]
+        (RetryPolicy(max_attempts=True), "max_attempts"),
+        (RetryPolicy(jitter="no"), "jitter"),  # type: ignore[arg-type]
+        (RetryPolicy(retry_on="ValueError"), "retry_on"),  # type: ignore[arg-type]
+    ],
+)
+def test_supervisor_retry_values_that_would_fail_mid_run(retry, field):
+    # LangGraph takes these and fails when the supervisor or synthesis is first retried.
+    with pytest.raises(ValueError, match=rf"^supervisor_retry\.{field}: got .*; give "):
+        create_supervisor([w("a")], router=routes("a"), supervisor_retry=retry)
 
 
 def test_finish_and_unsupported_agents_fail_when_the_worker_is_declared():

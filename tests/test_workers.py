@@ -1,4 +1,5 @@
 import asyncio
+import math
 import threading
 from types import SimpleNamespace
 from typing import Any
@@ -37,6 +38,25 @@ def w(name, agent, **kw):
         ({"timeout": 0}, "Worker.timeout"),
         ({"timeout": -1.5}, "Worker.timeout"),
         ({"timeout": "5"}, "Worker.timeout"),
+        # Timeouts a thread or an event loop cannot wait for.
+        ({"timeout": math.nan}, r"Worker\.timeout: worker 'ok' got nan; .* finite"),
+        ({"timeout": math.inf}, r"Worker\.timeout: worker 'ok' got inf"),
+        ({"timeout": -math.inf}, "Worker.timeout"),
+        ({"timeout": threading.TIMEOUT_MAX * 2}, r"Worker\.timeout: .* at most"),
+        pytest.param({"timeout": 10**400}, "Worker.timeout", id="huge-int"),
+        ({"timeout": True}, "Worker.timeout"),
+        # Retry policies LangGraph accepts but a hop cannot follow.
+        ({"retry": RetryPolicy(initial_interval=-1)}, r"Worker\.retry\.initial_interval: worker"),
+        ({"retry": RetryPolicy(max_interval=-1)}, r"Worker\.retry\.max_interval"),
+        ({"retry": RetryPolicy(max_interval=math.inf)}, r"Worker\.retry\.max_interval"),
+        ({"retry": RetryPolicy(initial_interval=math.nan)}, r"Worker\.retry\.initial_interval"),
+        ({"retry": RetryPolicy(backoff_factor=0.5)}, r"Worker\.retry\.backoff_factor.*>= 1"),
+        ({"retry": RetryPolicy(backoff_factor=math.nan)}, r"Worker\.retry\.backoff_factor"),
+        ({"retry": RetryPolicy(backoff_factor=math.inf)}, r"Worker\.retry\.backoff_factor"),
+        ({"retry": RetryPolicy(max_attempts=0)}, r"Worker\.retry\.max_attempts.*>= 1"),
+        ({"retry": RetryPolicy(max_attempts=2.5)}, r"Worker\.retry\.max_attempts"),  # type: ignore[arg-type]
+        ({"retry": RetryPolicy(jitter="yes")}, r"Worker\.retry\.jitter"),  # type: ignore[arg-type]
+        ({"retry": RetryPolicy(retry_on="ConnectionError")}, r"Worker\.retry\.retry_on"),  # type: ignore[arg-type]
         ({"max_visits": 0}, "Worker.max_visits"),
         ({"max_visits": True}, "Worker.max_visits"),
         ({"tools": ["a", "a"]}, "more than once"),
@@ -223,6 +243,74 @@ def test_transient_errors_are_retried_then_succeed(monkeypatch):
     assert slept == pytest.approx([0.05, 0.1])  # exponential backoff, as the policy says
     assert out["ledger"][0]["status"] == "success"
     assert out["messages"][-1].content == "third time lucky"
+
+
+def test_many_retries_do_not_overflow_the_backoff(monkeypatch):
+    # 2.0 ** 1100 is too large for a float: the wait is capped by max_interval instead.
+    slept: list[float] = []
+    monkeypatch.setattr(twins, "time", SimpleNamespace(sleep=slept.append))
+    attempts = []
+
+    def flaky(task):
+        attempts.append(1)
+        if len(attempts) <= 1100:
+            raise ConnectionError("reset by peer")
+        return "finally"
+
+    retry = RetryPolicy(max_attempts=1101, initial_interval=0.001, max_interval=0.002, jitter=False)
+    app = compile_team([w("flaky", flaky, retry=retry)], router=routes("flaky"))
+    out = app.invoke(ask(), thread())
+    assert len(attempts) == 1101
+    assert slept[-1] == 0.002
+    assert out["ledger"][0]["status"] == "success"
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3)])
+@pytest.mark.parametrize("timeout", [None, 30])  # with a timeout the attempt runs in a thread
+def test_keyboard_interrupt_and_system_exit_propagate(exc, timeout):
+    # Not an Exception: the hop is not failed, the run stops with it, as Python's would.
+    calls = []
+
+    def stopper(task):
+        calls.append(task.step)
+        raise exc
+
+    app = compile_team([w("stopper", stopper, timeout=timeout)], router=routes("stopper"))
+    config = thread()
+    with pytest.raises(type(exc)):
+        app.invoke(ask(), config)
+    assert calls == [1]  # not retried either
+    state = app.get_state(config)
+    assert state.values["ledger"] == []  # no failed hop was written
+    assert state.next == ("stopper",)  # the hop is still to run
+
+
+@pytest.mark.parametrize("timeout", [None, 30])  # with a timeout: asyncio.wait_for
+async def test_a_cancelled_run_is_cancelled_not_a_failed_hop(timeout):
+    started = asyncio.Event()
+    cancelled = []
+
+    async def slow(task):
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(task.step)
+            raise
+        return "late"
+
+    app = compile_team([w("slow", slow, timeout=timeout)], router=routes("slow"))
+    config = thread()
+    run = asyncio.create_task(app.ainvoke(ask(), config))
+    await asyncio.wait_for(started.wait(), 30)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert run.cancelled()
+    assert cancelled == [1]  # cancelled once, not retried
+    state = await app.aget_state(config)
+    assert state.values["ledger"] == []
+    assert state.next == ("slow",)
 
 
 def test_sync_timeout_fails_the_hop_after_retries():

@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import logging
+import math
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -258,9 +259,11 @@ class WorkerNode:
         policy = self.worker.retry
         if attempt >= policy.max_attempts or not _retries(policy, exc):
             return None
-        interval = min(
-            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
-        )
+        try:
+            grown = policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+        except OverflowError:  # many attempts: the power outgrows a float
+            grown = math.inf if policy.initial_interval else 0.0
+        interval = min(policy.max_interval, grown)
         return interval + (random.uniform(0, 1) if policy.jitter else 0.0)
 
     def _attempt(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:

@@ -21,6 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable
 
+from langgraph_supervisor_pro._internal.checks import check_seconds
+
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.compaction.compactor import Compactor
 
@@ -112,7 +114,7 @@ class Compaction:
     max_attempts: int = 3
     """Summarizer attempts (exceptions or invalid summaries) before giving up (>= 1)."""
     retry_delay: float = 0.0
-    """Seconds to wait between summarizer attempts (>= 0)."""
+    """Seconds to wait between summarizer attempts (>= 0 and finite)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.summarizer, Runnable):
@@ -163,11 +165,7 @@ class Compaction:
                 f"Compaction.max_attempts: got {self.max_attempts!r}; give an integer >= 1 "
                 "(the default is 3)"
             )
-        delay = self.retry_delay
-        if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
-            raise ValueError(
-                f"Compaction.retry_delay: got {delay!r}; give a number of seconds >= 0"
-            )
+        check_seconds(self.retry_delay, "Compaction.retry_delay", zero=True)
 
     def window(self, model: BaseChatModel | None = None) -> int:
         """Resolve the input window in tokens.

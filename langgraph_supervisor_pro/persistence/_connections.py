@@ -3,7 +3,9 @@
 One way to open every backend (memory, SQLite, Postgres) for checkpointers, stores
 and effects: the URL is validated, Postgres is probed with `connect_timeout` and
 pooled with the saver's settings (`autocommit`, `prepare_threshold=0`, `dict_row`),
-and the backend's `setup()` runs once.
+and the backend's `setup()` runs once. Every wait for Postgres, opening and later
+reads and writes through the pool, is bounded by `connect_timeout`, and no error
+shows the URL's password, in its message or in the exceptions chained to it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
+from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro._internal.urls import mask_url, scheme_of, scrub
 
 DEFAULT_POOL_SIZE = 10
@@ -35,6 +38,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_PREFIX = "sqlite:///"
 SQLITE_MEMORY = ":memory:"
+POOL_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 ACCEPTED_FORMS = (
     "'memory', 'sqlite:///relative/path.db', 'sqlite:////absolute/path.db', "
     "'sqlite:///:memory:', 'postgresql://user:password@host:5432/dbname' "
@@ -44,24 +48,31 @@ ACCEPTED_FORMS = (
 
 def describe_target(url: str) -> str:
     """Describe the host, port and database a Postgres URL points at (no password)."""
+    shown = mask_url(url)
     try:
         params = conninfo_to_dict(url)
     except Exception:  # describing the target is best effort
-        return mask_url(url)
+        return shown
     host = params.get("host") or params.get("hostaddr") or "localhost"
     port = params.get("port") or 5432
     dbname = params.get("dbname") or params.get("user") or "(default)"
-    return f"{mask_url(url)} (host={host}, port={port}, dbname={dbname})"
+    # A malformed URL can put part of its password in any of these: scrub them too.
+    return f"{shown} ({scrub(f'host={host}, port={port}, dbname={dbname}', url)})"
 
 
 def connection_error(url: str, reason: str) -> ConnectionError:
-    """Build the error raised when a Postgres server cannot be reached."""
+    """Build the error raised when a Postgres server cannot be reached.
+
+    Raise it outside the `except` block that caught the driver's error: the driver's
+    message may quote the whole URL, and an exception raised inside the block keeps the
+    one it handles as its `__context__` (even with `from None`, which only hides it).
+    """
     return ConnectionError(
         f"Could not connect to Postgres at {describe_target(url)}: "
         f"{scrub(reason.strip(), url)}\n"
         "Hint: check that the Postgres server is running and reachable, and that the URL "
         "(for example the LGSP_POSTGRES_URI environment variable) has the right host, port, "
-        "database, user and password."
+        "database, user and password (percent-encode any of / : @ ? # [ ] % in them)."
     )
 
 
@@ -71,15 +82,18 @@ def validate_options(url: str, pool_size: int, connect_timeout: float) -> str:
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
         raise ValueError(f"pool_size must be an integer >= 1, got {pool_size!r}")
-    if isinstance(connect_timeout, bool) or not connect_timeout > 0:
-        raise ValueError(
-            f"connect_timeout must be a number of seconds > 0, got {connect_timeout!r}"
-        )
+    check_seconds(connect_timeout, "connect_timeout")
     stripped = url.strip()
     if stripped == "memory":
         return "memory"
     scheme = scheme_of(stripped)
     if scheme in POSTGRES_SCHEMES:
+        if not stripped[len(scheme) :].startswith("://"):
+            # libpq would read it as `key=value` settings and quote it whole in its error.
+            raise ValueError(
+                f"Unsupported checkpointer `url` {mask_url(stripped)!r}: a Postgres URL "
+                f"starts with '{scheme}://'; accepted forms: {ACCEPTED_FORMS}"
+            )
         return "postgres"
     if scheme == "sqlite" and stripped.lower().startswith(SQLITE_PREFIX):
         if not stripped[len(SQLITE_PREFIX) :]:
@@ -103,25 +117,111 @@ def sqlite_path(url: str) -> str:
     return path
 
 
+def libpq_timeout(connect_timeout: float) -> int:
+    """The `connect_timeout` libpq is given: whole seconds, and it takes less than 2 as 2."""
+    return max(2, round(connect_timeout))
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
 def probe_postgres(url: str, connect_timeout: float) -> None:
     """Open and close one connection so a wrong URL fails fast with the real reason."""
     try:
-        conn = Connection.connect(url, connect_timeout=max(2, round(connect_timeout)))
+        conn = Connection.connect(url, connect_timeout=libpq_timeout(connect_timeout))
     except Exception as exc:
-        raise connection_error(url, str(exc) or type(exc).__name__) from None
-    conn.close()
+        reason = _reason(exc)
+    else:
+        conn.close()
+        return
+    raise connection_error(url, reason)  # outside the `except`: see `connection_error`
 
 
 async def aprobe_postgres(url: str, connect_timeout: float) -> None:
     """Async version of :func:`probe_postgres`."""
     try:
-        conn = await AsyncConnection.connect(url, connect_timeout=max(2, round(connect_timeout)))
+        conn = await AsyncConnection.connect(url, connect_timeout=libpq_timeout(connect_timeout))
     except Exception as exc:
-        raise connection_error(url, str(exc) or type(exc).__name__) from None
-    await conn.close()
+        reason = _reason(exc)
+    else:
+        await conn.close()
+        return
+    raise connection_error(url, reason)
 
 
-POOL_KWARGS = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+def pool_timeout(url: str, message: str, connect_timeout: float) -> PoolTimeout:
+    """The error of a read or write that found no pooled connection within the timeout."""
+    return PoolTimeout(
+        f"{message}: no connection to Postgres at {describe_target(url)} within "
+        f"connect_timeout={connect_timeout:g} s\n"
+        "Hint: check that the Postgres server is running and reachable; the pool "
+        "reconnects by itself once it is."
+    )
+
+
+class PostgresPool(ConnectionPool[Connection[DictRow]]):
+    """The pool behind every sync Postgres backend: waits bounded by `connect_timeout`.
+
+    A request waits at most `connect_timeout` seconds for a connection (psycopg_pool's
+    own default is 30 s) and one that times out raises `PoolTimeout` naming the server
+    (password masked) and the fix. Each pooled connection is checked (one empty
+    statement) before it is handed out, so a server restart leaves no broken connection
+    behind. The pool stops retrying a lost connection in the background after
+    `connect_timeout` (psycopg_pool's own default keeps retrying, with growing pauses,
+    for five minutes); the next request then connects afresh, so a read soon after the
+    server is back is not left waiting for a distant retry.
+    """
+
+    def __init__(self, url: str, pool_size: int, connect_timeout: float) -> None:
+        super().__init__(
+            url,
+            connection_class=Connection[DictRow],
+            min_size=1,
+            max_size=pool_size,
+            kwargs={**POOL_KWARGS, "connect_timeout": libpq_timeout(connect_timeout)},
+            timeout=connect_timeout,
+            reconnect_timeout=connect_timeout,
+            check=ConnectionPool.check_connection,
+            open=False,
+        )
+        self.url = url
+        self.connect_timeout = connect_timeout
+
+    def getconn(self, timeout: float | None = None) -> Connection[DictRow]:
+        """A connection, or `PoolTimeout` (naming the server) after the timeout."""
+        try:
+            return super().getconn(timeout)
+        except PoolTimeout as exc:
+            message = str(exc)
+        raise pool_timeout(self.url, message, self.connect_timeout)
+
+
+class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
+    """Async twin of `PostgresPool`."""
+
+    def __init__(self, url: str, pool_size: int, connect_timeout: float) -> None:
+        super().__init__(
+            url,
+            connection_class=AsyncConnection[DictRow],
+            min_size=1,
+            max_size=pool_size,
+            kwargs={**POOL_KWARGS, "connect_timeout": libpq_timeout(connect_timeout)},
+            timeout=connect_timeout,
+            reconnect_timeout=connect_timeout,
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        )
+        self.url = url
+        self.connect_timeout = connect_timeout
+
+    async def getconn(self, timeout: float | None = None) -> AsyncConnection[DictRow]:
+        """A connection, or `PoolTimeout` (naming the server) after the timeout."""
+        try:
+            return await super().getconn(timeout)
+        except PoolTimeout as exc:
+            message = str(exc)
+        raise pool_timeout(self.url, message, self.connect_timeout)
 
 
 @contextmanager
@@ -143,24 +243,20 @@ async def asqlite_connection(
 
 
 @contextmanager
-def postgres_pool(
-    url: str, pool_size: int, connect_timeout: float
-) -> Iterator[ConnectionPool[Connection[DictRow]]]:
+def postgres_pool(url: str, pool_size: int, connect_timeout: float) -> Iterator[PostgresPool]:
     """A pool with the settings langgraph's Postgres classes require; fails fast."""
     probe_postgres(url, connect_timeout)
-    pool = ConnectionPool(
-        url,
-        connection_class=Connection[DictRow],
-        min_size=1,
-        max_size=pool_size,
-        kwargs=dict(POOL_KWARGS),
-        open=True,
-    )
+    pool = PostgresPool(url, pool_size, connect_timeout)
     try:
+        pool.open()
         try:
             pool.wait(timeout=connect_timeout)
-        except PoolTimeout as exc:
-            raise connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        except PoolTimeout:
+            ready = False
+        else:
+            ready = True
+        if not ready:  # raised outside the `except`: see `connection_error`
+            raise connection_error(url, f"no connection within {connect_timeout:g} s")
         yield pool
     finally:
         pool.close()
@@ -169,21 +265,18 @@ def postgres_pool(
 @asynccontextmanager
 async def apostgres_pool(
     url: str, pool_size: int, connect_timeout: float
-) -> AsyncIterator[AsyncConnectionPool[AsyncConnection[DictRow]]]:
+) -> AsyncIterator[AsyncPostgresPool]:
     await aprobe_postgres(url, connect_timeout)
-    pool = AsyncConnectionPool(
-        url,
-        connection_class=AsyncConnection[DictRow],
-        min_size=1,
-        max_size=pool_size,
-        kwargs=dict(POOL_KWARGS),
-        open=False,
-    )
+    pool = AsyncPostgresPool(url, pool_size, connect_timeout)
     try:
         try:
             await pool.open(wait=True, timeout=connect_timeout)
-        except PoolTimeout as exc:
-            raise connection_error(url, f"no connection within {connect_timeout:g} s") from exc
+        except PoolTimeout:
+            ready = False
+        else:
+            ready = True
+        if not ready:
+            raise connection_error(url, f"no connection within {connect_timeout:g} s")
         yield pool
     finally:
         await pool.close()

@@ -123,15 +123,18 @@ def open_checkpointer(
         pool_size: Maximum number of pooled Postgres connections (at least 1).
             Ignored by the other backends but still validated.
         setup: Create or migrate the checkpoint tables on open (SQLite and Postgres).
-        connect_timeout: Seconds to wait for Postgres before giving up (libpq
-            rounds the first connection attempt to whole seconds, at least 2).
+        connect_timeout: Seconds to wait for Postgres before giving up, a finite
+            number > 0: on opening (libpq rounds a connection attempt to whole
+            seconds, at least 2) and for a pooled connection at every later read or
+            write (then `psycopg_pool.PoolTimeout`, naming the server).
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``SqliteSaver`` or ``PostgresSaver``.
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
-        ConnectionError: The Postgres server cannot be reached (password masked).
+        ConnectionError: The Postgres server cannot be reached (password masked, in
+            the message and in every exception chained to it).
 
     Example:
         >>> from langgraph.graph import START, StateGraph
@@ -173,8 +176,10 @@ async def aopen_checkpointer(
             ``postgres://...``.
         pool_size: Maximum number of pooled Postgres connections (at least 1).
         setup: Create or migrate the checkpoint tables on open (SQLite and Postgres).
-        connect_timeout: Seconds to wait for Postgres before giving up (libpq
-            rounds the first connection attempt to whole seconds, at least 2).
+        connect_timeout: Seconds to wait for Postgres before giving up, a finite
+            number > 0: on opening (libpq rounds a connection attempt to whole
+            seconds, at least 2) and for a pooled connection at every later read or
+            write (then `psycopg_pool.PoolTimeout`, naming the server).
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``AsyncSqliteSaver`` or
@@ -182,7 +187,8 @@ async def aopen_checkpointer(
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
-        ConnectionError: The Postgres server cannot be reached (password masked).
+        ConnectionError: The Postgres server cannot be reached (password masked, in
+            the message and in every exception chained to it).
 
     Example:
         >>> import asyncio

@@ -503,7 +503,8 @@ def open_effects(
             database whose writes the effects make exactly-once is this one.
         pool_size: Maximum number of pooled connections (at least 1).
         setup: Create the `lgsp_effects` table if missing.
-        connect_timeout: Seconds to wait for Postgres before giving up.
+        connect_timeout: Seconds to wait for Postgres before giving up (a finite
+            number > 0), on opening and for a pooled connection at every later use.
 
     Yields:
         The effects recorder.
@@ -540,7 +541,8 @@ async def aopen_effects(
         url: `postgresql://user:password@host:5432/db` (or `postgres://...`).
         pool_size: Maximum number of pooled connections (at least 1).
         setup: Create the `lgsp_effects` table if missing.
-        connect_timeout: Seconds to wait for Postgres before giving up.
+        connect_timeout: Seconds to wait for Postgres before giving up (a finite
+            number > 0), on opening and for a pooled connection at every later use.
 
     Yields:
         The async effects recorder.

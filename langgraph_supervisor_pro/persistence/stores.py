@@ -53,7 +53,8 @@ def open_store(
         url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
         pool_size: Maximum number of pooled Postgres connections (at least 1).
         setup: Create or migrate the store's tables on open.
-        connect_timeout: Seconds to wait for Postgres before giving up.
+        connect_timeout: Seconds to wait for Postgres before giving up (a finite
+            number > 0), on opening and for a pooled connection at every later use.
 
     Yields:
         The store.
@@ -96,7 +97,8 @@ async def aopen_store(
         url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
         pool_size: Maximum number of pooled Postgres connections (at least 1).
         setup: Create or migrate the store's tables on open.
-        connect_timeout: Seconds to wait for Postgres before giving up.
+        connect_timeout: Seconds to wait for Postgres before giving up (a finite
+            number > 0), on opening and for a pooled connection at every later use.
 
     Yields:
         The store (``InMemoryStore``, ``AsyncSqliteStore`` or ``AsyncPostgresStore``).

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -69,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk, _choices, check_risk
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
     }
 )
 _ON_TIMEOUT: tuple[OnTimeout, ...] = ("reject", "escalate")
+_MAX_REVIEW_TIMEOUT = 10 * 365 * 86400.0  # ten years: deadlines stay far inside datetime's range
 _NO_MAPPING: Mapping[str, Risk] = MappingProxyType({})
 _FILE_KEYS = (
     "tier",
@@ -236,19 +237,13 @@ def _check_fields(values: Mapping[str, Any], label: Callable[[str], str]) -> dic
         )
     out["always_review"] = frozenset(names)
 
-    timeout = values["review_timeout"]
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ValueError(
-            f"{label('review_timeout')}: got {timeout!r}; give the seconds a review may wait "
-            "for a decision before on_timeout applies, a number > 0 (the default is 86400, "
-            "one day)"
-        )
-    out["review_timeout"] = float(timeout)
+    out["review_timeout"] = check_seconds(
+        values["review_timeout"],
+        label("review_timeout"),
+        maximum=_MAX_REVIEW_TIMEOUT,
+        what="the seconds a review may wait for a decision before on_timeout applies, a number",
+        fix=" (ten years; the default is 86400, one day)",
+    )
 
     on_timeout = values["on_timeout"]
     if on_timeout not in _ON_TIMEOUT:
@@ -359,7 +354,8 @@ class ReviewPolicy:
     always_review: frozenset[str] = frozenset()
     """Tool names whose every call is reviewed by a human, in every tier."""
     review_timeout: float = 86400.0
-    """Seconds from a review's opening to its deadline (> 0; the default is one day)."""
+    """Seconds from a review's opening to its deadline (> 0 and at most ten years; the
+    default is one day)."""
     on_timeout: OnTimeout = "reject"
     """What the sweep does with an expired review: `reject` (fail closed) or `escalate`."""
     escalate_to: str | None = None

@@ -693,49 +693,6 @@ def test_a_custom_token_counter_wins() -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value", "error", "match"),
-    [
-        ("trigger", 0, ValueError, r"Compaction\.trigger.*0\.6-0\.8"),
-        ("trigger", 1, ValueError, r"Compaction\.trigger.*0\.6-0\.8"),
-        ("trigger", 1.5, ValueError, r"Compaction\.trigger"),
-        ("trigger", -0.1, ValueError, r"Compaction\.trigger"),
-        ("trigger", float("nan"), ValueError, r"Compaction\.trigger"),
-        ("trigger", True, ValueError, r"Compaction\.trigger"),
-        ("trigger", "0.7", ValueError, r"Compaction\.trigger"),
-        ("every_n_steps", 0, ValueError, r"Compaction\.every_n_steps.*>= 1"),
-        ("every_n_steps", True, ValueError, r"Compaction\.every_n_steps"),
-        ("every_n_steps", 2.0, ValueError, r"Compaction\.every_n_steps"),
-        ("keep", 0, ValueError, r"Compaction\.keep.*>= 1"),
-        ("keep", False, ValueError, r"Compaction\.keep"),
-        ("max_context_tokens", 0, ValueError, r"Compaction\.max_context_tokens.*>= 1"),
-        ("max_context_tokens", True, ValueError, r"Compaction\.max_context_tokens"),
-        ("max_attempts", 0, ValueError, r"Compaction\.max_attempts.*>= 1"),
-        ("max_attempts", True, ValueError, r"Compaction\.max_attempts"),
-        ("retry_delay", -1, ValueError, r"Compaction\.retry_delay"),
-        ("summarizer", "gpt-4o", TypeError, r"Compaction\.summarizer.*chat model"),
-        ("summarizer", lambda messages: "x", TypeError, r"Compaction\.summarizer"),
-        ("model", "gpt-4o", TypeError, r"Compaction\.model"),
-        ("token_counter", 5, TypeError, r"Compaction\.token_counter"),
-    ],
-)
-def test_config_validation(field: str, value: Any, error: type[Exception], match: str) -> None:
-    kwargs: dict[str, Any] = {"summarizer": ScriptedChatModel(script=[]), field: value}
-    with pytest.raises(error, match=match):
-        Compaction(**kwargs)
-
-
-def test_config_defaults_and_keyword_only() -> None:
-    model = ScriptedChatModel(script=[])
-    config = Compaction(summarizer=model, trigger=0.6, every_n_steps=3)
-    assert (config.trigger, config.keep, config.max_attempts) == (0.6, 6, 3)
-    assert Compaction(summarizer=model).trigger == 0.7
-    # 0.6-0.8 is recommended, but any fraction strictly between 0 and 1 is accepted.
-    assert Compaction(summarizer=model, trigger=0.95).trigger == 0.95
-    with pytest.raises(TypeError):
-        Compaction(model)  # type: ignore[call-arg]
-
-
-@pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
         ({"window": 0}, ValueError, r"Compactor\.window"),

@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from langgraph_supervisor_pro import register_secret
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from tests._pg import database_uri, table_names
+from tests.persistence.test_connections import assert_password_nowhere
 
 POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
 # Each invoke writes 3 checkpoints: the input (step -1), after START (0), after "step" (1).
@@ -292,10 +293,7 @@ def assert_masked_connection_error(err: BaseException) -> None:
     assert "host=127.0.0.1, port=1, dbname=db" in message
     assert "LGSP_POSTGRES_URI" in message
     assert "running" in message
-    cause = err.__cause__
-    while cause is not None:
-        assert "secret" not in str(cause)
-        cause = cause.__cause__
+    assert_password_nowhere(err, "secret")
 
 
 def test_unreachable_postgres_fails_fast_without_leaking_password():

@@ -368,6 +368,30 @@ def test_policy_validates(kwargs: dict[str, Any], pattern: str) -> None:
         ReviewPolicy(**kwargs)
 
 
+@pytest.mark.parametrize(
+    "timeout",
+    [float("nan"), float("-inf"), 1e12, pytest.param(10**400, id="huge-int"), 10 * 365 * 86400 + 1],
+)
+def test_review_timeout_must_give_a_deadline_a_datetime_can_hold(timeout: Any) -> None:
+    # 1e12 s (~31,700 years) passed the old check and then failed in `deadline()`.
+    with pytest.raises(
+        ValueError, match=r"ReviewPolicy\.review_timeout: got .*at most 315360000 \(ten years"
+    ):
+        ReviewPolicy(review_timeout=timeout)
+
+
+def test_review_timeout_of_ten_years_is_accepted() -> None:
+    policy = ReviewPolicy(review_timeout=10 * 365 * 86400)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    assert policy.deadline(start) == start + timedelta(days=3650)
+
+
+def test_policy_file_review_timeout_is_checked_the_same_way(tmp_path: Path) -> None:
+    path = write(tmp_path / "policy.json", json.dumps({"review_timeout": 1e12}))
+    with pytest.raises(ValueError, match=r"key 'review_timeout': got 1000000000000\.0; .*ten"):
+        ReviewPolicy.from_file(path)
+
+
 def test_policy_rejects_a_bad_confirm() -> None:
     with pytest.raises(TypeError, match=r"ReviewPolicy\.confirm: got str"):
         ReviewPolicy(confirm="yes")  # type: ignore[arg-type]

@@ -1,0 +1,163 @@
+"""Every opener: a bad Postgres URL never shows its password, and options are checked.
+
+The URLs here fail before any network I/O (libpq refuses them) or on a refused
+loopback port, so no database is needed. The error must not hold the password
+anywhere: its message, its repr, any exception chained to it (`__cause__` and
+`__context__`, which `raise ... from None` only hides) or its formatted traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Any
+
+import pytest
+
+from langgraph_supervisor_pro.persistence import (
+    aopen_checkpointer,
+    aopen_effects,
+    aopen_store,
+    open_checkpointer,
+    open_effects,
+    open_store,
+)
+
+Opener = Callable[..., AbstractContextManager[Any] | AbstractAsyncContextManager[Any]]
+OPENERS: dict[str, Opener] = {
+    "open_checkpointer": open_checkpointer,
+    "aopen_checkpointer": aopen_checkpointer,
+    "open_store": open_store,
+    "aopen_store": aopen_store,
+    "open_effects": open_effects,
+    "aopen_effects": aopen_effects,
+}
+
+# (URL, its password as written, what the message must say to fix it)
+MALFORMED = [
+    pytest.param(
+        "postgresql://u:s3cretPW@127.0.0.1:notaport/db",
+        "s3cretPW",
+        'invalid integer value "notaport"',
+        id="port-not-a-number",
+    ),
+    pytest.param(
+        "postgresql://u:s3cretPW@/db?sslmode=bogus",
+        "s3cretPW",
+        'invalid sslmode value: "bogus"',
+        id="bad-sslmode",
+    ),
+    pytest.param(
+        # libpq quotes the whole URI in this error.
+        "postgresql://u:s3cretPW@[::1/db",
+        "s3cretPW",
+        'looking for matching "]"',
+        id="unbalanced-bracket",
+    ),
+    pytest.param(
+        "postgres://u:s3cretPW@127.0.0.1:1/db?connect_timeout=x",
+        "s3cretPW",
+        "port=1",
+        id="bad-connect-timeout-param",
+    ),
+    pytest.param(
+        "postgresql://u:s3cretPW@127.0.0.1:1/db?bogus=1",
+        "s3cretPW",
+        'invalid URI query parameter: "bogus"',
+        id="unknown-param",
+    ),
+    pytest.param(
+        # libpq quotes the password itself here.
+        "postgresql://u:s3c ret PW@127.0.0.1:1/db",
+        "s3c ret PW",
+        "percent-encoded spaces",
+        id="space-in-password",
+    ),
+    pytest.param(
+        "postgresql://u:s3cret%zzPW@127.0.0.1:1/db",
+        "s3cret%zzPW",
+        "invalid percent-encoded token",
+        id="bad-percent-escape-in-password",
+    ),
+    pytest.param(
+        # An unencoded '#' starts a fragment for Python's parser, not for libpq's.
+        "postgresql://u:s3c#retPW@127.0.0.1:1/db",
+        "s3c#retPW",
+        "port=1",
+        id="hash-in-password",
+    ),
+]
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and every exception reachable from it by `__cause__` and `__context__`."""
+    seen: list[BaseException] = []
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        pending.extend([current.__cause__, current.__context__])
+    return seen
+
+
+def assert_password_nowhere(exc: BaseException, password: str) -> None:
+    for linked in exception_chain(exc):
+        assert password not in str(linked), type(linked).__name__
+        assert password not in repr(linked), type(linked).__name__
+        assert password not in "".join(map(str, linked.args)), type(linked).__name__
+    assert password not in "".join(traceback.format_exception(exc))
+
+
+async def open_and_close(opener: Opener, url: str, **options: Any) -> None:
+    manager = opener(url, **options)
+    if isinstance(manager, AbstractAsyncContextManager):
+        async with manager:
+            pass
+    else:
+        with manager:
+            pass
+
+
+@pytest.mark.parametrize("opener", list(OPENERS))
+@pytest.mark.parametrize(("url", "password", "fix"), MALFORMED)
+async def test_a_malformed_url_never_shows_its_password(
+    opener: str, url: str, password: str, fix: str
+) -> None:
+    with pytest.raises(ConnectionError) as info:
+        await open_and_close(OPENERS[opener], url, connect_timeout=2)
+    exc = info.value
+    assert_password_nowhere(exc, password)
+    message = str(exc)
+    assert message.startswith("Could not connect to Postgres at ")
+    assert "***" in message  # the URL is shown, masked
+    assert fix in message  # and the message still says what is wrong
+    assert "Hint:" in message
+
+
+@pytest.mark.parametrize("opener", list(OPENERS))
+async def test_a_postgres_url_without_slashes_is_refused(opener: str) -> None:
+    # libpq would read it as `key=value` settings and quote it whole in its error.
+    # (Given as a variable: a literal in the call would be in the traceback's source line.)
+    url = "postgresql:u:s3cretPW@127.0.0.1:1/db"
+    with pytest.raises(ValueError, match="starts with 'postgresql://'") as info:
+        await open_and_close(OPENERS[opener], url)
+    assert_password_nowhere(info.value, "s3cretPW")
+    assert "postgresql:u:***@127.0.0.1:1/db" in str(info.value)
+
+
+@pytest.mark.parametrize("opener", list(OPENERS))
+@pytest.mark.parametrize(
+    "timeout",
+    [math.nan, math.inf, -math.inf, 1e300, pytest.param(10**400, id="huge-int"), True, "3"],
+)
+async def test_connect_timeout_must_be_a_finite_number_of_seconds(
+    opener: str, timeout: Any
+) -> None:
+    # Checked before anything is opened (the port would refuse a connection anyway).
+    url = "postgresql://u:s3cretPW@127.0.0.1:1/db"
+    with pytest.raises(ValueError, match=r"^connect_timeout: got .*; give a number of seconds"):
+        await open_and_close(OPENERS[opener], url, connect_timeout=timeout)
