@@ -23,6 +23,7 @@ from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
 from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk
+from langgraph_supervisor_pro.verification import OutputSchema, SchemaCheck, Verifier
 
 __all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
 
@@ -127,6 +128,15 @@ class Worker:
     """Workers whose latest full output this worker is given (`WorkerTask.reads`)."""
     compaction: Compaction | None = None
     """How this worker's history is compacted (default: the supervisor's `compaction`)."""
+    output_schema: OutputSchema | None = None
+    """The shape a `success` result must have: a pydantic model, a TypedDict, a dataclass or
+    a JSON Schema dict (a JSON text result is parsed first). A result that does not match
+    is a `failed` hop with the reason; a matching one is stored as validated JSON data."""
+    verify: Verifier | None = None
+    """A check of every `success` result before the supervisor sees it: a function (sync
+    or async) of `(WorkerTask, WorkerResult)` returning True/None to pass, or False, a
+    reason or a `Verdict` to fail; or a chat model that answers a `Verdict`. A refused
+    result (or a check that raises) is a `failed` hop with the reason."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
@@ -192,6 +202,15 @@ class Worker:
                 fix=", or None for no timeout",
             )
         check_retry_policy(self.retry, "Worker.retry", who=f"worker {self.name!r}")
+        if self.output_schema is not None:
+            SchemaCheck(self.output_schema, where=f"Worker.output_schema: worker {self.name!r}")
+        if self.verify is not None and not (
+            isinstance(self.verify, BaseChatModel) or callable(self.verify)
+        ):
+            raise TypeError(
+                f"Worker.verify: worker {self.name!r} got {type(self.verify).__name__}; give a "
+                "function of (WorkerTask, WorkerResult) or a chat model"
+            )
         if isinstance(self.reads, str) or not all(
             isinstance(name, str) and _NAME_RE.fullmatch(name) for name in self.reads
         ):

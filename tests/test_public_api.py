@@ -300,6 +300,13 @@ SUBMODULES: dict[str, set[str]] = {
         "aopen_store",
         "open_store",
     },
+    "verification": {
+        "DEFAULT_CHECKER_PROMPT",
+        "OutputSchema",
+        "Verdict",
+        "Verifier",
+        "VerifierReply",
+    },
     "testing": {
         "ScriptExhaustedError",
         "ScriptReply",
@@ -466,6 +473,8 @@ def test_signatures_are_pinned():
         ("max_visits", True),
         ("reads", True),
         ("compaction", True),
+        ("output_schema", True),
+        ("verify", True),
     ]
     assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
     assert list(lgsp.WorkerTask.model_fields) == [

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
@@ -42,7 +43,15 @@ from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with
 from langgraph_supervisor_pro._internal.scrub import RunSecrets, original_error, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
-from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
+from langgraph_supervisor_pro._internal.twins import (
+    Call,
+    Invoke,
+    MaybeAwait,
+    Sleep,
+    Steps,
+    adrive,
+    drive,
+)
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.persistence.memory import (
@@ -62,6 +71,13 @@ from langgraph_supervisor_pro.state import (
     RouteState,
     SecurityEntry,
     SupervisorState,
+)
+from langgraph_supervisor_pro.verification import (
+    SchemaCheck,
+    Verdict,
+    checker_messages,
+    failed_verification,
+    verdict_of,
 )
 from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
 
@@ -98,6 +114,17 @@ class WorkerNode:
         self.supervisor = supervisor
         self.meter = meter
         self.allowed = set(worker.tool_names) if worker.tools is not None else None
+        where = f"Worker.output_schema: worker {worker.name!r}"
+        self._schema = (
+            SchemaCheck(worker.output_schema, where=where)
+            if worker.output_schema is not None
+            else None
+        )
+        self._checker: Runnable[Any, Any] | None = (
+            worker.verify.with_structured_output(Verdict)
+            if isinstance(worker.verify, BaseChatModel)
+            else None
+        )
         kind = agent_kind(worker.name, agent)
         self._takes_messages = kind == "runnable"
         # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
@@ -285,7 +312,11 @@ class WorkerNode:
             )
         except ParentCommand as exc:
             output = _namespace_violation(self.worker.name, exc)
-        update, record = self._finish(hop, sent, output, recorder, config, store)
+        result, produced = self._coerce(hop, sent, output, config)
+        result = yield from self._verifying(hop, result, config)
+        update, record = self._finish(
+            hop, sent, output, (result, produced), recorder, config, store
+        )
         if record is not None and store is not None:
             yield Call(partial(store.put, *record), partial(store.aput, *record))
         return update
@@ -336,23 +367,73 @@ class WorkerNode:
 
     # -- writing the hop ---------------------------------------------------------------
 
+    def _coerce(
+        self, hop: _Hop, sent: list[BaseMessage], output: Any, config: RunnableConfig
+    ) -> tuple[WorkerResult, list[BaseMessage]]:
+        """What the agent returned, as a `WorkerResult` and the messages it produced."""
+        # The agent echoes back its own history: none of it is new output.
+        given = [*hop.task.messages, *sent]
+        return coerce_worker_output(
+            output, worker=self.worker.name, sent=given, scrub=RunSecrets(config).scrub
+        )
+
+    def _verifying(
+        self, hop: _Hop, result: WorkerResult, config: RunnableConfig
+    ) -> Steps[WorkerResult]:
+        """`Worker.output_schema`, then `Worker.verify`, on a `success` result.
+
+        A result either check refuses (or a check that raises) becomes a `failed` one
+        with the reason; an interrupt inside a verifier passes through.
+        """
+        if result.status != "success":
+            return result
+        if self._schema is not None:
+            value, problem = self._schema.check(result.result)
+            if problem is not None:
+                return failed_verification("output_schema", problem)
+            result = result.model_copy(update={"result": value})
+        verify = self.worker.verify
+        if verify is None:
+            return result
+        checked = result
+        try:
+            if self._checker is not None:
+                checker_config = merge_configs(
+                    config,
+                    {
+                        "metadata": {"lgsp_role": "verifier", "lgsp_worker": self.worker.name},
+                        "tags": [f"lgsp:verify:{self.worker.name}"],
+                    },
+                )
+                messages = checker_messages(hop.task, checked)
+                reply = yield Invoke(self._checker, messages, checker_config)
+            else:
+                function = verify
+                reply = yield MaybeAwait(lambda: function(hop.task, checked))  # type: ignore[operator]
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            reason = RunSecrets(config).scrub(f"the verifier raised {type(exc).__name__}: {exc}")
+            return failed_verification("verify", reason)
+        verdict = verdict_of(reply)
+        if not verdict.passed:
+            return failed_verification("verify", RunSecrets(config).scrub(verdict.reason))
+        return result
+
     def _finish(
         self,
         hop: _Hop,
         sent: list[BaseMessage],
         output: Any,
+        coerced: tuple[WorkerResult, list[BaseMessage]],
         recorder: UsageRecorder | None,
         config: RunnableConfig,
         store: BaseStore | None,
     ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
         """The hop's state update, and the store record to write (None without a store)."""
         name = self.worker.name
-        # The agent echoes back its own history: none of it is new output.
         given = [*hop.task.messages, *sent]
-        secrets = RunSecrets(config)
-        result, produced = coerce_worker_output(
-            output, worker=name, sent=given, scrub=secrets.scrub
-        )
+        result, produced = coerced
         record = None
         entry: dict[str, Any] = result.model_dump()
         if store is not None:
