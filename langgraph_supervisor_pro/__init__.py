@@ -1,11 +1,11 @@
 """langgraph-supervisor-pro: production supervisor/worker graphs for LangGraph.
 
 The top level holds what most programs use: the builder, workers and their
-contracts, the router types, the state types, compaction, the review policy,
+contracts, `Breaker`, the router types, the state types, compaction, the review policy,
 the persistence openers and `register_secret`. Everything else lives in its submodule:
 `langgraph_supervisor_pro.review` (gates, guard, review desk),
 `.compaction`, `.persistence` (effects, memory), `.testing` (scripted models),
-`.contracts`, `.state`, `.synthesis`, `.workers` and `.supervisor`.
+`.contracts`, `.state`, `.synthesis`, `.workers`, `.breakers` and `.supervisor`.
 
 Example:
     >>> from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
@@ -27,6 +27,7 @@ Example:
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 
+from langgraph_supervisor_pro.breakers import Breaker
 from langgraph_supervisor_pro.builder import SupervisorGraph, create_supervisor
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
@@ -55,6 +56,7 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 __all__ = [
     "FINISH",
+    "Breaker",
     "Compaction",
     "CompactionMiddleware",
     "LedgerEntry",

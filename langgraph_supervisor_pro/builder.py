@@ -157,6 +157,7 @@ def create_supervisor(
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
+    by_name = {w.name: w for w in workers}
     chat_model = model if isinstance(model, BaseChatModel) else None
     compaction_node = (
         CompactionNode(compactors, reads={w.name: w.reads for w in workers}) if compactors else None
@@ -165,6 +166,8 @@ def create_supervisor(
     supervisor = SupervisorNode(
         name=name,
         workers=[(w.name, w.description, w.max_visits) for w in workers],
+        breakers={w.name: w.breaker for w in workers if w.breaker is not None},
+        fallbacks=frozenset(w.name for w in workers if w.fallback is not None),
         decision_model=route_decision_model([w.name for w in workers], parallel=parallel),
         model=model,
         router=router,
@@ -243,7 +246,14 @@ def create_supervisor(
             if compactor is not None
             else None
         )
-        node = WorkerNode(worker, supervisor=name, meter=meter, agent=agents[worker.name])
+        backup = worker.fallback if isinstance(worker.fallback, str) else None
+        node = WorkerNode(
+            worker,
+            supervisor=name,
+            meter=meter,
+            agent=agents[worker.name],
+            fallback=(by_name[backup], agents[backup]) if backup is not None else None,
+        )
         graph.add_node(
             worker.name,
             node.runnable(),  # retries and failed hops are handled inside (see WorkerNode)
@@ -453,6 +463,12 @@ def _validate(
             raise ValueError(
                 f"Worker.reads: worker {worker.name!r} reads {unknown}, which are not workers "
                 f"of this supervisor ({names})"
+            )
+        if isinstance(worker.fallback, str) and worker.fallback not in names:
+            raise ValueError(
+                f"Worker.fallback: worker {worker.name!r} falls back to {worker.fallback!r}, "
+                f"which is not a worker of this supervisor ({names}); name one of them, or "
+                "give a function"
             )
     if compaction is not None and not isinstance(compaction, Compaction):
         raise TypeError(

@@ -20,6 +20,7 @@ from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
 
 __all__ = [
     "BranchStage",
+    "BreakerMark",
     "CompactionEntry",
     "FanoutRoute",
     "LedgerEntry",
@@ -54,6 +55,26 @@ class LedgerEntry(TypedDict):
     """What went wrong, for failed hops."""
     refused: list[str]
     """Tool calls refused during the hop (outside the worker's allowlist)."""
+    fallback: NotRequired[str]
+    """Present when the worker's `fallback` answered the hop: why the worker's own hop
+    would have failed (`"verify: ..."`, `"output_schema: ..."`, `"error: ..."`,
+    `"failed: ..."`, `"breaker open: ..."`). `status`, `summary` and `error` are then the
+    fallback's (a failed fallback's `error` gives both reasons)."""
+    breaker: NotRequired[BreakerMark]
+    """Present for a worker with a `breaker`: the state the hop ran under."""
+
+
+class BreakerMark(TypedDict):
+    """The circuit breaker state one hop ran under (`LedgerEntry["breaker"]`)."""
+
+    state: Literal["closed", "half_open", "open"]
+    """What the hop found: closed (its agent ran), half_open (it ran as the one probe) or
+    open (refused: its agent did not run)."""
+    failures: int
+    """Failed hops counted within the breaker's window after this hop."""
+    changed_to: Literal["closed", "open"] | None
+    """The state this hop moved the breaker to (its failure opened it, or its probe
+    closed or re-opened it), else None."""
 
 
 class SecurityEntry(TypedDict):

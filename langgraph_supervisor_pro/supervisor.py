@@ -8,7 +8,7 @@ holds the types a user writes code against.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from langgraph_supervisor_pro.contracts import RouteDecision
@@ -48,6 +48,10 @@ class SupervisorView:
     """Hops per worker in this turn."""
     workers: tuple[str, ...]
     """The worker names, in catalogue order."""
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    """Workers whose circuit breaker is open, and why (`"circuit open until 12:00:05
+    UTC"`). A route to one of them is invalid unless it has a `fallback`, which then
+    answers the hop."""
 
 
 Router: TypeAlias = (

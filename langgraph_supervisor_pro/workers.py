@@ -20,18 +20,29 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._internal.checks import check_retry_policy, check_seconds
 from langgraph_supervisor_pro._internal.tools import tool_name
+from langgraph_supervisor_pro.breakers import Breaker
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.contracts import FINISH, WorkerTask
 from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk
 from langgraph_supervisor_pro.verification import OutputSchema, SchemaCheck, Verifier
 
-__all__ = ["Worker", "WorkerAgent", "WorkerTimeoutError", "default_worker_retry"]
+__all__ = [
+    "Worker",
+    "WorkerAgent",
+    "WorkerFallback",
+    "WorkerTimeoutError",
+    "default_worker_retry",
+]
 
 WorkerAgent: TypeAlias = (
     Runnable[Any, Any] | Callable[[WorkerTask], Any] | Callable[[WorkerTask], Awaitable[Any]]
 )
 """A compiled graph / Runnable taking `{"messages": [...]}`, or a sync or async function
 taking a `WorkerTask`."""
+
+WorkerFallback: TypeAlias = Callable[[WorkerTask], Any] | Callable[[WorkerTask], Awaitable[Any]]
+"""A deterministic fallback: a sync or async function of the hop's `WorkerTask` returning
+anything a worker may return."""
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _DESCRIPTION_MAX_CHARS = 300
@@ -137,6 +148,18 @@ class Worker:
     or async) of `(WorkerTask, WorkerResult)` returning True/None to pass, or False, a
     reason or a `Verdict` to fail; or a chat model that answers a `Verdict`. A refused
     result (or a check that raises) is a `failed` hop with the reason."""
+    fallback: WorkerFallback | str | None = None
+    """What answers the hop when it would end `failed` (an exception after the retries, a
+    refused or failed result) or when the worker's breaker is open: a function (sync or
+    async) of the hop's `WorkerTask`, or the name of another worker of the same
+    supervisor, whose agent then runs this hop (once: that worker's own fallback is not
+    followed). Its result must pass this worker's `output_schema` (not `verify`); the
+    ledger entry's `fallback` says why it answered."""
+    breaker: Breaker | None = None
+    """A circuit breaker (`langgraph_supervisor_pro.breakers.Breaker`): after
+    `failures` failed hops within `window` seconds, the worker is taken out of rotation
+    for `cooldown` seconds, then one probe hop decides. Its state is shared through the
+    graph's store by every run and process."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
@@ -211,6 +234,12 @@ class Worker:
                 f"Worker.verify: worker {self.name!r} got {type(self.verify).__name__}; give a "
                 "function of (WorkerTask, WorkerResult) or a chat model"
             )
+        self._check_fallback()
+        if self.breaker is not None and not isinstance(self.breaker, Breaker):
+            raise TypeError(
+                f"Worker.breaker: worker {self.name!r} got {type(self.breaker).__name__}; give "
+                "a Breaker(failures=..., window=..., cooldown=...) or None"
+            )
         if isinstance(self.reads, str) or not all(
             isinstance(name, str) and _NAME_RE.fullmatch(name) for name in self.reads
         ):
@@ -232,6 +261,29 @@ class Worker:
             raise ValueError(
                 f"Worker.max_visits: worker {self.name!r} got {self.max_visits!r}; give an "
                 "integer >= 1, or None for no per-worker limit"
+            )
+
+    def _check_fallback(self) -> None:
+        fallback = self.fallback
+        if fallback is None:
+            return
+        if isinstance(fallback, str):
+            if not _NAME_RE.fullmatch(fallback):
+                raise ValueError(
+                    f"Worker.fallback: worker {self.name!r} got {fallback!r}, which is not a "
+                    "worker name; name another worker of the supervisor, or give a function"
+                )
+            if fallback == self.name:
+                raise ValueError(
+                    f"Worker.fallback: worker {self.name!r} names itself; name another worker "
+                    "of the supervisor, or give a function"
+                )
+            return
+        if isinstance(fallback, Runnable) or not callable(fallback):
+            raise TypeError(
+                f"Worker.fallback: worker {self.name!r} got {type(fallback).__name__}; give a "
+                "function (sync or async) of WorkerTask, or the name of another worker (make "
+                "a Runnable a Worker of its own and name it)"
             )
 
     @property

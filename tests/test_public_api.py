@@ -9,9 +9,11 @@ import pytest
 
 import langgraph_supervisor_pro as lgsp
 from langgraph_supervisor_pro import testing
+from langgraph_supervisor_pro.breakers import Breaker
 
 EXPECTED = {
     "FINISH",
+    "Breaker",
     "Compaction",
     "CompactionMiddleware",
     "LedgerEntry",
@@ -61,6 +63,7 @@ SUBMODULES: dict[str, set[str]] = {
     },
     "state": {
         "BranchStage",
+        "BreakerMark",
         "CompactionEntry",
         "FanoutRoute",
         "LedgerEntry",
@@ -71,6 +74,14 @@ SUBMODULES: dict[str, set[str]] = {
         "UsageEntry",
         "UsageRole",
         "WorkerSlot",
+    },
+    "breakers": {
+        "BREAKER_LOGGER",
+        "Breaker",
+        "BreakerFailure",
+        "BreakerState",
+        "CircuitState",
+        "breaker_namespace",
     },
     "redaction": {
         "register_secret",
@@ -89,6 +100,7 @@ SUBMODULES: dict[str, set[str]] = {
     "workers": {
         "Worker",
         "WorkerAgent",
+        "WorkerFallback",
         "WorkerTimeoutError",
         "default_worker_retry",
     },
@@ -475,7 +487,17 @@ def test_signatures_are_pinned():
         ("compaction", True),
         ("output_schema", True),
         ("verify", True),
+        ("fallback", True),
+        ("breaker", True),
     ]
+    assert [(f.name, f.kw_only) for f in dataclasses.fields(Breaker)] == [
+        ("failures", True),
+        ("window", True),
+        ("cooldown", True),
+        ("probe_timeout", True),
+        ("clock", True),
+    ]
+    assert getattr(Breaker, "__dataclass_params__").frozen  # noqa: B009
     assert list(lgsp.WorkerResult.model_fields) == ["status", "result", "summary", "error"]
     assert list(lgsp.WorkerTask.model_fields) == [
         "worker",

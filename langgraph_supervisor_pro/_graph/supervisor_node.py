@@ -22,11 +22,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.config import get_store
 from langgraph.errors import NodeError
 from langgraph.types import Command, Overwrite, Send
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._graph import loop_guards as _guards
+from langgraph_supervisor_pro._graph.circuit import Read, unavailable
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, branches, with_stage
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
@@ -37,6 +39,7 @@ from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
+from langgraph_supervisor_pro.breakers import Breaker, breaker_namespace
 from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier, strictest_tier
 from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
@@ -85,8 +88,15 @@ class SupervisorNode:
         compaction: CompactionNode | None = None,
         policy: ReviewPolicy | None = None,
         floor: Tier | None = None,
+        breakers: Mapping[str, Breaker] | None = None,
+        fallbacks: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self.breakers = dict(breakers or {})
+        """The workers with a circuit breaker: the catalogue marks those that are open."""
+        self.fallbacks = fallbacks
+        """The workers with a `fallback`: a route to one whose breaker is open is kept
+        (its fallback answers)."""
         self.policy = policy if policy is not None else ReviewPolicy()
         self.floor = floor
         """The tier of a policy given to this supervisor explicitly: as a domain of a tree it
@@ -117,18 +127,17 @@ class SupervisorNode:
                     "(with_structured_output); give a tool-calling chat model, or a router"
                 ) from exc
         options = ", ".join((*self.worker_names, FINISH))
-        catalogue = "\n".join(f"- {name}: {description}" for name, description, _ in workers)
-        self.system_prompt = (
-            f"{(prompt or DEFAULT_SUPERVISOR_PROMPT).strip()}\n\nWorkers:\n{catalogue}\n\n"
-            f"Answer with `next` (exactly one of: {options}) and `instructions`."
-        )
+        self._instructions = (prompt or DEFAULT_SUPERVISOR_PROMPT).strip()
+        self._catalogue = [(name, description) for name, description, _ in workers]
+        self._answer_format = f"Answer with `next` (exactly one of: {options}) and `instructions`."
         self.parallel = "parallel" in decision_model.model_fields
         if self.parallel:
-            self.system_prompt += (
+            self._answer_format += (
                 " To run several workers at the same time on independent parts of the task, "
                 "name the others in `parallel`, each with its own instructions."
             )
-        self._options = options
+        self.system_prompt = self._system_prompt({})
+        """The system prompt while every worker is available."""
 
     def runnable(self) -> GraphNode[SupervisorState, Command[Any]]:
         """The node as a Runnable with native sync and async bodies."""
@@ -136,7 +145,31 @@ class SupervisorNode:
 
     # -- the view ----------------------------------------------------------------------
 
-    def view(self, state: SupervisorState, intake: Mapping[str, Any]) -> SupervisorView:
+    def _system_prompt(self, unavailable: Mapping[str, str]) -> str:
+        """The system prompt: instructions, catalogue, answer format.
+
+        A worker whose circuit is open is marked on its catalogue line.
+        """
+        lines = []
+        for name, description in self._catalogue:
+            line = f"- {name}: {description}"
+            why = unavailable.get(name)
+            if why is not None:
+                line += (
+                    f" [{why}: its fallback answers]"
+                    if name in self.fallbacks
+                    else f" [unavailable: {why}]"
+                )
+            lines.append(line)
+        catalogue = "\n".join(lines)
+        return f"{self._instructions}\n\nWorkers:\n{catalogue}\n\n{self._answer_format}"
+
+    def view(
+        self,
+        state: SupervisorState,
+        intake: Mapping[str, Any],
+        unavailable: Mapping[str, str] | None = None,
+    ) -> SupervisorView:
         """The bounded view of the current turn."""
         turn = intake.get("turn", state.get("turn", 1))
         ledger = tuple(e for e in state.get("ledger") or () if e["turn"] == turn)
@@ -150,6 +183,7 @@ class SupervisorNode:
             ledger=ledger,
             visits=visits,
             workers=self.worker_names,
+            unavailable=dict(unavailable or {}),
         )
 
     def messages(self, view: SupervisorView) -> list[BaseMessage]:
@@ -177,7 +211,7 @@ class SupervisorNode:
         self, view: SupervisorView, status: str, shown: Sequence[LedgerEntry]
     ) -> list[BaseMessage]:
         lines = [
-            f"#{e['step']} {e['worker']} [{e['status']}] {one_line(e['summary'], LINE_CHARS)}"
+            f"#{e['step']} {e['worker']} [{_status_text(e)}] {one_line(e['summary'], LINE_CHARS)}"
             for e in shown
         ]
         omitted = len(view.ledger) - len(shown)
@@ -193,15 +227,55 @@ class SupervisorNode:
             f"Task: {view.task}\n\nWorkers: {status}\n\nLedger: {ledger_text}\n\n"
             f"Hop budget: {view.step}/{self.max_steps} used. Who goes next?"
         )
-        return [SystemMessage(content=self.system_prompt), HumanMessage(content=human)]
+        system = self._system_prompt(view.unavailable) if view.unavailable else self.system_prompt
+        return [SystemMessage(content=system), HumanMessage(content=human)]
 
-    def _reask(self, error: str) -> HumanMessage:
+    def _reask(self, error: str, view: SupervisorView) -> HumanMessage:
+        options = ", ".join((*(n for n in self.worker_names if not self._blocked(n, view)), FINISH))
         return HumanMessage(
             content=(
                 f"Your previous answer was not a valid decision: {error}\n"
-                f"Answer again with `next` set to exactly one of: {self._options}."
+                f"Answer again with `next` set to exactly one of: {options}."
             )
         )
+
+    def _blocked(self, name: str, view: SupervisorView) -> bool:
+        """Whether a route to `name` is refused: its circuit is open and it has no fallback."""
+        return name in view.unavailable and name not in self.fallbacks
+
+    def _available(
+        self, choice: _Decision | _Invalid, view: SupervisorView
+    ) -> _Decision | _Invalid:
+        """`choice`, or why not when it routes to a worker whose circuit is open."""
+        if isinstance(choice, _Invalid):
+            return choice
+        for name in (choice.next, *(branch for branch, _ in choice.parallel)):
+            if self._blocked(name, view):
+                return _Invalid(
+                    f"worker {name!r} is unavailable ({view.unavailable[name]}); route to "
+                    "another worker or FINISH"
+                )
+        return choice
+
+    def _unavailable(self, config: RunnableConfig) -> Steps[dict[str, str]]:
+        """The workers whose circuit is open now, and why (read from the graph's store)."""
+        if not self.breakers:
+            return {}
+        store = get_store()
+        parent = hop_context(config)
+        within = parent.path if parent is not None else ()
+        found: dict[str, str] = {}
+        for name, breaker in self.breakers.items():
+            namespace = breaker_namespace(self.name, (*within, name))
+            try:
+                value = yield Read(store, namespace)
+            except Exception as exc:
+                found[name] = f"circuit state unreadable ({type(exc).__name__})"
+                continue
+            why = unavailable(value, breaker, breaker.clock())
+            if why is not None:
+                found[name] = why
+        return found
 
     def _model_config(self, config: RunnableConfig, view: SupervisorView) -> RunnableConfig:
         return merge_configs(
@@ -273,7 +347,7 @@ class SupervisorNode:
     def _route_from_router(self, view: SupervisorView, raw: Any) -> _Decision | _Invalid | None:
         if raw is None:
             return None
-        parsed = self._parse(raw, "router")
+        parsed = self._available(self._parse(raw, "router"), view)
         if isinstance(parsed, _Invalid):
             return _Invalid(f"the router returned an invalid route: {parsed.error}")
         return parsed
@@ -296,7 +370,8 @@ class SupervisorNode:
             recorded = None if intake else state.get("autonomy")
             tier = self.policy.tier_for(config, recorded=recorded)
         config = _with_tier(config, tier)
-        view = self.view(state, intake)
+        unavailable = yield from self._unavailable(config)
+        view = self.view(state, intake, unavailable)
         choice: _Decision | _Invalid | None = None
         if self.router is not None:
             router = self.router
@@ -320,13 +395,17 @@ class SupervisorNode:
         structured = self._structured
         cfg = self._model_config(config, view)
         messages = self.messages(view)
-        first = self._parse(
-            (yield from _structured_reply(structured, messages, cfg, sent)), "model"
+        first = self._available(
+            self._parse((yield from _structured_reply(structured, messages, cfg, sent)), "model"),
+            view,
         )
         if isinstance(first, _Decision):
             return first
-        retry = [*messages, self._reask(first.error)]
-        second = self._parse((yield from _structured_reply(structured, retry, cfg, sent)), "model")
+        retry = [*messages, self._reask(first.error, view)]
+        second = self._available(
+            self._parse((yield from _structured_reply(structured, retry, cfg, sent)), "model"),
+            view,
+        )
         if isinstance(second, _Invalid):
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
@@ -544,6 +623,14 @@ class SupervisorNode:
                 "halt_detail": storable(truncate(detail, 500)),
             },
         )
+
+
+def _status_text(entry: LedgerEntry) -> str:
+    """A ledger line's status: `success`, or `success via fallback (verify: no source)`."""
+    why = entry.get("fallback")
+    if why is None:
+        return entry["status"]
+    return f"{entry['status']} via fallback ({one_line(why, 80)})"
 
 
 def _unstorable_input(text: str, message_id: str | None) -> str | None:

@@ -6,7 +6,9 @@ runs the agent, turns whatever comes back into a `WorkerResult`, and writes only
 its own slot, one ledger entry and the hop's model-call utilisation. With a store,
 the full output goes to external memory and the slot keeps a reference.
 Exceptions, time-outs and garbage become a `failed` result (after the retry
-policy has had its turn), never a crash of the graph.
+policy has had its turn), never a crash of the graph. A worker's circuit breaker
+admits the hop first and is told how it ended (`_graph/circuit.py`); a worker's
+`fallback` answers a hop that would end `failed`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -34,6 +36,7 @@ from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._graph.circuit import Admission, Outcome, Transact, admit, report
 from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worker_output
 from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
@@ -52,6 +55,7 @@ from langgraph_supervisor_pro._internal.twins import (
     adrive,
     drive,
 )
+from langgraph_supervisor_pro.breakers import BREAKER_LOGGER, Breaker, breaker_namespace
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro.persistence.memory import (
@@ -66,6 +70,7 @@ from langgraph_supervisor_pro.persistence.memory import (
 )
 from langgraph_supervisor_pro.review.guard import SECURITY_LOGGER
 from langgraph_supervisor_pro.state import (
+    BreakerMark,
     CompactionEntry,
     LedgerEntry,
     RouteState,
@@ -82,6 +87,7 @@ from langgraph_supervisor_pro.verification import (
 from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
 
 _log = logging.getLogger(SECURITY_LOGGER)
+_breaker_log = logging.getLogger(BREAKER_LOGGER)
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,94 @@ class _Hop:
     autonomy: str | None = None
     serial: bool = True
     """False for one branch of a parallel decision."""
+
+
+@dataclass(frozen=True)
+class _Runner:
+    """An agent that can answer a hop: the worker's own, or the worker named as its fallback."""
+
+    name: str
+    """Whose agent it is."""
+    runnable: Runnable[Any, Any]
+    is_async: bool
+    takes_messages: bool
+    keeps_history: bool
+    """A stateful subgraph keeps its own messages across visits: it is sent the prompt only."""
+    timeout: float | None
+    retry: RetryPolicy
+    allowed: frozenset[str] | None
+    breaker: Breaker | None
+
+    @classmethod
+    def of(cls, worker: Worker, agent: Runnable[Any, Any] | Callable[..., Any]) -> _Runner:
+        kind = agent_kind(worker.name, agent)
+        is_async = kind == "async"
+        return cls(
+            name=worker.name,
+            runnable=(
+                agent
+                if isinstance(agent, Runnable)
+                else RunnableLambda(_scrubbing(agent, is_async), name=f"{worker.name}.agent")
+            ),
+            is_async=is_async,
+            takes_messages=kind == "runnable",
+            # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
+            # `checkpointer=True`) keeps its own messages across visits in its namespace.
+            keeps_history=isinstance(agent, Pregel) and agent.checkpointer is True,
+            timeout=worker.timeout,
+            retry=worker.retry,
+            allowed=frozenset(worker.tool_names) if worker.tools is not None else None,
+            breaker=worker.breaker,
+        )
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """An agent's answer to the hop, coerced and checked (not yet written)."""
+
+    hop: _Hop
+    sent: list[BaseMessage]
+    output: Any
+    result: WorkerResult
+    produced: list[BaseMessage]
+    recorder: UsageRecorder | None
+    store: BaseStore | None
+    refused: bool = False
+    """A check (`output_schema`, `verify`) refused a success: `result.error` says which."""
+    allowed: frozenset[str] | None = None
+    """The allowlist of the agent that answered."""
+    takes_messages: bool = False
+    """The agent answered in messages (a Runnable), not a function's return value."""
+
+    def why(self) -> str | None:
+        """Why the hop failed, as the ledger's `fallback` field says it; None if it did not."""
+        if self.result.status != "failed":
+            return None
+        error = self.result.error or "no reason given"
+        return error if self.refused else f"failed: {error}"
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """A hop that produced no result: an exception after the retries, or an open breaker."""
+
+    error: str
+    """As the ledger's `error` says it (`RuntimeError: feed down`)."""
+    why: str
+    """As the ledger's `fallback` field says it (`error: RuntimeError: feed down`)."""
+    mark: BreakerMark | None = None
+    """The breaker state that refused the hop."""
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """A hop's admission by a breaker, and what it needs to report the hop's outcome."""
+
+    breaker: Breaker
+    store: BaseStore | None
+    namespace: tuple[str, ...]
+    hop: str
+    admission: Admission
 
 
 class WorkerNode:
@@ -109,11 +203,11 @@ class WorkerNode:
         supervisor: str,
         meter: UsageMeter | None,
         agent: Runnable[Any, Any] | Callable[..., Any],
+        fallback: tuple[Worker, Runnable[Any, Any] | Callable[..., Any]] | None = None,
     ) -> None:
         self.worker = worker
         self.supervisor = supervisor
         self.meter = meter
-        self.allowed = set(worker.tool_names) if worker.tools is not None else None
         where = f"Worker.output_schema: worker {worker.name!r}"
         self._schema = (
             SchemaCheck(worker.output_schema, where=where)
@@ -125,18 +219,18 @@ class WorkerNode:
             if isinstance(worker.verify, BaseChatModel)
             else None
         )
-        kind = agent_kind(worker.name, agent)
-        self._takes_messages = kind == "runnable"
-        # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
-        # `checkpointer=True`) keeps its own messages across visits in its namespace:
-        # it is sent the hop's prompt only, not the worker's history again.
-        self._keeps_history = isinstance(agent, Pregel) and agent.checkpointer is True
-        self._is_async = kind == "async"
-        self._runnable: Runnable[Any, Any] = (
-            agent
-            if isinstance(agent, Runnable)
-            else RunnableLambda(_scrubbing(agent, self._is_async), name=f"{worker.name}.agent")
+        self._own = _Runner.of(worker, agent)
+        self._fallback_runner = _Runner.of(*fallback) if fallback is not None else None
+        self._fallback_fn = (
+            worker.fallback if callable(worker.fallback) and fallback is None else None
         )
+        if isinstance(worker.fallback, str) and (
+            fallback is None or fallback[0].name != worker.fallback
+        ):
+            raise ValueError(
+                f"Worker.fallback: worker {worker.name!r} falls back to {worker.fallback!r}, "
+                "whose agent was not given"
+            )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
         """The node as a Runnable with native sync and async bodies.
@@ -146,7 +240,8 @@ class WorkerNode:
         `get_subgraphs()` lists it and `get_state(subgraphs=True)` reads its state.
         Functions and other Runnables are not graphs: the node names none.
         """
-        subgraph = self._runnable if isinstance(self._runnable, Pregel) else None
+        runnable = self._own.runnable
+        subgraph = runnable if isinstance(runnable, Pregel) else None
         return GraphNode(self.worker.name, self.invoke, self.ainvoke, subgraph=subgraph)
 
     # -- reading the hop --------------------------------------------------------------
@@ -189,7 +284,19 @@ class WorkerNode:
             serial=self._serial(state),
         )
 
-    def _payload(self, hop: _Hop, config: RunnableConfig) -> tuple[Any, list[BaseMessage]]:
+    def _reading(self, state: SupervisorState, store: BaseStore | None) -> Steps[_Hop]:
+        """The hop, with the outputs it `reads` loaded from the store."""
+        route = self._route(state)
+        reads: dict[str, WorkerResult] = {}
+        for name, entry in self._reads(state).items():
+            reads[name] = yield Call(
+                partial(load_result, store, entry), partial(aload_result, store, entry)
+            )
+        return self._hop(state, route, reads)
+
+    def _payload(
+        self, hop: _Hop, config: RunnableConfig, runner: _Runner
+    ) -> tuple[Any, list[BaseMessage]]:
         # The prompt's id is derived from the task's namespace (which embeds LangGraph's
         # task id), so a hop re-run after a crash or an interrupt sends the same message
         # a checkpointed sub-agent already holds, and it is not stored twice.
@@ -200,19 +307,27 @@ class WorkerNode:
             else str(uuid.uuid4())
         )
         prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
-        if self._keeps_history:
+        if runner.keeps_history:
             return {"messages": [prompt]}, [prompt]
-        if self._takes_messages:
+        if runner.takes_messages:
             return {"messages": [*hop.task.messages, prompt]}, [prompt]
         return hop.task, [prompt]
 
+    def _path(self, config: RunnableConfig, name: str) -> tuple[str, ...]:
+        """A worker's path from the root of the tree (the parent's hop context), down to it."""
+        parent = hop_context(config)  # set when this graph is a domain of a tree
+        return (*(parent.path if parent is not None else ()), name)
+
     def _config(
-        self, config: RunnableConfig, hop: _Hop, recorder: UsageRecorder | None
+        self,
+        config: RunnableConfig,
+        hop: _Hop,
+        recorder: UsageRecorder | None,
+        runner: _Runner,
     ) -> RunnableConfig:
         # The agent's middleware reads the hop from this typed context.
-        parent = hop_context(config)  # set when this graph is a domain of a tree
         context = HopContext(
-            path=(*(parent.path if parent is not None else ()), self.worker.name),
+            path=self._path(config, self.worker.name),
             worker=self.worker.name,
             step=hop.route["step"],
             turn=hop.turn,
@@ -223,18 +338,20 @@ class WorkerNode:
         )
         # The same facts for traces only (nothing reads them back): every run below the
         # agent's inherits them, until a domain's own nodes clear them (`node_metadata`).
-        extra: RunnableConfig = {
-            "metadata": {
-                "lgsp_worker": self.worker.name,
-                "lgsp_step": hop.route["step"],
-                "lgsp_turn": hop.turn,
-                "lgsp_instructions": hop.route["instructions"],
-                "lgsp_autonomy": hop.autonomy,
-                "lgsp_dispatched_at": hop.route.get("at"),
-                "lgsp_path": "/".join(context.path),
-            },
-            "tags": [f"lgsp:worker:{self.worker.name}"],
+        metadata: dict[str, Any] = {
+            "lgsp_worker": self.worker.name,
+            "lgsp_step": hop.route["step"],
+            "lgsp_turn": hop.turn,
+            "lgsp_instructions": hop.route["instructions"],
+            "lgsp_autonomy": hop.autonomy,
+            "lgsp_dispatched_at": hop.route.get("at"),
+            "lgsp_path": "/".join(context.path),
         }
+        tags = [f"lgsp:worker:{self.worker.name}"]
+        if runner is not self._own:
+            metadata["lgsp_fallback"] = runner.name
+            tags.append(f"lgsp:fallback:{runner.name}")
+        extra: RunnableConfig = {"metadata": metadata, "tags": tags}
         if recorder is not None:
             extra["callbacks"] = [recorder]
         return with_hop(merge_configs(config, extra), context)
@@ -250,25 +367,74 @@ class WorkerNode:
         return await adrive(self._hop_steps(state, config))
 
     def _hop_steps(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
-        """The hop, for both drivers: attempts until one succeeds or the retries run out.
+        """The hop, for both drivers: admission, attempts, fallback, update.
 
+        The breaker (if any) admits the hop, the worker's agent makes its attempts, the
+        fallback (if any) answers a hop that would fail, and the update is built.
         An interrupt (`GraphBubbleUp`) passes through; an invalid resume is re-raised.
         """
+        gate = yield from self._admitting(state, config, self._own)
+        mark: BreakerMark | None = None
+        first: _Ran | _Failure
+        if isinstance(gate, _Failure):  # the breaker is open, or its state unreadable
+            first, mark = gate, gate.mark
+        else:
+            first = yield from self._attempts(state, config, self._own, verify=True)
+            if gate is not None:
+                mark = yield from self._reporting(gate, _why(first))
+        why = _why(first)
+        if why is None and isinstance(first, _Ran):
+            return (yield from self._written(state, first, config, breaker=mark))
+        if self._fallback_runner is None and self._fallback_fn is None:
+            if isinstance(first, _Ran):
+                return (yield from self._written(state, first, config, breaker=mark))
+            return self._failed(state, first.error, config, breaker=mark)
+        assert why is not None
+        second = yield from self._falling_back(state, config, first)
+        primary = first if isinstance(first, _Ran) else None
+        again = _why(second)
+        if again is None and isinstance(second, _Ran):
+            return (
+                yield from self._written(
+                    state, second, config, breaker=mark, fallback=why, primary=primary
+                )
+            )
+        error = truncate(
+            f"{why}; then the fallback {self._fallback_name()}: {again}", ERROR_MAX_CHARS
+        )
+        if isinstance(second, _Ran):
+            ran = replace(second, result=WorkerResult(status="failed", error=error))
+            return (
+                yield from self._written(
+                    state, ran, config, breaker=mark, fallback=why, primary=primary
+                )
+            )
+        return self._failed(state, error, config, breaker=mark, fallback=why)
+
+    def _fallback_name(self) -> str:
+        if self._fallback_runner is not None:
+            return repr(self._fallback_runner.name)
+        return repr(getattr(self._fallback_fn, "__name__", "function"))
+
+    def _attempts(
+        self, state: SupervisorState, config: RunnableConfig, runner: _Runner, *, verify: bool
+    ) -> Steps[_Ran | _Failure]:
+        """Attempts of `runner`'s agent until one answers or the retries run out."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                return (yield from self._attempt(state, config))
+                return (yield from self._attempt(state, config, runner, verify=verify))
             except GraphBubbleUp:
                 raise
             except Exception as exc:
                 error = original_error(exc)  # a function worker's scrubbed stand-in
-                delay = self._retry_delay(error, attempt)
+                delay = self._retry_delay(runner.retry, error, attempt)
                 if delay is None:
-                    return self._failed(state, error, config)
+                    return _exception_failure(error, config)
                 yield Sleep(delay)
 
-    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+    def _retry_delay(self, policy: RetryPolicy, exc: Exception, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None to give up.
 
         Retries follow the worker's LangGraph `RetryPolicy` (attempts, backoff, jitter,
@@ -283,7 +449,6 @@ class WorkerNode:
         """
         if is_invalid_resume(exc):
             raise exc
-        policy = self.worker.retry
         if attempt >= policy.max_attempts or not _retries(policy, exc):
             return None
         try:
@@ -293,60 +458,107 @@ class WorkerNode:
         interval = min(policy.max_interval, grown)
         return interval + (random.uniform(0, 1) if policy.jitter else 0.0)
 
-    def _attempt(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
-        """One attempt: read the results it depends on, call the agent, store its output."""
-        route = self._route(state)
+    def _attempt(
+        self, state: SupervisorState, config: RunnableConfig, runner: _Runner, *, verify: bool
+    ) -> Steps[_Ran]:
+        """One attempt: read the results it depends on, call the agent, check its answer."""
         store = get_store()
-        reads: dict[str, WorkerResult] = {}
-        for name, entry in self._reads(state).items():
-            reads[name] = yield Call(
-                partial(load_result, store, entry), partial(aload_result, store, entry)
-            )
-        hop = self._hop(state, route, reads)
-        payload, sent = self._payload(hop, config)
+        hop = yield from self._reading(state, store)
+        payload, sent = self._payload(hop, config, runner)
         recorder = UsageRecorder(self.meter) if self.meter else None
-        child = self._config(config, hop, recorder)
+        child = self._config(config, hop, recorder, runner)
         try:
             output = yield Call(
-                lambda: self._call_agent(payload, child), lambda: self._acall_agent(payload, child)
+                lambda: self._call_agent(runner, payload, child),
+                lambda: self._acall_agent(runner, payload, child),
             )
         except ParentCommand as exc:
-            output = _namespace_violation(self.worker.name, exc)
-        result, produced = self._coerce(hop, sent, output, config)
-        result = yield from self._verifying(hop, result, config)
-        update, record = self._finish(
-            hop, sent, output, (result, produced), recorder, config, store
+            output = _namespace_violation(runner.name, exc)
+        result, produced = self._coerce(hop, sent, output, config, runner.name)
+        checked = yield from self._verifying(hop, result, config, verify=verify)
+        return _Ran(
+            hop=hop,
+            sent=sent,
+            output=output,
+            result=checked,
+            produced=produced,
+            recorder=recorder,
+            store=store,
+            refused=result.status == "success" and checked.status == "failed",
+            allowed=runner.allowed,
+            takes_messages=runner.takes_messages,
         )
-        if record is not None and store is not None:
-            yield Call(partial(store.put, *record), partial(store.aput, *record))
-        return update
 
-    def _call_agent(self, payload: Any, config: RunnableConfig) -> Any:
-        """Call the agent from a sync hop, within the worker's timeout."""
-        if self._is_async:
+    def _falling_back(
+        self, state: SupervisorState, config: RunnableConfig, first: _Ran | _Failure
+    ) -> Steps[_Ran | _Failure]:
+        """The fallback's answer to the hop: the named worker's agent, or the function.
+
+        The answer must pass this worker's `output_schema` (not its `verify`). A named
+        worker runs with its own timeout, retries, allowlist and breaker; its own fallback
+        is not followed.
+        """
+        runner = self._fallback_runner
+        if runner is not None:
+            gate = yield from self._admitting(state, config, runner)
+            if isinstance(gate, _Failure):
+                return gate
+            answer = yield from self._attempts(state, config, runner, verify=False)
+            if gate is not None:
+                yield from self._reporting(gate, _why(answer))
+            return answer
+        function = self._fallback_fn
+        assert function is not None
+        store = get_store()
+        try:
+            hop = first.hop if isinstance(first, _Ran) else (yield from self._reading(state, store))
+            task = hop.task
+            output = yield MaybeAwait(lambda: function(task))
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _exception_failure(exc, config)
+        _, sent = self._payload(hop, config, self._own)
+        result, produced = self._coerce(hop, sent, output, config, self.worker.name)
+        checked = yield from self._verifying(hop, result, config, verify=False)
+        return _Ran(
+            hop=hop,
+            sent=sent,
+            output=output,
+            result=checked,
+            produced=produced,
+            recorder=None,
+            store=store,
+            refused=result.status == "success" and checked.status == "failed",
+            allowed=None,
+        )
+
+    def _call_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
+        """Call the agent from a sync hop, within its worker's timeout."""
+        if runner.is_async:
             call: Callable[[], Any] = lambda: run_sync(  # noqa: E731
-                lambda: self._runnable.ainvoke(payload, config)
+                lambda: runner.runnable.ainvoke(payload, config)
             )
         else:
-            call = lambda: self._runnable.invoke(payload, config)  # noqa: E731
-        return self._call_with_timeout(call)
+            call = lambda: runner.runnable.invoke(payload, config)  # noqa: E731
+        return self._call_with_timeout(runner, call)
 
-    async def _acall_agent(self, payload: Any, config: RunnableConfig) -> Any:
-        """Call the agent on the event loop, within the worker's timeout.
+    async def _acall_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
+        """Call the agent on the event loop, within its worker's timeout.
 
         Async agents run natively on the event loop; sync agents go to the executor.
         """
-        call = self._runnable.ainvoke(payload, config)
-        timeout = self.worker.timeout
+        call = runner.runnable.ainvoke(payload, config)
+        timeout = runner.timeout
         if timeout is None:
             return await call
         try:
             return await asyncio.wait_for(call, timeout)
         except TimeoutError as exc:
-            raise WorkerTimeoutError(self.worker.name, timeout) from exc
+            raise WorkerTimeoutError(runner.name, timeout) from exc
 
-    def _call_with_timeout(self, call: Callable[[], Any]) -> Any:
-        timeout = self.worker.timeout
+    def _call_with_timeout(self, runner: _Runner, call: Callable[[], Any]) -> Any:
+        timeout = runner.timeout
         if timeout is None:
             return call()
         # Sync Python cannot be cancelled in-process: the attempt runs in a thread
@@ -354,33 +566,116 @@ class WorkerNode:
         # when it overruns. Async runs cancel the worker for real.
         ctx = contextvars.copy_context()
         pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix=f"lgsp-{self.worker.name}"
+            max_workers=1, thread_name_prefix=f"lgsp-{runner.name}"
         )
         try:
             future = pool.submit(ctx.run, call)
             try:
                 return future.result(timeout=timeout)
             except concurrent.futures.TimeoutError as exc:
-                raise WorkerTimeoutError(self.worker.name, timeout) from exc
+                raise WorkerTimeoutError(runner.name, timeout) from exc
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- the circuit breaker -------------------------------------------------------------
+
+    def _admitting(
+        self, state: SupervisorState, config: RunnableConfig, runner: _Runner
+    ) -> Steps[_Gate | _Failure | None]:
+        """Ask `runner`'s breaker whether its agent may answer this hop (None: no breaker).
+
+        Refused while open (and while another hop probes a half-open one); after the
+        cooldown the first hop to ask becomes the probe. A breaker whose state cannot be
+        read or written refuses too (closed, never open).
+        """
+        breaker = runner.breaker
+        route = route_of(state, self.worker.name)
+        if breaker is None or route is None:
+            return None
+        namespace = breaker_namespace(self.supervisor, self._path(config, runner.name))
+        thread = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4())
+        hop = (
+            f"{thread}|{'/'.join(self._path(config, self.worker.name))}|"
+            f"{state.get('turn', 1)}|{route['step']}"
+        )
+        store = get_store()
+        try:
+            admission: Admission = yield Transact(
+                store, namespace, lambda value: admit(value, breaker, breaker.clock(), hop)
+            )
+        except Exception as exc:
+            text = RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}")
+            _breaker_log.warning("breaker %s: state unavailable (%s)", _shown(namespace), text)
+            reason = truncate(f"breaker state unavailable: {text}", ERROR_MAX_CHARS)
+            return _Failure(error=reason, why=reason)
+        if admission.transition is not None:
+            _breaker_log.info(
+                "breaker %s: %s (hop %s)", _shown(namespace), admission.transition, hop
+            )
+        if admission.state == "open":
+            reason = f"breaker open: {admission.detail}"
+            mark = BreakerMark(state="open", failures=admission.failures, changed_to=None)
+            return _Failure(error=reason, why=reason, mark=mark)
+        return _Gate(
+            breaker=breaker, store=store, namespace=namespace, hop=hop, admission=admission
+        )
+
+    def _reporting(self, gate: _Gate, failure: str | None) -> Steps[BreakerMark | None]:
+        """Tell the breaker how the hop it admitted ended; the hop's ledger mark."""
+        breaker = gate.breaker
+        try:
+            outcome: Outcome = yield Transact(
+                gate.store,
+                gate.namespace,
+                lambda value: report(
+                    value, breaker, breaker.clock(), gate.admission, gate.hop, failure
+                ),
+            )
+        except Exception as exc:  # the hop's result stands; the breaker misses one outcome
+            _breaker_log.warning(
+                "breaker %s: could not record the outcome of hop %s (%s: %s)",
+                _shown(gate.namespace),
+                gate.hop,
+                type(exc).__name__,
+                exc,
+            )
+            return None
+        if outcome.transition is not None:
+            level = logging.WARNING if outcome.changed_to == "open" else logging.INFO
+            _breaker_log.log(
+                level,
+                "breaker %s: %s (hop %s)%s",
+                _shown(gate.namespace),
+                outcome.transition,
+                gate.hop,
+                f": {failure}" if failure and outcome.changed_to == "open" else "",
+            )
+        state = gate.admission.state
+        return BreakerMark(
+            state="half_open" if state == "half_open" else "closed",
+            failures=outcome.failures,
+            changed_to=outcome.changed_to,
+        )
 
     # -- writing the hop ---------------------------------------------------------------
 
     def _coerce(
-        self, hop: _Hop, sent: list[BaseMessage], output: Any, config: RunnableConfig
+        self,
+        hop: _Hop,
+        sent: list[BaseMessage],
+        output: Any,
+        config: RunnableConfig,
+        name: str,
     ) -> tuple[WorkerResult, list[BaseMessage]]:
         """What the agent returned, as a `WorkerResult` and the messages it produced."""
         # The agent echoes back its own history: none of it is new output.
         given = [*hop.task.messages, *sent]
-        return coerce_worker_output(
-            output, worker=self.worker.name, sent=given, scrub=RunSecrets(config).scrub
-        )
+        return coerce_worker_output(output, worker=name, sent=given, scrub=RunSecrets(config).scrub)
 
     def _verifying(
-        self, hop: _Hop, result: WorkerResult, config: RunnableConfig
+        self, hop: _Hop, result: WorkerResult, config: RunnableConfig, *, verify: bool
     ) -> Steps[WorkerResult]:
-        """`Worker.output_schema`, then `Worker.verify`, on a `success` result.
+        """`Worker.output_schema`, then `Worker.verify` (when `verify`), on a `success`.
 
         A result either check refuses (or a check that raises) becomes a `failed` one
         with the reason; an interrupt inside a verifier passes through.
@@ -392,8 +687,8 @@ class WorkerNode:
             if problem is not None:
                 return failed_verification("output_schema", problem)
             result = result.model_copy(update={"result": value})
-        verify = self.worker.verify
-        if verify is None:
+        check = self.worker.verify
+        if check is None or not verify:
             return result
         checked = result
         try:
@@ -408,7 +703,7 @@ class WorkerNode:
                 messages = checker_messages(hop.task, checked)
                 reply = yield Invoke(self._checker, messages, checker_config)
             else:
-                function = verify
+                function = check
                 reply = yield MaybeAwait(lambda: function(hop.task, checked))  # type: ignore[operator]
         except GraphBubbleUp:
             raise
@@ -420,20 +715,74 @@ class WorkerNode:
             return failed_verification("verify", RunSecrets(config).scrub(verdict.reason))
         return result
 
+    def _written(
+        self,
+        state: SupervisorState,
+        ran: _Ran,
+        config: RunnableConfig,
+        *,
+        breaker: BreakerMark | None = None,
+        fallback: str | None = None,
+        primary: _Ran | None = None,
+    ) -> Steps[dict[str, Any]]:
+        """The hop's state update from the answer `ran`, its output stored (with a store).
+
+        When a fallback answered, `primary` is the worker's own refused answer: its model
+        calls and refused tool calls are recorded too; its messages are not kept in the
+        slot (the slot keeps the prompt and the answer the hop settled on). A store write
+        that fails is retried per the worker's retry policy, then makes the hop `failed`.
+        """
+        update, record = self._finish(ran, config, breaker=breaker, fallback=fallback)
+        if primary is not None:
+            self._add_primary(update, primary)
+        store = ran.store
+        attempt = 0
+        while record is not None and store is not None:
+            attempt += 1
+            try:
+                yield Call(partial(store.put, *record), partial(store.aput, *record))
+                break
+            except Exception as exc:
+                delay = self._retry_delay(self.worker.retry, exc, attempt)
+                if delay is None:
+                    error = _exception_failure(exc, config).error
+                    return self._failed(state, error, config, breaker=breaker, fallback=fallback)
+                yield Sleep(delay)
+        return update
+
+    def _add_primary(self, update: dict[str, Any], primary: _Ran) -> None:
+        """Record the refused answer's model calls and refused tool calls in `update`."""
+        hop = primary.hop
+        security = self._security(hop, primary.produced, primary.allowed)
+        if security:
+            update["security"] = [*security, *update.get("security", [])]
+            (entry,) = update["ledger"]
+            entry["refused"] = [*(e["tool"] for e in security), *entry["refused"]]
+        if primary.recorder is not None:
+            usage = primary.recorder.entries(
+                turn=hop.turn, step=hop.route["step"], role="worker", worker=self.worker.name
+            )
+            update["usage"] = [*usage, *update.get("usage", [])]
+
     def _finish(
         self,
-        hop: _Hop,
-        sent: list[BaseMessage],
-        output: Any,
-        coerced: tuple[WorkerResult, list[BaseMessage]],
-        recorder: UsageRecorder | None,
+        ran: _Ran,
         config: RunnableConfig,
-        store: BaseStore | None,
+        *,
+        breaker: BreakerMark | None,
+        fallback: str | None,
     ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
         """The hop's state update, and the store record to write (None without a store)."""
         name = self.worker.name
+        hop, sent, output, result, produced = (
+            ran.hop,
+            ran.sent,
+            ran.output,
+            ran.result,
+            ran.produced,
+        )
+        store = ran.store
         given = [*hop.task.messages, *sent]
-        result, produced = coerced
         record = None
         entry: dict[str, Any] = result.model_dump()
         if store is not None:
@@ -447,7 +796,7 @@ class WorkerNode:
                 stored_value(name, turn, step, hop.route["instructions"], result),
             )
             entry = reference(thread_id, name, turn, step, result, within=within)
-        if not self._takes_messages and not produced:
+        if not ran.takes_messages and not produced:
             text = result.summary if store is not None else (result.result_text() or result.summary)
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
         compacted = _compacted_within_hop(given, output)
@@ -455,7 +804,7 @@ class WorkerNode:
             summary, removed = compacted
             sent = [m for m in sent if m.id not in removed]
             produced = [m for m in produced if m.id != summary.id]
-        security = self._security(hop, produced)
+        security = self._security(hop, produced, ran.allowed)
         update = hop_update(
             name,
             hop.route,
@@ -465,6 +814,8 @@ class WorkerNode:
             result,
             refused=[e["tool"] for e in security],
             serial=hop.serial,
+            fallback=fallback,
+            breaker=breaker,
         )
         if compacted is not None:
             summary, removed = compacted
@@ -479,13 +830,15 @@ class WorkerNode:
             ]
         if security:
             update["security"] = security
-        if recorder is not None:
-            update["usage"] = recorder.entries(
+        if ran.recorder is not None:
+            update["usage"] = ran.recorder.entries(
                 turn=hop.turn, step=hop.route["step"], role="worker", worker=name
             )
         return update, record
 
-    def _security(self, hop: _Hop, produced: Sequence[BaseMessage]) -> list[SecurityEntry]:
+    def _security(
+        self, hop: _Hop, produced: Sequence[BaseMessage], allowed: frozenset[str] | None
+    ) -> list[SecurityEntry]:
         """Refused tool calls of this hop.
 
         The guard's records, and any call outside the allowlist that reached an agent
@@ -502,11 +855,11 @@ class WorkerNode:
                         hop, record["tool"], record.get("args", {}), str(record.get("reason", ""))
                     )
                 )
-        if self.allowed is None:
+        if allowed is None:
             return entries
         for message in produced:
             for call in getattr(message, "tool_calls", None) or []:
-                if call["name"] not in self.allowed and call.get("id") not in recorded:
+                if call["name"] not in allowed and call.get("id") not in recorded:
                     entries.append(
                         self._entry(
                             hop, call["name"], call.get("args", {}), "not in the worker's allowlist"
@@ -547,14 +900,15 @@ class WorkerNode:
         )
 
     def _failed(
-        self, state: SupervisorState, exc: BaseException, config: RunnableConfig
+        self,
+        state: SupervisorState,
+        error: str,
+        config: RunnableConfig,
+        *,
+        breaker: BreakerMark | None = None,
+        fallback: str | None = None,
     ) -> dict[str, Any]:
-        """A `failed` hop for an attempt that raised (after the retries).
-
-        The run's secrets are scrubbed from the exception's text before it is cut to
-        length and stored (ledger, slot, the supervisor's next prompt).
-        """
-        text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}"), ERROR_MAX_CHARS)
+        """A `failed` hop that produced no result: `error` is already scrubbed and cut."""
         route = route_of(state, self.worker.name) or RouteState(
             next=self.worker.name,
             instructions="",
@@ -568,7 +922,7 @@ class WorkerNode:
             instructions=route["instructions"],
         )
         prompt = HumanMessage(content=task.prompt(), id=str(uuid.uuid4()))
-        result = WorkerResult(status="failed", error=text)
+        result = WorkerResult(status="failed", error=error)
         return hop_update(
             self.worker.name,
             route,
@@ -577,7 +931,29 @@ class WorkerNode:
             result.model_dump(),
             result,
             serial=self._serial(state),
+            fallback=fallback,
+            breaker=breaker,
         )
+
+
+def _why(outcome: _Ran | _Failure) -> str | None:
+    """Why a hop's answer failed, as the ledger's `fallback` field says it (None: it did not)."""
+    return outcome.why if isinstance(outcome, _Failure) else outcome.why()
+
+
+def _exception_failure(exc: BaseException, config: RunnableConfig) -> _Failure:
+    """An attempt that raised (after the retries).
+
+    The run's secrets are scrubbed from the exception's text before it is cut to length
+    and stored (ledger, slot, the supervisor's next prompt).
+    """
+    text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}"), ERROR_MAX_CHARS)
+    return _Failure(error=text, why=truncate(f"error: {text}", ERROR_MAX_CHARS))
+
+
+def _shown(namespace: Sequence[str]) -> str:
+    """A breaker's namespace for the log: `supervisor/quotes`."""
+    return "/".join(namespace[2:])
 
 
 def _compacted_within_hop(
@@ -666,11 +1042,15 @@ def hop_update(
     *,
     refused: Sequence[str] = (),
     serial: bool = True,
+    fallback: str | None = None,
+    breaker: BreakerMark | None = None,
 ) -> dict[str, Any]:
     """The state update for one finished hop: the worker's slot, one ledger line, no route.
 
     A branch of a parallel decision (`serial=False`) leaves `route` alone: its siblings
     finish in the same super-step, and the supervisor clears the fan-out when it decides.
+    `fallback` (why the worker's fallback answered) and `breaker` (the breaker state the
+    hop ran under) are added to the ledger entry when given.
     """
     ledger = LedgerEntry(
         turn=turn,
@@ -683,6 +1063,10 @@ def hop_update(
         error=result.error,
         refused=list(refused),
     )
+    if fallback is not None:
+        ledger["fallback"] = storable(fallback)
+    if breaker is not None:
+        ledger["breaker"] = breaker
     update: dict[str, Any] = {
         "workers": {worker: {"messages": list(messages), "results": [dict(entry)]}},
         "ledger": [ledger],

@@ -10,7 +10,9 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, register_secret
@@ -212,3 +214,39 @@ def test_a_clean_exception_leaves_a_function_worker_as_it_is():
     out = app.invoke(ask(), {**thread(), "callbacks": [errors]})
     assert out["ledger"][0]["error"] == "ValueError: bad input"
     assert [type(e) for name, e in errors.errors if name == "w.agent"] == [ValueError]
+
+
+class _FlakyOutputStore(InMemoryStore):
+    """A store whose writes of worker outputs fail the first `failures` times."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.puts = 0
+
+    def put(self, namespace: tuple[str, ...], key: str, value: Any, *args: Any, **kw: Any) -> None:
+        if namespace[:2] == ("lgsp", "outputs"):
+            self.puts += 1
+            if self.puts <= self.failures:
+                raise ConnectionError("store unreachable")
+        super().put(namespace, key, value, *args, **kw)
+
+
+@pytest.mark.parametrize(("failures", "status"), [(1, "success"), (2, "failed")])
+def test_a_failed_output_write_is_retried_then_fails_the_hop(failures, status):
+    calls: list[int] = []
+
+    def work(task: WorkerTask) -> str:
+        calls.append(task.step)
+        return "done"
+
+    retry = RetryPolicy(max_attempts=2, initial_interval=0.0, jitter=False)
+    store = _FlakyOutputStore(failures)
+    app = create_supervisor(
+        [Worker(name="w", description="W.", agent=work, retry=retry)], router=routes("w")
+    ).compile(checkpointer=InMemorySaver(), store=store)
+    (entry,) = app.invoke(ask(), thread())["ledger"]
+    assert entry["status"] == status and store.puts == 2
+    assert calls == [1]  # the agent is not run again for a write
+    if status == "failed":
+        assert entry["error"] == "ConnectionError: store unreachable"

@@ -1,0 +1,328 @@
+"""Circuit breakers at run time (private): the state machine, and where its state lives.
+
+The transitions are pure functions of the stored `BreakerState` (`admit`, `report`,
+`unavailable`); `Transact` applies one of them as a single read-modify-write of the item
+`("lgsp", "breakers", <supervisor>, *<path>) / "state"`:
+
+- a Postgres store over a connection pool (`PostgresStore`, `AsyncPostgresStore`, as
+  `open_store`/`aopen_store` open them): one transaction on one pooled connection takes
+  a transaction-scoped advisory lock on the namespace (`pg_advisory_xact_lock`), reads
+  and writes the item through a `PostgresStore` bound to that connection, and commits.
+  Another process doing the same waits for the lock, so two runs never both take the
+  half-open probe. Atomic across processes.
+- an `InMemoryStore`, or no store (a per-process dict): the read and the write happen
+  under one process-wide lock, with no await in between. Atomic (the state is per
+  process anyway).
+- any other store (SQLite, a Postgres store over a single connection, a platform's
+  store): the same process-wide lock (sync runs) or a per-event-loop lock (async runs)
+  around the store's own `get` and `put`. Serialised within a process only: two
+  processes can both read a state before either writes, and both take the probe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from langgraph_supervisor_pro._internal.text import truncate
+from langgraph_supervisor_pro.breakers import Breaker, BreakerState, CircuitState
+
+T = TypeVar("T")
+
+KEY = "state"
+"""The item key of a breaker's state in its namespace."""
+
+REASON_MAX_CHARS = 200
+
+Change = Callable[[Mapping[str, Any] | None], tuple[dict[str, Any] | None, T]]
+"""A transition: the stored value (None when there is none) -> (the value to write, or
+None to write nothing; what the caller gets back)."""
+
+_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('lgsp_breakers'), hashtext(%s))"
+
+_local: dict[tuple[str, ...], dict[str, Any]] = {}
+"""Breaker states of graphs compiled without a store (per process)."""
+_process_lock = threading.Lock()
+_loop_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def forget_local() -> None:
+    """Forget the per-process breaker states (graphs without a store). For tests."""
+    with _process_lock:
+        _local.clear()
+
+
+def _loop_lock() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    with _process_lock:
+        lock = _loop_locks.get(loop)
+        if lock is None:
+            lock = _loop_locks[loop] = asyncio.Lock()
+        return lock
+
+
+def _value(item: Any) -> dict[str, Any] | None:
+    return dict(item.value) if item is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """The stored state of one breaker (None when it never changed), without a lock."""
+
+    store: BaseStore | None
+    namespace: tuple[str, ...]
+
+    def run(self) -> dict[str, Any] | None:
+        """Read with the store's sync API."""
+        if self.store is None:
+            with _process_lock:
+                found = _local.get(self.namespace)
+                return dict(found) if found is not None else None
+        return _value(self.store.get(self.namespace, KEY))
+
+    async def arun(self) -> dict[str, Any] | None:
+        """Read with the store's async API."""
+        if self.store is None or isinstance(self.store, InMemoryStore):
+            return self.run()
+        return _value(await self.store.aget(self.namespace, KEY))
+
+
+@dataclass(frozen=True, slots=True)
+class Transact(Generic[T]):
+    """Apply `change` to one breaker's state as one read-modify-write (see the module)."""
+
+    store: BaseStore | None
+    namespace: tuple[str, ...]
+    change: Change[T]
+
+    def run(self) -> T:
+        """Under `drive`."""
+        store = self.store
+        if store is None:
+            with _process_lock:
+                new, out = self.change(_local.get(self.namespace))
+                if new is not None:
+                    _local[self.namespace] = new
+                return out
+        if isinstance(store, PostgresStore) and isinstance(store.conn, ConnectionPool):
+            return self._postgres(store.conn)
+        with _process_lock:  # InMemoryStore: atomic; other stores: within this process
+            new, out = self.change(_value(store.get(self.namespace, KEY)))
+            if new is not None:
+                store.put(self.namespace, KEY, new, index=False)
+            return out
+
+    async def arun(self) -> T:
+        """Under `adrive`."""
+        store = self.store
+        if store is None or isinstance(store, InMemoryStore):
+            return self.run()  # memory only: no await while the lock is held
+        if isinstance(store, AsyncPostgresStore) and isinstance(store.conn, AsyncConnectionPool):
+            return await self._apostgres(store.conn)
+        if isinstance(store, PostgresStore):
+            return await asyncio.to_thread(self.run)
+        async with _loop_lock():  # within this process's event loop only
+            new, out = self.change(_value(await store.aget(self.namespace, KEY)))
+            if new is not None:
+                await store.aput(self.namespace, KEY, new, index=False)
+            return out
+
+    def _postgres(self, pool: ConnectionPool[Any]) -> T:
+        with pool.connection() as conn, conn.transaction():
+            conn.execute(_LOCK_SQL, ("/".join(self.namespace),))
+            bound = PostgresStore(conn)  # the same connection: inside the transaction
+            new, out = self.change(_value(bound.get(self.namespace, KEY)))
+            if new is not None:
+                bound.put(self.namespace, KEY, new, index=False)
+            return out
+
+    async def _apostgres(self, pool: AsyncConnectionPool[Any]) -> T:
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute(_LOCK_SQL, ("/".join(self.namespace),))
+            bound = AsyncPostgresStore(conn)
+            new, out = self.change(_value(await bound.aget(self.namespace, KEY)))
+            if new is not None:
+                await bound.aput(self.namespace, KEY, new, index=False)
+            return out
+
+
+# -- the state machine -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether a hop may run its agent."""
+
+    state: CircuitState
+    """What the hop found: closed (it runs), half_open (it runs as the probe) or open
+    (refused)."""
+    detail: str = ""
+    """Why it was refused."""
+    transition: str | None = None
+    """The change this admission made, for the log (`open -> half_open`)."""
+    failures: int = 0
+    """Failed hops counted within the window (for a refused hop's ledger mark)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished hop did to the breaker."""
+
+    failures: int
+    """Failed hops counted in the window after this one."""
+    changed_to: Literal["closed", "open"] | None = None
+    """The state this hop moved the breaker to (open or closed), if it did."""
+    transition: str | None = None
+    """The change, for the log."""
+
+
+def fresh(now: float) -> BreakerState:
+    """A closed breaker with no failures."""
+    return BreakerState(
+        state="closed",
+        failures=[],
+        until=None,
+        probe=None,
+        probe_at=None,
+        reason=None,
+        changed_at=now,
+    )
+
+
+def clock_text(at: float, now: float) -> str:
+    """A moment for people and models: `12:00:05 UTC` (with the date when not today)."""
+    moment = datetime.fromtimestamp(at, UTC)
+    if moment.date() == datetime.fromtimestamp(now, UTC).date():
+        return moment.strftime("%H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _recent(failures: Any, breaker: Breaker, now: float) -> list[dict[str, Any]]:
+    """The failures within the window (at most `breaker.failures`), oldest first."""
+    kept = [
+        {"at": float(f["at"]), "hop": str(f["hop"])}
+        for f in failures or ()
+        if isinstance(f, Mapping) and now - float(f["at"]) < breaker.window
+    ]
+    return kept[-breaker.failures :]
+
+
+def _count(value: Mapping[str, Any], breaker: Breaker, now: float) -> int:
+    return len(_recent(value.get("failures"), breaker, now))
+
+
+def _probe_live(value: Mapping[str, Any], breaker: Breaker, now: float) -> bool:
+    at = value.get("probe_at")
+    return at is not None and now < float(at) + breaker.probe_lease
+
+
+def unavailable(value: Mapping[str, Any] | None, breaker: Breaker, now: float) -> str | None:
+    """Why no hop of the worker can run now (for the supervisor), or None when one can."""
+    if value is None or value.get("state") == "closed":
+        return None
+    if value.get("state") == "open":
+        until = float(value.get("until") or 0.0)
+        return f"circuit open until {clock_text(until, now)}" if now < until else None
+    if _probe_live(value, breaker, now):
+        return "circuit half-open, a probe hop is in flight"
+    return None
+
+
+def admit(
+    value: Mapping[str, Any] | None, breaker: Breaker, now: float, hop: str
+) -> tuple[dict[str, Any] | None, Admission]:
+    """Let a hop run, as the probe of a breaker whose cooldown is over, or refuse it."""
+    if value is None or value.get("state") == "closed":
+        return None, Admission("closed")
+    if value.get("state") == "open":
+        until = float(value.get("until") or 0.0)
+        if now < until:
+            detail = f"circuit open until {clock_text(until, now)}"
+            return None, Admission("open", detail, failures=_count(value, breaker, now))
+        probing = {**value, "state": "half_open", "probe": hop, "probe_at": now, "changed_at": now}
+        return probing, Admission("half_open", transition="open -> half_open")
+    if value.get("probe") == hop:  # this hop again: a re-run after an interrupt or a crash
+        return None, Admission("half_open")
+    if _probe_live(value, breaker, now):
+        detail = "circuit half-open, a probe hop is in flight"
+        return None, Admission("open", detail, failures=_count(value, breaker, now))
+    taken = {**value, "probe": hop, "probe_at": now}
+    return taken, Admission(
+        "half_open", transition=f"half_open: probe {value.get('probe')} never reported; retaken"
+    )
+
+
+def report(
+    value: Mapping[str, Any] | None,
+    breaker: Breaker,
+    now: float,
+    admission: Admission,
+    hop: str,
+    failure: str | None,
+) -> tuple[dict[str, Any] | None, Outcome]:
+    """Record how an admitted hop ended (`failure` is None for a success)."""
+    current: Mapping[str, Any] = value if value is not None else fresh(now)
+    recent = _recent(current.get("failures"), breaker, now)
+    reason = truncate(failure, REASON_MAX_CHARS) if failure is not None else None
+    if admission.state == "half_open":
+        if current.get("state") != "half_open" or current.get("probe") != hop:
+            # No longer the probe (it timed out and another hop took over): not counted.
+            return None, Outcome(len(recent))
+        if failure is None:
+            return dict(fresh(now)), Outcome(
+                0, "closed", "half_open -> closed (the probe succeeded)"
+            )
+        failed = [*recent, {"at": now, "hop": hop}][-breaker.failures :]
+        opened = _opened(current, breaker, now, failed, reason)
+        return opened, Outcome(
+            len(opened["failures"]), "open", "half_open -> open (the probe failed)"
+        )
+    if (
+        admission.state != "closed"
+        or failure is None
+        or current.get("state") != "closed"
+        or any(f["hop"] == hop for f in recent)
+    ):
+        # Refused, a success, the breaker changed meanwhile, or this hop was counted
+        # already (it ran again after an interrupt): nothing to count.
+        return None, Outcome(len(recent))
+    failures = [*recent, {"at": now, "hop": hop}][-breaker.failures :]
+    if len(failures) < breaker.failures:
+        return {**current, "failures": failures}, Outcome(len(failures))
+    opened = _opened(current, breaker, now, failures, reason)
+    return opened, Outcome(
+        len(failures),
+        "open",
+        f"closed -> open ({len(failures)} failed hops within {breaker.window:g}s)",
+    )
+
+
+def _opened(
+    current: Mapping[str, Any],
+    breaker: Breaker,
+    now: float,
+    failures: list[dict[str, Any]],
+    reason: str | None,
+) -> dict[str, Any]:
+    return {
+        **current,
+        "state": "open",
+        "failures": failures,
+        "until": now + breaker.cooldown,
+        "probe": None,
+        "probe_at": None,
+        "reason": reason,
+        "changed_at": now,
+    }
