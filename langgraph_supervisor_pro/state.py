@@ -24,6 +24,7 @@ __all__ = [
     "CompactionEntry",
     "FanoutRoute",
     "LedgerEntry",
+    "ReviewEntry",
     "RouteState",
     "SecurityEntry",
     "SupervisorInput",
@@ -87,6 +88,44 @@ class SecurityEntry(TypedDict):
     args: dict[str, Any]
     kind: Literal["out_of_scope"]
     reason: str
+
+
+class ReviewEntry(TypedDict):
+    """One answered review, for the audit trail: what was reviewed, who answered, when.
+
+    Written by the node that consumed the answer: the dispatch review step, or the worker
+    node for its agent's tool reviews (from the tool message's note). A review inside a
+    domain of a tree is recorded in the domain's state and copied to each level above
+    when the domain's hop ends, with that level's turn and step; `path` says where it was.
+    """
+
+    turn: int
+    """The turn of the hop the review belongs to (at the level that records it)."""
+    step: int | None
+    """The hop's step (at the level that records it)."""
+    interrupt_id: str
+    """The id of the interrupt the answer resumed."""
+    kind: Literal["tool", "dispatch"]
+    """A worker's tool call, or the supervisor's dispatch of a worker."""
+    action: str
+    """The tool's name, or `dispatch:<worker>`."""
+    worker: str | None
+    """The worker that wanted to act (or was dispatched)."""
+    path: list[str]
+    """Where the review paused: worker names from the root down."""
+    decision: Literal["approve", "edit", "reject", "respond"]
+    """The decision applied."""
+    reviewer: str | None
+    """Who answered: the answer's `reviewer` (the review desk's `reviewer=`, `lgsp review
+    --as`, the sweep's `lgsp:sweep`, the server user `server_auth` stamps), else the
+    LangGraph server's authenticated user of the run; None when nobody was named."""
+    reviewers: str | None
+    """The reviewer group the review was assigned to when it was answered."""
+    answered_at: str
+    """When it was answered (ISO 8601, UTC): the answer's `answered_at`, else when the
+    gate received it."""
+    escalations: list[dict[str, Any]]
+    """The escalations before the answer, oldest first (from, to, reason, by, at, ...)."""
 
 
 UsageRole = Literal["supervisor", "worker", "summarizer", "synthesis"]
@@ -252,6 +291,9 @@ class SupervisorState(SupervisorInput, total=False):
     """Context utilisation of every model call the graph saw, oldest first."""
     security: Annotated[list[SecurityEntry], DeltaChannel(_append)]
     """Every refused tool call (least privilege), oldest first."""
+    reviews: Annotated[list[ReviewEntry], DeltaChannel(_append)]
+    """Every answered review (who answered, when, what), oldest first: this level's and
+    its domains'."""
     autonomy: str
     """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
     compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]

@@ -67,6 +67,7 @@ SUBMODULES: dict[str, set[str]] = {
         "CompactionEntry",
         "FanoutRoute",
         "LedgerEntry",
+        "ReviewEntry",
         "RouteState",
         "SecurityEntry",
         "SupervisorInput",
@@ -161,6 +162,7 @@ SUBMODULES: dict[str, set[str]] = {
         "RejectDecision",
         "Respond",
         "RespondDecision",
+        "ReviewAnswer",
         "ReviewContext",
         "ReviewDecision",
         "ReviewError",
@@ -168,8 +170,11 @@ SUBMODULES: dict[str, set[str]] = {
         "ReviewNotFoundError",
         "ReviewPolicy",
         "ReviewRequest",
+        "ReviewerCheck",
+        "ReviewerNotAllowedError",
         "Risk",
         "SECURITY_LOGGER",
+        "SWEEP_REVIEWER",
         "SweepAction",
         "TIERS",
         "Tier",
@@ -181,6 +186,7 @@ SUBMODULES: dict[str, set[str]] = {
         "aresolve_review",
         "asweep_reviews",
         "check_decision",
+        "check_reviewer",
         "check_risk",
         "confirm_action",
         "decide",
@@ -191,9 +197,11 @@ SUBMODULES: dict[str, set[str]] = {
         "is_review_payload",
         "list_reviews",
         "request_review",
+        "request_review_answer",
         "resolve_review",
         "review_payload",
         "risk",
+        "server_auth",
         "strictest_tier",
         "sweep_reviews",
         "undeclared_tools",
@@ -218,12 +226,14 @@ SUBMODULES: dict[str, set[str]] = {
         "Respond",
         "ReviewError",
         "ReviewNotFoundError",
+        "ReviewerNotAllowedError",
         "SweepAction",
         "aget_review",
         "alist_reviews",
         "aresolve_review",
         "asweep_reviews",
         "check_decision",
+        "check_reviewer",
         "get_review",
         "is_review_payload",
         "list_reviews",
@@ -238,11 +248,13 @@ SUBMODULES: dict[str, set[str]] = {
         "EscalateDecision",
         "RejectDecision",
         "RespondDecision",
+        "ReviewAnswer",
         "ReviewContext",
         "ReviewDecision",
         "ReviewKind",
         "ReviewRequest",
         "request_review",
+        "request_review_answer",
         "review_payload",
     },
     "review.guard": {
@@ -257,10 +269,15 @@ SUBMODULES: dict[str, set[str]] = {
         "OnTimeout",
         "POLICY_FILE_ENV",
         "ReviewPolicy",
+        "ReviewerCheck",
+        "SWEEP_REVIEWER",
         "TIERS",
         "Tier",
         "decide",
         "strictest_tier",
+    },
+    "review.server": {
+        "server_auth",
     },
     "review.risks": {
         "ALWAYS_REVIEW_KEY",
@@ -519,8 +536,9 @@ def test_review_desk_signatures_are_pinned():
     for fn in (desk.resolve_review, desk.aresolve_review):
         assert str(inspect.signature(fn)) == (
             "(graph: 'Graph', *, thread_id: 'str', decision: 'DecisionInput', "
-            "interrupt_id: 'str | None' = None, config: 'RunnableConfig | None' = None, "
-            "durability: 'Durability | None' = None) -> 'Any'"
+            "reviewer: 'str | None' = None, interrupt_id: 'str | None' = None, "
+            "config: 'RunnableConfig | None' = None, durability: 'Durability | None' = None, "
+            "policy: 'ReviewPolicy | None' = None) -> 'Any'"
         )
     decisions = {
         desk.Approve: [],
@@ -532,6 +550,29 @@ def test_review_desk_signatures_are_pinned():
         assert dataclasses.is_dataclass(cls), cls
         assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009
         assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == expected, cls
+
+
+def test_review_answer_signatures_are_pinned():
+    from langgraph_supervisor_pro.review import gate, server
+
+    for fn in (gate.request_review, gate.request_review_answer):
+        assert str(inspect.signature(fn)).startswith(
+            "(payload: 'Mapping[str, Any]', *, escalation_timeout: 'float | None' = None, "
+            "policy: 'ReviewPolicy | None' = None) -> "
+        )
+    assert str(inspect.signature(server.server_auth)) == (
+        "(*, authenticate: 'Callable[..., Awaitable[Any]]', "
+        "policy: 'ReviewPolicy | None' = None) -> 'Auth'"
+    )
+    assert [(f.name, f.kw_only) for f in dataclasses.fields(gate.ReviewAnswer)] == [
+        ("decision", True),
+        ("reviewer", True),
+        ("answered_at", True),
+        ("interrupt_id", True),
+        ("review", True),
+    ]
+    fields = [f.name for f in dataclasses.fields(lgsp.ReviewPolicy)]
+    assert fields[-2:] == ["members", "may_answer"]
 
 
 def test_testing_module_exports_the_scripted_model():

@@ -897,3 +897,111 @@ def test_a_domain_compacts_its_own_workers_histories():
         ("pager", 5, "cadence"),
     ]
     assert sizes[2] < sizes[1] + 2  # hop 3 saw a compacted history
+
+
+# -- who answered a review, at any depth: recorded at every level up to the root -----------
+
+
+def _namespaced_values(app: Any, config: dict[str, Any], ns: str) -> dict[str, Any]:
+    """The latest state of the domain checkpointed under `ns` (a stateful domain)."""
+    return dict(
+        app.get_state({"configurable": {**config["configurable"], "checkpoint_ns": ns}}).values
+    )
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["tool", "dispatch"])
+def test_a_review_at_any_depth_is_recorded_at_every_level_up_to_the_root(kind, depth):
+    from langgraph.types import Command
+
+    from langgraph_supervisor_pro.review import Approve, ReviewerNotAllowedError, resolve_review
+
+    ran: list[str] = []
+    saver = InMemorySaver()
+    members = {"reviewers": "support", "members": {"support": ["alice"]}}
+    app = _reviewed_tree(kind, depth, ran, saver, **members)
+    config = thread()
+    (pending,) = app.invoke(ask("Refund A1"), config)["__interrupt__"]
+    path = pending.value["context"]["path"]
+    assert len(path) == depth
+
+    # The gate `depth` levels down applies its policy: a raw answer by an outsider is
+    # refused there, and the same review stays pending.
+    refused = {"decisions": [{"type": "approve"}], "reviewer": "mallory"}
+    (again,) = app.invoke(Command(resume={pending.id: refused}), config)["__interrupt__"]
+    assert (
+        again.id == pending.id
+        and "'mallory' may not answer" in (again.value["context"]["invalid_answer"])
+    )
+    with pytest.raises(ReviewerNotAllowedError):
+        resolve_review(app, thread_id=config["configurable"]["thread_id"], decision=Approve())
+
+    out = resolve_review(
+        app, thread_id=config["configurable"]["thread_id"], decision=Approve(), reviewer="alice"
+    )
+    assert out["status"] == "done" and ran == ["A1"]
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["kind"], record["path"]) == (pending.id, kind, path)
+    assert (record["reviewer"], record["reviewers"], record["decision"]) == (
+        "alice",
+        "support",
+        "approve",
+    )
+    assert (record["turn"], record["step"]) == (1, 1)  # the root's hop
+    # Each domain keeps its own record too, with its own numbering.
+    for level in range(1, depth):
+        ns = "|".join(path[:level])
+        (own,) = _namespaced_values(app, config, ns)["reviews"]
+        assert {k: v for k, v in own.items() if k not in ("turn", "step")} == {
+            k: v for k, v in record.items() if k not in ("turn", "step")
+        }
+
+
+def test_a_domain_visited_twice_reports_each_visits_reviews_once():
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    from langgraph_supervisor_pro.review import Approve, Reject, resolve_review
+    from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+
+    @tool
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return f"refunded {order_id}"
+
+    def reply(call: ScriptedCall) -> Any:
+        if isinstance(call.messages[-1], ToolMessage):
+            return "Handled."
+        args = {"order_id": "A1"}
+        return AIMessage(content="", tool_calls=[{"name": "refund", "args": args, "id": "c1"}])
+
+    clerk = Worker(
+        name="clerk",
+        description="Refunds orders.",
+        model=ScriptedChatModel(script=[reply] * 10),
+        tools=(refund,),
+        risks={"refund": "high"},
+    )
+    orders = _domain("orders", clerk)
+
+    def twice(view: SupervisorView) -> str:
+        return "FINISH" if len(view.ledger) >= 2 else "orders"
+
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [Worker(name="orders", description="Orders.", agent=orders)], router=twice
+    ).compile(checkpointer=saver)
+    config = thread()
+    tid = config["configurable"]["thread_id"]
+    app.invoke(ask("Refund A1, twice"), config)
+    resolve_review(app, thread_id=tid, decision=Approve(), reviewer="alice")
+    out = resolve_review(
+        app, thread_id=tid, decision=Reject(message="once is enough"), reviewer="bob"
+    )
+    assert out["status"] == "done"
+    assert [(r["step"], r["decision"], r["reviewer"]) for r in out["reviews"]] == [
+        (1, "approve", "alice"),
+        (2, "reject", "bob"),
+    ]
+    domain = _namespaced_values(app, config, "orders")
+    assert [(r["turn"], r["reviewer"]) for r in domain["reviews"]] == [(1, "alice"), (2, "bob")]

@@ -77,7 +77,7 @@ def _coerce(
             new = [m for m in output if m.id not in sent_ids or m.id is None]
             return _from_messages(new, None), new
         if isinstance(output, Mapping):
-            if _is_domain_state(output):
+            if is_domain_state(output):
                 new = _after_sent(output["messages"], sent_ids)
                 return _from_domain(output, new, worker, scrub), new
             if "messages" in output and isinstance(output["messages"], list):
@@ -126,7 +126,7 @@ def _after_sent(messages: Sequence[Any], sent_ids: set[str]) -> list[BaseMessage
     return listed[last + 1 :]
 
 
-def _is_domain_state(output: Mapping[str, Any]) -> bool:
+def is_domain_state(output: Mapping[str, Any]) -> bool:
     """Whether `output` is the final state of a supervisor graph (a domain of a tree)."""
     return (
         isinstance(output.get("messages"), list)

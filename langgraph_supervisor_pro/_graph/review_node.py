@@ -6,7 +6,8 @@ the tier in force is `manual`. The node pauses with a review payload (kind
 with the reviewer's instructions, or to another worker the reviewer named), reject
 (the hop is recorded as failed with the reviewer's message, and the supervisor
 decides again) or respond (the reviewer's message stands in for the worker's
-result).
+result). Whatever the decision, the node records the answer (who, when, what) in
+`reviews`, in the same update.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ from langgraph_supervisor_pro.review.gate import (
     RespondDecision,
     ReviewRequest,
     gate_request,
-    request_review,
+    request_review_answer,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
-from langgraph_supervisor_pro.state import RouteState, SupervisorState
+from langgraph_supervisor_pro.state import ReviewEntry, RouteState, SupervisorState
 
 _DISPATCH = "dispatch:"
 
@@ -101,9 +102,13 @@ class DispatchReviewNode:
         route = branch if branch is not None else state.get("route")
         if not route or route["next"] not in self.workers:
             raise RuntimeError(f"the review step ran without a dispatch to review ({route!r})")
-        decision = request_review(
-            self._payload(state, route, config), escalation_timeout=self.policy.review_timeout
+        answer = request_review_answer(
+            self._payload(state, route, config),
+            escalation_timeout=self.policy.review_timeout,
+            policy=self.policy,
         )
+        record = answer.entry(turn=state.get("turn", 1), step=route["step"])
+        decision = answer.decision
         if isinstance(decision, EditDecision):
             target = decision.edited_action.name.removeprefix(_DISPATCH)
             if branch is not None and target != route["next"]:
@@ -116,6 +121,7 @@ class DispatchReviewNode:
                         "a parallel dispatch an edit may change the instructions, not the "
                         "worker; nothing ran",
                     ),
+                    record,
                     branch=True,
                 )
             if target not in self.workers:
@@ -128,6 +134,7 @@ class DispatchReviewNode:
                         error=f"the reviewer's edit names {decision.edited_action.name!r}, which "
                         f"is not a worker (dispatch:<{'|'.join(self.workers)}>); nothing ran",
                     ),
+                    record,
                 )
             edited = RouteState(
                 next=target,
@@ -141,8 +148,10 @@ class DispatchReviewNode:
                 edited["at"] = route["at"]
             route = edited
             if branch is not None:
-                return self._approved(route)
-            return Command(goto=self.next_step(state, route), update={"route": route})
+                return self._approved(route, record)
+            return Command(
+                goto=self.next_step(state, route), update={"route": route, "reviews": [record]}
+            )
         if isinstance(decision, RejectDecision | RespondDecision):
             result = (
                 WorkerResult(
@@ -157,15 +166,19 @@ class DispatchReviewNode:
                     + (f": {decision.message}" if decision.message else ""),
                 )
             )
-            return self._closed(state, route, result, branch=branch is not None)
+            return self._closed(state, route, result, record, branch=branch is not None)
         if branch is not None:
-            return self._approved(route)
-        return Command(goto=self.next_step(state, route))
+            return self._approved(route, record)
+        return Command(goto=self.next_step(state, route), update={"reviews": [record]})
 
-    def _approved(self, route: RouteState) -> Command[Any]:
+    def _approved(self, route: RouteState, record: ReviewEntry) -> Command[Any]:
         """A parallel branch approved (perhaps edited): the supervisor dispatches it."""
         return Command(
-            goto=self.supervisor, update={"fanout": {route["next"]: with_stage(route, "approved")}}
+            goto=self.supervisor,
+            update={
+                "fanout": {route["next"]: with_stage(route, "approved")},
+                "reviews": [record],
+            },
         )
 
     def _closed(
@@ -173,6 +186,7 @@ class DispatchReviewNode:
         state: SupervisorState,
         route: RouteState,
         result: WorkerResult,
+        record: ReviewEntry,
         *,
         branch: bool = False,
     ) -> Command[Any]:
@@ -193,6 +207,7 @@ class DispatchReviewNode:
             result,
             serial=not branch,
         )
+        update["reviews"] = [record]
         if branch:
             update["fanout"] = {route["next"]: with_stage(route, "closed")}
         return Command(goto=self.supervisor, update=update)

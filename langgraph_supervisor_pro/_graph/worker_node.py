@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -37,7 +37,11 @@ from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._graph.circuit import Admission, Outcome, Transact, admit, report
-from langgraph_supervisor_pro._graph.coerce import ERROR_MAX_CHARS, coerce_worker_output
+from langgraph_supervisor_pro._graph.coerce import (
+    ERROR_MAX_CHARS,
+    coerce_worker_output,
+    is_domain_state,
+)
 from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
@@ -73,6 +77,7 @@ from langgraph_supervisor_pro.state import (
     BreakerMark,
     CompactionEntry,
     LedgerEntry,
+    ReviewEntry,
     RouteState,
     SecurityEntry,
     SupervisorState,
@@ -830,6 +835,9 @@ class WorkerNode:
             ]
         if security:
             update["security"] = security
+        reviews = self._reviews(hop, produced, output)
+        if reviews:
+            update["reviews"] = reviews
         if ran.recorder is not None:
             update["usage"] = ran.recorder.entries(
                 turn=hop.turn, step=hop.route["step"], role="worker", worker=name
@@ -866,6 +874,35 @@ class WorkerNode:
                         )
                     )
         return entries
+
+    def _reviews(
+        self, hop: _Hop, produced: Sequence[BaseMessage], output: Any
+    ) -> list[ReviewEntry]:
+        """The reviews answered during this hop, with this hop's turn and step.
+
+        The tool guard's notes on this hop's tool messages (`lgsp_review["answer"]`), and,
+        when the agent is a domain of a tree, the reviews the domain recorded in the turn
+        this hop ran (its own and its domains'), so the root's `reviews` holds every
+        review of the tree.
+        """
+        found: list[Mapping[str, Any]] = []
+        for message in produced:
+            note = message.additional_kwargs.get("lgsp_review")
+            if isinstance(message, ToolMessage) and isinstance(note, Mapping):
+                answer = note.get("answer")
+                if isinstance(answer, Mapping):
+                    found.append(answer)
+        if isinstance(output, Mapping) and is_domain_state(output):
+            turn = output.get("turn")
+            found.extend(
+                entry
+                for entry in output.get("reviews") or ()
+                if isinstance(entry, Mapping) and entry.get("turn") == turn
+            )
+        return [
+            cast(ReviewEntry, {**entry, "turn": hop.turn, "step": hop.route["step"]})
+            for entry in found
+        ]
 
     def _entry(self, hop: _Hop, tool: str, args: Any, reason: str) -> SecurityEntry:
         _log.warning("worker %r: refused tool call %r (%s)", self.worker.name, tool, reason)

@@ -8,7 +8,10 @@ then the ledger and the final answer. Re-running it with the same `--thread-id` 
 `lgsp review` is the review desk (see `langgraph_supervisor_pro.review.desk`): `list` shows
 the reviews pending in a checkpoint database across threads, with their context;
 `approve`, `reject`, `edit` and `respond` answer one and resume its run in this
-process; `sweep` applies the on-timeout action (reject, or escalate) to expired ones.
+process, as the reviewer `--as NAME` (or `LGSP_REVIEWER`), which the run records with the
+time; `sweep` applies the on-timeout action (reject, or escalate) to expired ones, as
+`lgsp:sweep`. A reviewer the review policy does not allow (`--policy FILE`, else
+`LGSP_POLICY_FILE`, else the graph's own gates) is refused with exit code 2.
 Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names
 an uncompiled `StateGraph`, or a function returning one, which is compiled with the
 checkpointer opened from `--db`.
@@ -21,6 +24,7 @@ Example:
     $ python -m langgraph_supervisor_pro.cli demo --plain
     $ lgsp review list --db postgresql://app@db/app
     $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+    $ lgsp review approve --db ... --graph ... --thread t1 --as alice --policy policy.toml
     $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
     $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
     $ lgsp review sweep --db ... --graph ...
@@ -71,12 +75,15 @@ from langgraph_supervisor_pro.review.desk import (
     PendingReview,
     Reject,
     Respond,
+    ReviewerNotAllowedError,
     ReviewNotFoundError,
+    check_reviewer,
     get_review,
     list_reviews,
     resolve_review,
     sweep_reviews,
 )
+from langgraph_supervisor_pro.review.policy import POLICY_FILE_ENV, ReviewPolicy
 from langgraph_supervisor_pro.state import SupervisorInput
 
 __all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]
@@ -196,7 +203,9 @@ def _console(plain: bool) -> Console:
 
 
 def _fail(message: str, *, code: int = 1) -> NoReturn:
-    Console(stderr=True, highlight=False).print(f"[bold red]Error:[/] {escape(message)}")
+    Console(stderr=True, highlight=False).print(
+        f"[bold red]Error:[/] {escape(message)}", soft_wrap=True
+    )
     raise typer.Exit(code=code)
 
 
@@ -361,6 +370,31 @@ IdOption = Annotated[
 ]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+]
+REVIEWER_ENV = "LGSP_REVIEWER"
+"""The environment variable naming who answers reviews from `lgsp review` (`--as` wins)."""
+
+ReviewerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        envvar=REVIEWER_ENV,
+        help="Who answers: your identity, recorded with the answer in the run's state "
+        f"(default: ${REVIEWER_ENV}). A review policy that restricts who may answer "
+        "refuses anyone else.",
+        show_default=False,
+    ),
+]
+PolicyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy",
+        help="A review policy file (JSON or TOML) whose members are checked before the run "
+        f"is resumed (default: ${POLICY_FILE_ENV}, if set). The graph's own gates check "
+        "their policy in any case.",
+        dir_okay=False,
+        show_default=False,
+    ),
 ]
 _RejectMessage = Annotated[
     str, _option("--message", "Why: goes back to the worker (or the supervisor).")
@@ -662,6 +696,19 @@ def _compiled(
         yield builder.compile(checkpointer=saver), saver
 
 
+def _policy(path: Path | None) -> ReviewPolicy | None:
+    """The review policy `--policy` names, else the deployment's (`LGSP_POLICY_FILE`)."""
+    try:
+        if path is not None:
+            return ReviewPolicy.from_file(path.expanduser())
+        if os.environ.get(POLICY_FILE_ENV, "").strip():
+            return ReviewPolicy.from_env()
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _usage(f"--policy: {one_line(reason, 300)}")
+    return None
+
+
 def _resolve(
     db: str,
     graph_spec: str,
@@ -670,6 +717,8 @@ def _resolve(
     as_json: bool,
     verb: str,
     decision: DecisionInput,
+    reviewer: str | None = None,
+    policy_file: Path | None = None,
 ) -> None:
     """Answer the review on `thread` with `decision`, resume the run, report the outcome.
 
@@ -677,6 +726,11 @@ def _resolve(
     """
     if not thread.strip():
         _usage("--thread must not be empty")
+    try:
+        who = check_reviewer(reviewer, where=f"--as (or {REVIEWER_ENV})")
+    except ValueError as exc:
+        _usage(str(exc))
+    policy = _policy(policy_file)
     with _compiled(db, graph_spec) as (graph, saver):
         try:
             review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
@@ -684,13 +738,18 @@ def _resolve(
                 graph,
                 thread_id=thread,
                 decision=decision,
+                reviewer=who,
                 interrupt_id=review.interrupt_id,
                 durability="sync",
+                policy=policy,
             )
         except ReviewNotFoundError as exc:
             _fail(str(exc))
         except InvalidDecisionError as exc:
             _usage(f"{exc} (the run was not changed)")
+        except ReviewerNotAllowedError as exc:
+            hint = "" if who is not None else f"; answer with --as NAME (or {REVIEWER_ENV})"
+            _usage(f"{exc}{hint}")
         except Exception as exc:
             _fail(f"the run on thread {thread!r} failed after the decision: {_error(exc)}")
         outcome = _outcome(graph, saver, thread)
@@ -701,6 +760,7 @@ def _resolve(
                     "thread_id": thread,
                     "interrupt_id": review.interrupt_id,
                     "decision": verb,
+                    "reviewer": who,
                     **outcome,
                 },
                 indent=2,
@@ -712,7 +772,7 @@ def _resolve(
     console.print(
         f"{verb.capitalize()} review {review.interrupt_id} ({review.kind} {review.action}"
         f"{f' by {review.worker}' if review.worker and review.kind == 'tool' else ''}) on "
-        f"thread {thread}."
+        f"thread {thread}{f' as {who}' if who else ''}."
     )
     if outcome["pending"]:
         for item in outcome["pending"]:
@@ -736,16 +796,19 @@ def review_approve(
     graph: GraphOption,
     thread: ThreadOption,
     interrupt_id: IdOption = None,
+    reviewer: ReviewerOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Approve a pending review: the action runs as requested, and the run goes on.
 
     Example:
         ```console
-        $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
+        $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph \
+            --thread t1 --as alice
         ```
     """
-    _resolve(db, graph, thread, interrupt_id, as_json, "approved", Approve())
+    _resolve(db, graph, thread, interrupt_id, as_json, "approved", Approve(), reviewer, policy)
 
 
 @review_app.command("reject")
@@ -755,6 +818,8 @@ def review_reject(
     thread: ThreadOption,
     message: _RejectMessage = "",
     interrupt_id: IdOption = None,
+    reviewer: ReviewerOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Reject a pending review: the action does not run; the message goes back to the worker.
@@ -764,7 +829,17 @@ def review_reject(
         $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
         ```
     """
-    _resolve(db, graph, thread, interrupt_id, as_json, "rejected", Reject(message=message))
+    _resolve(
+        db,
+        graph,
+        thread,
+        interrupt_id,
+        as_json,
+        "rejected",
+        Reject(message=message),
+        reviewer,
+        policy,
+    )
 
 
 @review_app.command("edit")
@@ -775,6 +850,8 @@ def review_edit(
     args: _EditArgs,
     action: _EditAction = None,
     interrupt_id: IdOption = None,
+    reviewer: ReviewerOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run the reviewed action with changed arguments.
@@ -791,7 +868,7 @@ def review_edit(
     if not isinstance(parsed, dict):
         _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
     decision = Edit(args=parsed, name=action or None)
-    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision)
+    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision, reviewer, policy)
 
 
 @review_app.command("respond")
@@ -801,6 +878,8 @@ def review_respond(
     thread: ThreadOption,
     message: _RespondMessage,
     interrupt_id: IdOption = None,
+    reviewer: ReviewerOption = None,
+    policy: PolicyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Answer instead of the action: the message stands in for its result.
@@ -810,7 +889,17 @@ def review_respond(
         $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
         ```
     """
-    _resolve(db, graph, thread, interrupt_id, as_json, "answered", Respond(message=message))
+    _resolve(
+        db,
+        graph,
+        thread,
+        interrupt_id,
+        as_json,
+        "answered",
+        Respond(message=message),
+        reviewer,
+        policy,
+    )
 
 
 @review_app.command("sweep")

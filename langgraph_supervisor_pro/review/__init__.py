@@ -1,7 +1,7 @@
 """Least privilege and human review.
 
-Risk levels, tiers and policy, confirmation, review gates, the tool guard and the
-review desk.
+Risk levels, tiers and policy (and who may answer a review), confirmation, review
+gates, the tool guard, the review desk and the LangGraph server's auth for answers.
 """
 
 from langgraph_supervisor_pro.review.confirm import (
@@ -21,6 +21,7 @@ from langgraph_supervisor_pro.review.desk import (
     PendingReview,
     Reject,
     Respond,
+    ReviewerNotAllowedError,
     ReviewError,
     ReviewNotFoundError,
     SweepAction,
@@ -29,6 +30,7 @@ from langgraph_supervisor_pro.review.desk import (
     aresolve_review,
     asweep_reviews,
     check_decision,
+    check_reviewer,
     get_review,
     is_review_payload,
     list_reviews,
@@ -43,11 +45,13 @@ from langgraph_supervisor_pro.review.gate import (
     EscalateDecision,
     RejectDecision,
     RespondDecision,
+    ReviewAnswer,
     ReviewContext,
     ReviewDecision,
     ReviewKind,
     ReviewRequest,
     request_review,
+    request_review_answer,
     review_payload,
 )
 from langgraph_supervisor_pro.review.guard import (
@@ -59,9 +63,11 @@ from langgraph_supervisor_pro.review.policy import (
     AUTONOMY_CONFIG_KEY,
     AUTONOMY_ENV,
     POLICY_FILE_ENV,
+    SWEEP_REVIEWER,
     TIERS,
     Action,
     OnTimeout,
+    ReviewerCheck,
     ReviewPolicy,
     Tier,
     decide,
@@ -81,6 +87,7 @@ from langgraph_supervisor_pro.review.risks import (
     undeclared_tools,
     warn_undeclared,
 )
+from langgraph_supervisor_pro.review.server import server_auth
 
 __all__ = [
     "ACTIONS",
@@ -93,6 +100,7 @@ __all__ = [
     "RISK_KEY",
     "RISK_LEVELS",
     "SECURITY_LOGGER",
+    "SWEEP_REVIEWER",
     "TIERS",
     "Action",
     "Approve",
@@ -113,6 +121,7 @@ __all__ = [
     "RejectDecision",
     "Respond",
     "RespondDecision",
+    "ReviewAnswer",
     "ReviewContext",
     "ReviewDecision",
     "ReviewError",
@@ -120,6 +129,8 @@ __all__ = [
     "ReviewNotFoundError",
     "ReviewPolicy",
     "ReviewRequest",
+    "ReviewerCheck",
+    "ReviewerNotAllowedError",
     "Risk",
     "SweepAction",
     "Tier",
@@ -131,6 +142,7 @@ __all__ = [
     "aresolve_review",
     "asweep_reviews",
     "check_decision",
+    "check_reviewer",
     "check_risk",
     "confirm_action",
     "decide",
@@ -141,9 +153,11 @@ __all__ = [
     "is_review_payload",
     "list_reviews",
     "request_review",
+    "request_review_answer",
     "resolve_review",
     "review_payload",
     "risk",
+    "server_auth",
     "strictest_tier",
     "sweep_reviews",
     "undeclared_tools",

@@ -21,6 +21,14 @@ side:
   against the review's own allowed decisions, so an invalid one raises
   `InvalidDecisionError` before the run is touched: it stays paused on the same
   checkpoint, with the same pending interrupt.
+- Every answer says who gave it and when: `resolve_review(..., reviewer="alice")` sends
+  `{"decisions": [...], "reviewer": "alice", "answered_at": <now, UTC>}`, and the
+  sweep answers as `lgsp:sweep`. The node that applies the answer records both in the
+  run's state (`reviews`). With `policy=` (a `ReviewPolicy` that restricts who may
+  answer: `members`, `may_answer`), an identity the policy refuses raises
+  `ReviewerNotAllowedError` before the run is touched. The graph's own gates apply
+  their policy too: an answer they refuse leaves the run paused on the same review,
+  and `resolve_review` raises `ReviewerNotAllowedError` with their reason.
 - `sweep_reviews` applies each expired review's `on_timeout` (from its payload):
   `reject` (the default, fail closed) with the message "review deadline passed at
   <deadline>; rejected by the sweep", or `escalate` to the `escalate_to` reviewer
@@ -76,6 +84,7 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.review.gate import (
+    _REVIEWER_CHARS,
     EditDecision,
     EscalateDecision,
     RejectDecision,
@@ -84,7 +93,12 @@ from langgraph_supervisor_pro.review.gate import (
     ReviewRequest,
     response_schema,
 )
-from langgraph_supervisor_pro.review.policy import AUTONOMY_CONFIG_KEY
+from langgraph_supervisor_pro.review.policy import (
+    _RESERVED_PREFIX,
+    AUTONOMY_CONFIG_KEY,
+    SWEEP_REVIEWER,
+    ReviewPolicy,
+)
 
 __all__ = [
     "INTERRUPT_CHANNEL",
@@ -97,12 +111,14 @@ __all__ = [
     "Respond",
     "ReviewError",
     "ReviewNotFoundError",
+    "ReviewerNotAllowedError",
     "SweepAction",
     "aget_review",
     "alist_reviews",
     "aresolve_review",
     "asweep_reviews",
     "check_decision",
+    "check_reviewer",
     "get_review",
     "is_review_payload",
     "list_reviews",
@@ -213,6 +229,24 @@ class InvalidDecisionError(ReviewError, ValueError):
     def __init__(self, message: str, *, review: PendingReview) -> None:
         super().__init__(message)
         self.review = review
+
+
+class ReviewerNotAllowedError(ReviewError, PermissionError):
+    """The reviewer may not answer the review: the policy's `members` or `may_answer` refuse.
+
+    Raised by `resolve_review` before the run is touched when it is given the policy, or
+    after the graph's own gate refused the answer (the run is then paused on the same
+    review, whose `invalid_answer` says why).
+
+    Attributes:
+        review: The review.
+        reviewer: Who tried to answer it (None: nobody was named).
+    """
+
+    def __init__(self, message: str, *, review: PendingReview, reviewer: str | None) -> None:
+        super().__init__(message)
+        self.review = review
+        self.reviewer = reviewer
 
 
 # -- pending reviews -----------------------------------------------------------------------
@@ -990,21 +1024,108 @@ def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Comm
     return Command(resume=dict(answers))
 
 
+def check_reviewer(reviewer: object, *, where: str = "reviewer") -> str | None:
+    """Check who answers a review, as the desk takes it: None, or an identity.
+
+    Args:
+        reviewer: None (nobody named), or an identity: a non-empty string of at most 200
+            characters, not starting with `lgsp:` (reserved for the package's own
+            reviewers, such as the sweep's `lgsp:sweep`).
+        where: How the value is named in the error (e.g. `--as`).
+
+    Returns:
+        The identity, stripped of surrounding spaces, or None.
+
+    Raises:
+        ValueError: Naming `where` and the fix.
+
+    Example:
+        >>> check_reviewer("  alice "), check_reviewer(None)
+        ('alice', None)
+        >>> check_reviewer("lgsp:sweep")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: reviewer: 'lgsp:sweep' starts with 'lgsp:', which is reserved ...
+    """
+    if reviewer is None:
+        return None
+    if not isinstance(reviewer, str) or not reviewer.strip():
+        raise ValueError(
+            f"{where}: got {reviewer!r}; give the identity of who answers (e.g. 'alice'), or None"
+        )
+    who = reviewer.strip()
+    if len(who) > _REVIEWER_CHARS:
+        raise ValueError(f"{where}: {len(who)} characters; give at most {_REVIEWER_CHARS}")
+    if who.startswith(_RESERVED_PREFIX):
+        raise ValueError(
+            f"{where}: {who!r} starts with {_RESERVED_PREFIX!r}, which is reserved for the "
+            f"package's own reviewers (the sweep answers as {SWEEP_REVIEWER!r}); give your "
+            "identity"
+        )
+    return who
+
+
+def _answer(
+    decision: Mapping[str, Any], reviewer: str | None, at: datetime | None = None
+) -> dict[str, Any]:
+    """A review's resume value: the decision, who answers and when (UTC)."""
+    answer: dict[str, Any] = {
+        "decisions": [dict(decision)],
+        "answered_at": (at or datetime.now(UTC)).astimezone(UTC).isoformat(),
+    }
+    if reviewer is not None:
+        answer["reviewer"] = reviewer
+    return answer
+
+
+def _refused_by_graph(result: Any, review: PendingReview, reviewer: str | None) -> None:
+    """Raise `ReviewerNotAllowedError` when the run paused again on `review`, refused.
+
+    The decision was checked against the review's schema before the run was resumed, so
+    a gate that posts the same review again (same interrupt id, `invalid_answer`) refused
+    who answered: its own policy restricts who may answer.
+    """
+    pending = result.get(INTERRUPT) if isinstance(result, Mapping) else None
+    for item in pending or ():
+        if not isinstance(item, Interrupt) or item.id != review.interrupt_id:
+            continue
+        value = item.value if is_review_payload(item.value) else None
+        problem = value["context"].get("invalid_answer") if value is not None else None
+        if problem:
+            raise ReviewerNotAllowedError(
+                f"{problem} (refused by the graph's review policy; the run is paused on the "
+                "same review)",
+                review=review,
+                reviewer=reviewer,
+            )
+
+
 def _resolving(
     graph: Graph,
     thread_id: str,
     decision: DecisionInput,
+    reviewer: str | None,
     interrupt_id: str | None,
     config: RunnableConfig | None,
     durability: Durability | None,
+    policy: ReviewPolicy | None,
 ) -> Steps[Any]:
-    """`resolve_review`: find the review, check the decision, then resume the run."""
+    """`resolve_review`: find the review, check the decision and who answers, resume."""
+    who = check_reviewer(reviewer, where="resolve_review(reviewer)")
     snapshot = yield _GetState(graph, _thread_config(thread_id, config))
     review = _select(thread_id, snapshot, interrupt_id)
     checked = check_decision(review, decision)
-    command = _resume_command(snapshot, {review.interrupt_id: {"decisions": [checked]}})
+    if policy is not None:
+        refusal = policy.reviewer_refusal(who, review, decision=checked)
+        if refusal is not None:
+            raise ReviewerNotAllowedError(
+                f"{refusal} (the run was not changed)", review=review, reviewer=who
+            )
+    command = _resume_command(snapshot, {review.interrupt_id: _answer(checked, who)})
     run_config = _resume_config(thread_id, config, snapshot)
-    return (yield _Invoke(graph, command, run_config, durability))
+    result = yield _Invoke(graph, command, run_config, durability)
+    _refused_by_graph(result, review, who)
+    return result
 
 
 def resolve_review(
@@ -1012,18 +1133,21 @@ def resolve_review(
     *,
     thread_id: str,
     decision: DecisionInput,
+    reviewer: str | None = None,
     interrupt_id: str | None = None,
     config: RunnableConfig | None = None,
     durability: Durability | None = None,
+    policy: ReviewPolicy | None = None,
 ) -> Any:
     """Answer one pending review and resume the run.
 
     The review is found with `graph.get_state` (the only one pending on the thread,
     or the one `interrupt_id` names: the id or a unique prefix of it), the decision
-    is checked with `check_decision`, and only then is the run resumed with
-    `Command(resume={interrupt_id: {"decisions": [decision]}})` (or, when it is the
-    thread's only pending interrupt, `Command(resume={"decisions": [decision]})`). It
-    runs on, in this process, to its end or its next pause.
+    is checked with `check_decision`, who answers with `policy` (when given), and only
+    then is the run resumed with `Command(resume={interrupt_id: {"decisions":
+    [decision], "reviewer": reviewer, "answered_at": <now, UTC>}})`. It runs on, in
+    this process, to its end or its next pause. The node that applies the answer
+    records the reviewer and the time in the run's state (`reviews`).
 
     Args:
         graph: The run's graph, compiled with a checkpointer on the run's database.
@@ -1031,10 +1155,15 @@ def resolve_review(
         decision: `Approve()`, `Reject(message=...)`, `Edit(args=..., name=...)` (the
             name defaults to the reviewed action) or `Respond(message=...)`; a
             `ReviewDecision` model or its dict (`{"type": "approve"}`, ...) works too.
+        reviewer: Who answers (an identity, e.g. `"alice"`); None: nobody is named,
+            which a policy that restricts who may answer refuses.
         interrupt_id: Which review, when the thread has several pending.
         config: Extra run config (its `configurable` is merged; the thread id is set).
             Without `configurable.autonomy`, the tier the run recorded is kept.
         durability: LangGraph's durability mode for the resumed run (default: the graph's).
+        policy: The review policy whose rule on who may answer (`members`, `may_answer`)
+            is checked before the run is touched (usually the graph's). The graph's
+            gates check their own policy in any case.
 
     Returns:
         What `graph.invoke` returns: the state's values, with `__interrupt__` when the
@@ -1045,15 +1174,21 @@ def resolve_review(
             and `interrupt_id` is not given, or not the one `interrupt_id` names.
         InvalidDecisionError: The decision is not valid for the review; the run is
             untouched (same checkpoint, same pending interrupt).
+        ReviewerNotAllowedError: `policy` refuses `reviewer` (the run is untouched), or
+            the graph's gate refused the answer (the run is paused on the same review).
+        ValueError: `reviewer` is empty, too long, or starts with `lgsp:` (reserved).
 
     Example:
         ```python
-        resolve_review(graph, thread_id="order-7", decision=Approve())
-        resolve_review(graph, thread_id="order-7", decision=Reject(message="Not this one."))
+        resolve_review(graph, thread_id="order-7", decision=Approve(), reviewer="alice")
+        resolve_review(graph, thread_id="order-7", decision=Reject(message="Not this one."),
+                       reviewer="bob", policy=policy)
         resolve_review(graph, thread_id="order-8", decision=Edit(args={"amount": 20}))
         ```
     """
-    return drive(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+    return drive(
+        _resolving(graph, thread_id, decision, reviewer, interrupt_id, config, durability, policy)
+    )
 
 
 async def aresolve_review(
@@ -1061,18 +1196,22 @@ async def aresolve_review(
     *,
     thread_id: str,
     decision: DecisionInput,
+    reviewer: str | None = None,
     interrupt_id: str | None = None,
     config: RunnableConfig | None = None,
     durability: Durability | None = None,
+    policy: ReviewPolicy | None = None,
 ) -> Any:
     """Async twin of `resolve_review` (`aget_state`, `ainvoke`).
 
     Example:
         ```python
-        await aresolve_review(graph, thread_id="order-7", decision=Approve())
+        await aresolve_review(graph, thread_id="order-7", decision=Approve(), reviewer="alice")
         ```
     """
-    return await adrive(_resolving(graph, thread_id, decision, interrupt_id, config, durability))
+    return await adrive(
+        _resolving(graph, thread_id, decision, reviewer, interrupt_id, config, durability, policy)
+    )
 
 
 # -- the deadline sweep ------------------------------------------------------------------------
@@ -1222,8 +1361,10 @@ def _done(action: SweepAction, result: Any) -> SweepAction:
     )
 
 
-def _sweep_command(snapshot: StateSnapshot, actions: Sequence[SweepAction]) -> Command[Any]:
-    answers = {a.interrupt_id: {"decisions": [dict(a.decision or {})]} for a in actions}
+def _sweep_command(
+    snapshot: StateSnapshot, actions: Sequence[SweepAction], at: datetime
+) -> Command[Any]:
+    answers = {a.interrupt_id: _answer(a.decision or {}, SWEEP_REVIEWER, at) for a in actions}
     return _resume_command(snapshot, answers)
 
 
@@ -1232,10 +1373,12 @@ def _sweeping(
     listing: Steps[list[PendingReview]],
     config: RunnableConfig | None,
     durability: Durability | None,
+    now: datetime | None,
 ) -> Steps[list[SweepAction]]:
     """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time.
 
-    A thread whose resume fails is reported (`action="error"`); the sweep goes on.
+    Each answer is the sweep's (`SWEEP_REVIEWER`), answered at `now` (default: now). A
+    thread whose resume fails is reported (`action="error"`); the sweep goes on.
     """
     expired = yield from listing
     planned = [_timeout_decision(r) for r in expired]
@@ -1244,7 +1387,7 @@ def _sweeping(
         try:
             snapshot = yield _GetState(graph, _thread_config(thread_id, config))
             run_config = _resume_config(thread_id, config, snapshot)
-            command = _sweep_command(snapshot, actions)
+            command = _sweep_command(snapshot, actions, now or datetime.now(UTC))
             result = yield _Invoke(graph, command, run_config, durability)
         except Exception as exc:
             outcome.update({id(a): _failed(a, exc) for a in actions})
@@ -1269,7 +1412,9 @@ def sweep_reviews(
     the message "review deadline passed at <deadline>; rejected by the sweep"; or
     `escalate` to `escalate_to` (an `EscalateDecision`: the review re-opens for that
     group with a new deadline, recorded in its payload's `escalations`). A review that
-    was already escalated is rejected when its deadline passes again. The expired
+    was already escalated is rejected when its deadline passes again. The sweep answers
+    as `lgsp:sweep` (`SWEEP_REVIEWER`, at `now`), which a review policy always lets apply
+    a review's own `on_timeout`. The expired
     reviews of one thread are answered in one resume; the run then goes on in this
     process to its end or its next pause. A thread that fails to resume is reported
     (`action="error"`) and the sweep goes on with the others.
@@ -1295,7 +1440,7 @@ def sweep_reviews(
         ```
     """
     listing = _listing(checkpointer, now, thread_ids, True, graph, "list_reviews(now)")
-    return drive(_sweeping(graph, listing, config, durability))
+    return drive(_sweeping(graph, listing, config, durability, now))
 
 
 async def asweep_reviews(
@@ -1315,4 +1460,4 @@ async def asweep_reviews(
         ```
     """
     listing = _listing(checkpointer, now, thread_ids, True, graph, "alist_reviews(now)")
-    return await adrive(_sweeping(graph, listing, config, durability))
+    return await adrive(_sweeping(graph, listing, config, durability, now))

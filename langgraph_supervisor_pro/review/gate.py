@@ -14,6 +14,16 @@ the run stays interrupted and the next answer (or `invoke(None)`) finds it as it
 An `escalate` decision (what the deadline sweep sends when the policy says so)
 re-opens the same review for another reviewer group, with a new deadline, recorded
 in the payload.
+
+Every answer says who gave it and when: the resume value may carry `reviewer` and
+`answered_at` beside its decisions (`{"decisions": [...], "reviewer": "alice",
+"answered_at": "2030-01-01T09:00:00+00:00"}`; the review desk, the CLI and
+`server_auth` set both). Without `reviewer`, the answer is the LangGraph server's
+authenticated user's (`configurable["langgraph_auth_user_id"]`), if any. With a
+`ReviewPolicy` that restricts who may answer (`members`, `may_answer`), an answer by
+anyone else is refused like an invalid one: the review is posted again, unchanged but
+for `context["invalid_answer"]` saying why. `request_review_answer` returns the decision
+with who answered, when, and the interrupt id, for the audit trail.
 """
 
 from __future__ import annotations
@@ -21,16 +31,19 @@ from __future__ import annotations
 import functools
 import logging
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import (
     TYPE_CHECKING,
     Annotated,
     Any,
+    ClassVar,
     Literal,
     NoReturn,
     NotRequired,
     Required,
+    Self,
     TypeAlias,
     cast,
 )
@@ -40,11 +53,23 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.errors import GraphInterrupt, is_invalid_resume
 from langgraph.types import Interrupt, interrupt
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
+from langgraph_supervisor_pro.state import ReviewEntry
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.policy import ReviewPolicy
@@ -57,11 +82,13 @@ __all__ = [
     "EscalateDecision",
     "RejectDecision",
     "RespondDecision",
+    "ReviewAnswer",
     "ReviewContext",
     "ReviewDecision",
     "ReviewKind",
     "ReviewRequest",
     "request_review",
+    "request_review_answer",
     "review_payload",
 ]
 
@@ -84,12 +111,25 @@ _log = logging.getLogger(REVIEW_LOGGER)
 # the ids built with it equal LangGraph's own.
 _NS_SEP = "|"
 _INVALID_ANSWER_CHARS = 240
+_REVIEWER_CHARS = 200
+# Where LangGraph's server puts the authenticated user's identity in a run's config
+# (langgraph-api: `configurable["langgraph_auth_user_id"]`, beside the user object).
+_AUTH_USER_ID = "langgraph_auth_user_id"
 
 Escalation = TypedDict(
     "Escalation",
-    {"from": str | None, "to": str, "reason": str, "previous_deadline": str | None},
+    {
+        "from": str | None,
+        "to": str,
+        "reason": str,
+        "previous_deadline": str | None,
+        "by": str | None,
+        "at": str | None,
+    },
 )
-"""One escalation of a review, as `request_review` records it in the context."""
+"""One escalation of a review, as `request_review` records it in the context: from and
+to which group, why, the deadline it replaced, who sent it (the sweep is `lgsp:sweep`)
+and when (the answer's `answered_at`)."""
 
 
 class ReviewContext(TypedDict, total=False):
@@ -206,19 +246,58 @@ _BY_TYPE: dict[str, type[_Decision]] = {
 }
 
 
-def response_schema(allowed: Sequence[str]) -> type[BaseModel]:
-    """The resume schema of one review: `{"decisions": [<one allowed decision>]}`."""
+_Reviewer = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=_REVIEWER_CHARS)
+]
+"""Who answers a review: an identity (a user name, an id, `lgsp:sweep`)."""
+
+_AnswerCheck: TypeAlias = Callable[[Any], "str | None"]
+"""Checks a parsed answer: a reason to refuse it, or None."""
+
+
+class _Answer(BaseModel):
+    """What every review's answer may carry beside its decisions: who, and when."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reviewer: _Reviewer | None = None
+    """Who answers (default: the LangGraph server's authenticated user, if any)."""
+    answered_at: AwareDatetime | None = None
+    """When (default: when the gate receives the answer)."""
+
+    answer_check: ClassVar[_AnswerCheck | None] = None
+
+    @model_validator(mode="after")
+    def _may_answer(self) -> Self:
+        # A refusal is a validation error, so LangGraph saves nothing of the answer (no
+        # resume write) and `request_review` posts the review again, as for a bad answer.
+        check = type(self).answer_check
+        problem = check(self) if check is not None else None
+        if problem is not None:
+            raise PydanticCustomError("reviewer_not_allowed", "{reason}", {"reason": problem})
+        return self
+
+
+def response_schema(
+    allowed: Sequence[str], *, check: _AnswerCheck | None = None
+) -> type[BaseModel]:
+    """The resume schema of one review: `{"decisions": [<one allowed decision>]}`.
+
+    It may also carry `reviewer` and `answered_at`. `check` (given the parsed answer)
+    returns why the answer is refused, or None; the gate checks who may answer with it.
+    """
     kinds = tuple(dict.fromkeys([*allowed, "escalate"]))  # the sweep may always escalate
     unknown = [k for k in kinds if k not in _BY_TYPE]
     if unknown:
         raise ValueError(f"allowed_decisions: unknown decision types {unknown}")
     union: Any = functools.reduce(operator.or_, [_BY_TYPE[kind] for kind in kinds])
     item: Any = Annotated[union, Field(discriminator="type")]
-    model: type[BaseModel] = create_model(
+    model: type[_Answer] = create_model(
         "ReviewResponse",
-        __config__=ConfigDict(extra="forbid"),
+        __base__=_Answer,
         decisions=(list[item], Field(min_length=1, max_length=1)),
     )
+    model.answer_check = check
     return model
 
 
@@ -336,10 +415,74 @@ def deadline_after(seconds: float, *, now: datetime | str | None = None) -> str:
     return ((start or datetime.now(UTC)) + timedelta(seconds=seconds)).isoformat()
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReviewAnswer:
+    """A review's answer as the gate took it: the decision, who gave it, when, to what.
+
+    Example:
+        ```python
+        answer = request_review_answer(payload, policy=policy)
+        answer.decision.type, answer.reviewer, answer.answered_at
+        # ('approve', 'alice', '2030-01-01T09:00:00+00:00')
+        ```
+    """
+
+    decision: ApproveDecision | EditDecision | RejectDecision | RespondDecision
+    """The decision (approve, edit, reject or respond)."""
+    reviewer: str | None
+    """Who answered: the answer's `reviewer`, else the LangGraph server's authenticated
+    user of the run; None when nobody was named."""
+    answered_at: str
+    """When (ISO 8601, UTC): the answer's `answered_at`, else when the gate received it."""
+    interrupt_id: str
+    """The id of the interrupt the answer resumed."""
+    review: ReviewRequest
+    """The review as it was answered (after any escalations)."""
+
+    def entry(self, *, turn: int, step: int | None) -> ReviewEntry:
+        """The audit record of this answer, for a supervisor state's `reviews`.
+
+        Args:
+            turn: The turn of the hop the review belongs to.
+            step: The hop's step.
+
+        Returns:
+            The `ReviewEntry`.
+
+        Example:
+            ```python
+            update = {"reviews": [answer.entry(turn=1, step=2)]}
+            ```
+        """
+        context = self.review["context"]
+        request = self.review["action_requests"][0]
+        kind = context.get("kind", "tool")
+        return cast(
+            ReviewEntry,
+            storable_value(
+                {
+                    "turn": turn,
+                    "step": step,
+                    "interrupt_id": self.interrupt_id,
+                    "kind": kind if kind in ("tool", "dispatch") else "tool",
+                    "action": str(request.get("name", "")),
+                    "worker": context.get("worker"),
+                    "path": list(context.get("path") or ()),
+                    "decision": self.decision.type,
+                    "reviewer": self.reviewer,
+                    "reviewers": context.get("reviewers"),
+                    "answered_at": self.answered_at,
+                    "escalations": [dict(e) for e in context.get("escalations", ())],
+                }
+            ),
+        )
+
+
 def request_review(
     payload: Mapping[str, Any],
     *,
     escalation_timeout: float | None = None,
+    policy: ReviewPolicy | None = None,
 ) -> ApproveDecision | EditDecision | RejectDecision | RespondDecision:
     """Pause the run for a human decision on `payload`, and return the decision.
 
@@ -355,7 +498,9 @@ def request_review(
     unchanged but for `context["invalid_answer"]` (what was wrong, in one line), and a
     warning goes to the `langgraph_supervisor_pro.review` logger. `invoke` returns
     with the review pending, no task error is saved, and the run resumes from there
-    on a valid answer.
+    on a valid answer. With a `policy` that restricts who may answer
+    (`ReviewPolicy.members`, `may_answer`), an answer by anyone else is refused the
+    same way (`ReviewPolicy.reviewer_refusal` says why).
 
     The interrupt ids assume, as in this package's gates, that the review is the
     only source of interrupts in its task (node, tool call or worker function).
@@ -363,9 +508,11 @@ def request_review(
     Args:
         payload: From `review_payload`.
         escalation_timeout: Seconds an escalated review stays open.
+        policy: Whose answers are taken (its `members` and `may_answer`); None: anyone's.
 
     Returns:
-        The human's decision (approve, edit, reject or respond).
+        The human's decision (approve, edit, reject or respond). For who gave it and
+        when, use `request_review_answer`.
 
     Example:
         ```python
@@ -377,26 +524,76 @@ def request_review(
         # 'approve'
         ```
     """
+    answer = request_review_answer(payload, escalation_timeout=escalation_timeout, policy=policy)
+    return answer.decision
+
+
+def request_review_answer(
+    payload: Mapping[str, Any],
+    *,
+    escalation_timeout: float | None = None,
+    policy: ReviewPolicy | None = None,
+) -> ReviewAnswer:
+    """`request_review`, returning the decision with who answered, when, and to what.
+
+    Who: the answer's `reviewer` (`{"decisions": [...], "reviewer": "alice"}`), else the
+    LangGraph server's authenticated user of the run (`langgraph_auth_user_id` in its
+    config), else None. When: the answer's `answered_at` (an aware ISO time), else now.
+    The review desk, the CLI and `server_auth` set both, so they are the same however
+    often the node re-runs.
+
+    Args:
+        payload: From `review_payload`.
+        escalation_timeout: Seconds an escalated review stays open.
+        policy: Whose answers are taken (its `members` and `may_answer`); None: anyone's.
+
+    Returns:
+        A `ReviewAnswer`: the decision, the reviewer, the time, the interrupt id, the
+        review as answered.
+
+    Example:
+        ```python
+        answer = request_review_answer(review_payload(
+            kind="tool", action="refund", args={"amount": 30},
+            description="Refund 30 EUR", allowed=["approve", "reject"],
+            context={"worker": "billing", "reviewers": "support"}), policy=policy)
+        answer.decision.type, answer.reviewer
+        # ('approve', 'alice')
+        ```
+    """
     current = cast(ReviewRequest, storable_value(payload))
+    configurable = get_config().get("configurable") or {}
+    ns = str(configurable.get("checkpoint_ns", ""))
     answered = 0  # the answers this task consumed: the escalations so far
     while True:
         allowed = current["review_configs"][0]["allowed_decisions"]
-        schema = response_schema(allowed)
+        check = _reviewer_check(policy, current, _interrupt_id(ns, answered), configurable)
+        schema = response_schema(allowed, check=check)
         try:
             # LangGraph validates the resume value against `schema`; an invalid one
-            # raises here, marked `is_invalid_resume`.
+            # (or one by a reviewer the policy refuses) raises here, marked
+            # `is_invalid_resume`, and nothing of it is saved.
             parsed = interrupt(current, response_schema=schema)
         except ValidationError as exc:
             if not is_invalid_resume(exc):
                 raise
             _pause_again(current, schema, answered, exc)
+        interrupt_id = _interrupt_id(ns, answered)
         answered += 1
         decision = cast(ReviewDecision, getattr(parsed, "decisions")[0])  # noqa: B009
+        reviewer = _reviewer_of(parsed, configurable)
+        at = _answered_at(parsed)
         if not isinstance(decision, EscalateDecision):
-            return decision
+            return ReviewAnswer(
+                decision=decision,
+                reviewer=reviewer,
+                answered_at=at,
+                interrupt_id=interrupt_id,
+                review=current,
+            )
         context: ReviewContext = {**current["context"]}
-        # Derived from the review itself, not the clock, so a re-run of the node (every
-        # resume replays it) rebuilds the same payload.
+        # Derived from the review and the answer, not the clock, so a re-run of the node
+        # (every resume replays it) rebuilds the same payload.
         previous = context.get("deadline")
         history: list[Escalation] = [
             *context.get("escalations", []),
@@ -405,6 +602,8 @@ def request_review(
                 "to": decision.to,
                 "reason": decision.reason,
                 "previous_deadline": previous,
+                "by": reviewer,
+                "at": at if getattr(parsed, "answered_at", None) is not None else None,
             },
         ]
         context["reviewers"], context["escalations"] = decision.to, history
@@ -413,10 +612,63 @@ def request_review(
         current = cast(ReviewRequest, storable_value({**current, "context": context}))
 
 
+def _interrupt_id(ns: str, answered: int) -> str:
+    """The id LangGraph gives the interrupt a task raises after `answered` answers."""
+    return Interrupt.from_ns(None, f"{ns}{_NS_SEP}{answered}" if answered else ns).id
+
+
+def _auth_user(configurable: Mapping[str, Any]) -> str | None:
+    """The LangGraph server's authenticated user of the run (None outside a server)."""
+    user = configurable.get(_AUTH_USER_ID)
+    if not isinstance(user, str) or not user.strip():
+        return None
+    return user.strip()
+
+
+def _reviewer_of(parsed: Any, configurable: Mapping[str, Any]) -> str | None:
+    reviewer = getattr(parsed, "reviewer", None)
+    who = reviewer if isinstance(reviewer, str) and reviewer else _auth_user(configurable)
+    return None if who is None else storable(who)
+
+
+def _answered_at(parsed: Any) -> str:
+    at = getattr(parsed, "answered_at", None)
+    moment = at if isinstance(at, datetime) else datetime.now(UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+def _reviewer_check(
+    policy: ReviewPolicy | None,
+    current: ReviewRequest,
+    interrupt_id: str,
+    configurable: Mapping[str, Any],
+) -> _AnswerCheck | None:
+    """The check of who answers `current`, for its response schema (None: no rule)."""
+    if policy is None or not policy.restricts_reviewers:
+        return None
+    from langgraph_supervisor_pro.review.desk import PendingReview  # the desk imports this
+
+    thread = configurable.get("thread_id", current["context"].get("thread_id"))
+    review = PendingReview.from_payload(
+        current, thread_id="" if thread is None else str(thread), interrupt_id=interrupt_id
+    )
+
+    def check(parsed: Any) -> str | None:
+        decisions = getattr(parsed, "decisions", None) or [None]
+        return policy.reviewer_refusal(
+            _reviewer_of(parsed, configurable), review, decision=decisions[0]
+        )
+
+    return check
+
+
 def _pause_again(
     current: ReviewRequest, schema: type[BaseModel], answered: int, exc: ValidationError
 ) -> NoReturn:
-    """Post the pending review `current` again after the invalid answer `exc`.
+    """Post the pending review `current` again after the refused answer `exc`.
+
+    Refused: invalid for the response schema, or given by a reviewer the policy does not
+    allow (the schema's check raises, so LangGraph saved nothing of it either).
 
     Left to propagate, LangGraph's `ValidationError` would be saved as the task's error
     (next to the refused answer): the thread would read as failed, and every
@@ -439,7 +691,7 @@ def _pause_again(
     )
     request = current["action_requests"][0]
     _log.warning(
-        "refused an invalid answer to the %s review of %r (thread %r, path %s, interrupt "
+        "refused an answer to the %s review of %r (thread %r, path %s, interrupt "
         "%s): %s; the review stays open",
         current["context"].get("kind", "tool"),
         request.get("name"),

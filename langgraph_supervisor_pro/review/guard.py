@@ -14,6 +14,9 @@ each tool call it:
    asks the confirmation policy (supervised tier, medium risk), or pauses for a
    human review (`request_review`) and applies the decision: approve, edit
    (changed arguments), reject (the message goes back to the worker) or respond.
+   The tool message's note (`additional_kwargs["lgsp_review"]`) records the decision
+   and, under `answer`, who answered and when (a `ReviewEntry`), which the worker node
+   copies to the supervisor's `reviews`.
 
 `Worker(model=..., tools=[...])` gets a guarded agent built for it; add
 `ToolGuard(...)` yourself when you build your own `create_agent`.
@@ -51,7 +54,7 @@ from langgraph_supervisor_pro.review.gate import (
     RespondDecision,
     ReviewRequest,
     gate_request,
-    request_review,
+    request_review_answer,
 )
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, strictest_tier
 from langgraph_supervisor_pro.review.risks import Risk, declared_always_review, declared_risk
@@ -238,11 +241,20 @@ class ToolGuard(AgentMiddleware):
         )
 
     def _reviewed(self, review: _Review) -> _Run | _Done:
-        decision = request_review(
-            self._payload(review), escalation_timeout=self.policy.review_timeout
+        answer = request_review_answer(
+            self._payload(review), escalation_timeout=self.policy.review_timeout, policy=self.policy
         )
+        decision = answer.decision
         call = review.request.tool_call
-        note = {"risk": review.risk, "tier": review.tier, "decision": decision.type}
+        hop = hop_context(_config_of(review.request))
+        note = {
+            "risk": review.risk,
+            "tier": review.tier,
+            "decision": decision.type,
+            "answer": answer.entry(
+                turn=hop.turn if hop is not None else 1, step=hop.step if hop is not None else None
+            ),
+        }
         if isinstance(decision, EditDecision):
             edited = cast(ToolCall, {**call, "args": dict(decision.edited_action.args)})
             if decision.edited_action.name != call["name"]:

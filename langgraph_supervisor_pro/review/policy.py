@@ -25,6 +25,12 @@ which also maps tools to risk levels. Each review has a deadline
 (`ReviewPolicy.deadline`); past it, the sweep applies `ReviewPolicy.on_timeout`:
 reject (the default, fail closed) or escalate to the `escalate_to` reviewer group.
 
+Who may answer a review: without a rule, anyone (every answer still records who gave
+it, when it names someone). `ReviewPolicy.members` (group -> identities, also in the
+policy file) and `ReviewPolicy.may_answer` (a function of the identity and the
+`PendingReview`) restrict each review to its group; `reviewer_refusal` says why an
+identity may not answer, and the gates, the review desk and `server_auth` all apply it.
+
 Example:
     A policy file, `policy.toml`:
 
@@ -34,6 +40,11 @@ Example:
     review_timeout = 3600
     on_timeout = "escalate"
     escalate_to = "finance-leads"
+    reviewers = "finance"
+
+    [members]
+    finance = ["alice", "bob"]
+    finance-leads = ["carol"]
 
     [risks]
     lookup_order = "low"
@@ -58,7 +69,7 @@ import difflib
 import json
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -73,16 +84,19 @@ from langgraph_supervisor_pro.review.risks import RISK_LEVELS, Risk, _choices, c
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review.confirm import ConfirmCheck
+    from langgraph_supervisor_pro.review.desk import PendingReview
 
 __all__ = [
     "ACTIONS",
     "AUTONOMY_CONFIG_KEY",
     "AUTONOMY_ENV",
     "POLICY_FILE_ENV",
+    "SWEEP_REVIEWER",
     "TIERS",
     "Action",
     "OnTimeout",
     "ReviewPolicy",
+    "ReviewerCheck",
     "Tier",
     "decide",
     "strictest_tier",
@@ -112,6 +126,14 @@ AUTONOMY_ENV = "LGSP_AUTONOMY"
 POLICY_FILE_ENV = "LGSP_POLICY_FILE"
 """The environment variable holding the path of the deployment's policy file."""
 
+SWEEP_REVIEWER = "lgsp:sweep"
+"""The identity the deadline sweep answers as. It may always apply a review's own
+`on_timeout` (reject it, or escalate it to its `escalate_to` group), whoever the review's
+reviewers are; `server_auth` refuses users whose identity starts with `lgsp:`."""
+
+ReviewerCheck: TypeAlias = "Callable[[str, PendingReview], bool]"
+"""`ReviewPolicy.may_answer`: whether an identity may answer a pending review."""
+
 _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
     {
         "manual": MappingProxyType({"low": "run", "medium": "review", "high": "review"}),
@@ -122,6 +144,7 @@ _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
 _ON_TIMEOUT: tuple[OnTimeout, ...] = ("reject", "escalate")
 _MAX_REVIEW_TIMEOUT = 10 * 365 * 86400.0  # ten years: deadlines stay far inside datetime's range
 _NO_MAPPING: Mapping[str, Risk] = MappingProxyType({})
+_CODE = ("confirm", "may_answer")  # fields that are code: not in the policy file
 _FILE_KEYS = (
     "tier",
     "risks",
@@ -130,7 +153,9 @@ _FILE_KEYS = (
     "on_timeout",
     "escalate_to",
     "reviewers",
+    "members",
 )
+_RESERVED_PREFIX = "lgsp:"
 
 
 def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
@@ -279,7 +304,72 @@ def _check_fields(values: Mapping[str, Any], label: Callable[[str], str]) -> dic
             f"{label('escalate_to')}: on_timeout is 'escalate' but escalate_to is not set; "
             "name the reviewer group expired reviews go to, or set on_timeout to 'reject'"
         )
+    out["members"] = _check_members(values["members"], label("members"))
+    groups = out["members"]
+    if groups:
+        for key in ("reviewers", "escalate_to"):
+            group = out[key]
+            if group is not None and group not in groups:
+                raise ValueError(
+                    f"{label('members')}: the reviewer group {group!r} ({key}) has no members, "
+                    f"so nobody could answer its reviews; add it to members or set {key} to "
+                    f"one of {_choices(tuple(groups))}"
+                )
     return out
+
+
+def _check_members(members: object, where: str) -> Mapping[str, frozenset[str]]:
+    """Validate `members`: reviewer group -> the identities that may answer its reviews."""
+    fix = 'give a mapping of reviewer group to identities, e.g. {"support": ["alice", "bob"]}'
+    if not isinstance(members, Mapping):
+        raise ValueError(f"{where}: got {type(members).__name__}; {fix}")
+    checked: dict[str, frozenset[str]] = {}
+    for group, identities in members.items():
+        if not isinstance(group, str) or not group.strip():
+            raise ValueError(f"{where}: got the group name {group!r}; {fix}")
+        if isinstance(identities, str) or not isinstance(identities, Iterable):
+            raise ValueError(
+                f"{where}[{group!r}]: got {identities!r}; give a list of identities "
+                f'(e.g. ["alice"])'
+            )
+        names = list(identities)
+        if not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(
+                f"{where}[{group!r}]: got {names!r}; give a non-empty list of identities "
+                "(the users who may answer the group's reviews)"
+            )
+        reserved = [n for n in names if n.strip().startswith(_RESERVED_PREFIX)]
+        if reserved:
+            raise ValueError(
+                f"{where}[{group!r}]: {reserved[0]!r} starts with {_RESERVED_PREFIX!r}, which "
+                f"is reserved for the package's own reviewers (the sweep is {SWEEP_REVIEWER!r} "
+                "and may always apply on_timeout); give user identities"
+            )
+        checked[group.strip()] = frozenset(n.strip() for n in names)
+    return MappingProxyType(checked)
+
+
+def _check_may_answer(may_answer: object) -> None:
+    if may_answer is None:
+        return
+    if isinstance(may_answer, Runnable | str | type) or not callable(may_answer):
+        raise TypeError(
+            f"ReviewPolicy.may_answer: got {type(may_answer).__name__}; give a function "
+            "taking the reviewer's identity and the PendingReview and returning True when "
+            "they may answer it, or None (no rule: anyone may answer)"
+        )
+
+
+def _decision_fields(decision: object) -> tuple[str | None, str | None]:
+    """A decision's type and, for an escalation, its target group (a model or a dict)."""
+    if isinstance(decision, Mapping):
+        kind, to = decision.get("type"), decision.get("to")
+    else:
+        kind, to = getattr(decision, "type", None), getattr(decision, "to", None)
+    return (
+        kind if isinstance(kind, str) else None,
+        to if isinstance(to, str) else None,
+    )
 
 
 def _check_confirm(confirm: object) -> None:
@@ -365,12 +455,22 @@ class ReviewPolicy:
     confirm: ConfirmCheck | None = None
     """The supervised tier's check for medium actions (see `confirm_action`); with None,
     medium actions go to a human (fail closed)."""
+    members: Mapping[str, Collection[str]] = field(default_factory=lambda: MappingProxyType({}))
+    """Reviewer group -> the identities that may answer its reviews. Empty (the default):
+    no rule. Set, a review may be answered only by a member of its group (`reviewers`,
+    or the group it was escalated to), and `reviewers` and `escalate_to` must be groups
+    of it. Stored read-only, each group's identities as a `frozenset`."""
+    may_answer: ReviewerCheck | None = None
+    """A rule of your own: `may_answer(identity, review)` returns True when `identity` may
+    answer the `PendingReview` (a refusal too when it raises). With `members` as well,
+    both must allow. None (the default): no rule of this kind."""
 
     def __post_init__(self) -> None:
-        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "confirm"}
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _CODE}
         for name, value in _check_fields(values, lambda key: f"ReviewPolicy.{key}").items():
             object.__setattr__(self, name, value)
         _check_confirm(self.confirm)
+        _check_may_answer(self.may_answer)
 
     # -- loading ------------------------------------------------------------------------
 
@@ -381,8 +481,9 @@ class ReviewPolicy:
         The keys are `tier`, `risks` (a table of tool name -> level), `always_review`
         (a list of tool names), `review_timeout` (seconds), `on_timeout`,
         `escalate_to` and `reviewers`; all are optional. A key present in the file
-        replaces that field of `base` (or of the defaults); `confirm` (code, not
-        configuration) is kept from `base`.
+        replaces that field of `base` (or of the defaults); `confirm` and `may_answer`
+        (code, not configuration) are kept from `base`. `members` is a table of reviewer
+        group -> list of identities.
 
         Args:
             path: A `.json` or `.toml` file.
@@ -406,7 +507,7 @@ class ReviewPolicy:
         file = Path(path)
         data = _read_policy_file(file)
         start = base if base is not None else cls()
-        values = {f.name: getattr(start, f.name) for f in fields(start) if f.name != "confirm"}
+        values = {f.name: getattr(start, f.name) for f in fields(start) if f.name not in _CODE}
         values.update(data)
         checked = _check_fields(values, lambda key: f"policy file {file}: key {key!r}")
         return replace(start, **{key: checked[key] for key in data})
@@ -593,3 +694,93 @@ class ReviewPolicy:
                 "time, e.g. datetime.now(UTC)"
             )
         return (start + timedelta(seconds=self.review_timeout)).astimezone(UTC)
+
+    # -- who may answer ---------------------------------------------------------------------
+
+    @property
+    def restricts_reviewers(self) -> bool:
+        """Whether the policy has a rule on who may answer (`members` or `may_answer`).
+
+        Example:
+            >>> ReviewPolicy().restricts_reviewers
+            False
+            >>> ReviewPolicy(reviewers="ops", members={"ops": ["alice"]}).restricts_reviewers
+            True
+        """
+        return self.may_answer is not None or bool(self.members)
+
+    def reviewer_refusal(
+        self,
+        reviewer: str | None,
+        review: PendingReview,
+        *,
+        decision: object = None,
+    ) -> str | None:
+        """Why `reviewer` may not answer `review`, or None when they may.
+
+        Without a rule (`members`, `may_answer`) anyone may answer, even anonymously.
+        With one, an answer must name its reviewer, who must be a member of the review's
+        current group (`review.reviewers`: the policy's `reviewers`, or the group it was
+        escalated to) and pass `may_answer`. The sweep (`SWEEP_REVIEWER`) may always
+        apply the review's own `on_timeout`: reject it, or escalate it to its
+        `escalate_to` group.
+
+        Args:
+            reviewer: Who answers (an identity), or None when the answer names nobody.
+            review: The pending review.
+            decision: The decision (a `ReviewDecision` or its dict), for the sweep's rule.
+
+        Returns:
+            A one-line reason, or None.
+
+        Example:
+            >>> from langgraph_supervisor_pro.review.desk import PendingReview
+            >>> from langgraph_supervisor_pro.review.gate import review_payload
+            >>> review = PendingReview.from_payload(review_payload(
+            ...     kind="tool", action="refund", args={}, description="Refund",
+            ...     allowed=["approve"], context={"reviewers": "support"}),
+            ...     thread_id="t1", interrupt_id="ab12")
+            >>> policy = ReviewPolicy(reviewers="support", members={"support": ["alice"]})
+            >>> policy.reviewer_refusal("alice", review) is None
+            True
+            >>> print(policy.reviewer_refusal("mallory", review))  # doctest: +ELLIPSIS
+            'mallory' may not answer review ab12 (tool 'refund'): not a member of the ...
+        """
+        if not self.restricts_reviewers:
+            return None
+        where = f"review {review.interrupt_id} ({review.kind} {review.action!r})"
+        who = reviewer.strip() if isinstance(reviewer, str) else ""
+        group = review.reviewers
+        if not who:
+            return (
+                f"the answer to {where} names no reviewer, and its reviewer group "
+                f"{group!r} is restricted; answer as one of its members"
+            )
+        kind, to = _decision_fields(decision)
+        if who == SWEEP_REVIEWER and (
+            kind == "reject"
+            or (kind == "escalate" and to is not None and to == review.context.get("escalate_to"))
+        ):
+            return None
+        if self.members:
+            allowed = self.members.get(group) if group is not None else None
+            if allowed is None:
+                return (
+                    f"{who!r} may not answer {where}: its reviewer group {group!r} has no "
+                    "members in the review policy"
+                )
+            if who not in allowed:
+                return (
+                    f"{who!r} may not answer {where}: not a member of the reviewer group {group!r}"
+                )
+        if self.may_answer is not None:
+            try:
+                ok = self.may_answer(who, review)
+            except Exception as exc:  # fail closed
+                return (
+                    f"{who!r} may not answer {where}: the may_answer rule raised "
+                    f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+                )
+            if ok is not True:
+                return f"{who!r} may not answer {where}: refused by the policy's may_answer rule"
+        return None

@@ -433,9 +433,12 @@ def test_in_the_manual_tier_each_branch_has_its_own_dispatch_review():
     out = app.invoke(
         Command(
             resume={
-                pending["dispatch:a"].id: {"decisions": [{"type": "approve"}]},
-                pending["dispatch:b"].id: {"decisions": [edit]},
-                pending["dispatch:c"].id: {"decisions": [{"type": "reject", "message": "no"}]},
+                pending["dispatch:a"].id: {"decisions": [{"type": "approve"}], "reviewer": "ann"},
+                pending["dispatch:b"].id: {"decisions": [edit], "reviewer": "bob"},
+                pending["dispatch:c"].id: {
+                    "decisions": [{"type": "reject", "message": "no"}],
+                    "reviewer": "cy",
+                },
             }
         ),
         config,
@@ -445,6 +448,33 @@ def test_in_the_manual_tier_each_branch_has_its_own_dispatch_review():
     assert by_worker["b"]["instructions"] == "only the summary"
     assert by_worker["c"]["status"] == "failed"
     assert by_worker["c"]["error"] == "dispatch rejected by the reviewer: no"
+    # Each branch's review step recorded its own answer, in the same super-step.
+    assert sorted(
+        (r["action"], r["step"], r["decision"], r["reviewer"], r["interrupt_id"])
+        for r in out["reviews"]
+    ) == [
+        (
+            "dispatch:a",
+            pending["dispatch:a"].value["context"]["step"],
+            "approve",
+            "ann",
+            pending["dispatch:a"].id,
+        ),
+        (
+            "dispatch:b",
+            pending["dispatch:b"].value["context"]["step"],
+            "edit",
+            "bob",
+            pending["dispatch:b"].id,
+        ),
+        (
+            "dispatch:c",
+            pending["dispatch:c"].value["context"]["step"],
+            "reject",
+            "cy",
+            pending["dispatch:c"].id,
+        ),
+    ]
 
 
 def test_a_manual_branch_answered_alone_waits_for_its_siblings():
@@ -472,6 +502,11 @@ def test_a_manual_branch_answered_alone_waits_for_its_siblings():
     assert calls == [name]
     other = next(e for e in out["ledger"] if e["worker"] != name)
     assert other["status"] == "failed" and "not the worker" in other["error"]
+    # Answered in two runs, both recorded once.
+    assert [(r["interrupt_id"], r["decision"]) for r in out["reviews"]] == [
+        (first.id, "approve"),
+        (second.id, "edit"),
+    ]
 
 
 # -- compaction before a fan-out -------------------------------------------------------------

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import sys
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,8 @@ from langgraph_supervisor_pro.testing import ScriptedChatModel
 
 LOG = Path({log!r})
 POLICY = ReviewPolicy(tier="supervised", review_timeout={timeout!r}, reviewers="support",
-                      on_timeout={on_timeout!r}, escalate_to={escalate_to!r})
+                      on_timeout={on_timeout!r}, escalate_to={escalate_to!r},
+                      members={members!r})
 
 
 @tool
@@ -97,6 +99,7 @@ class Setup:
                 timeout=policy.get("timeout", 3600),
                 on_timeout=policy.get("on_timeout", "reject"),
                 escalate_to=policy.get("escalate_to"),
+                members=policy.get("members", {}),
             )
         )
         self.db_file = tmp_path / "runs.db"
@@ -130,8 +133,12 @@ class Setup:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
 
-def lgsp(*args: str, env: dict[str, str] | None = None):
-    return CliRunner().invoke(app, list(args), env={**WIDE, **(env or {})})
+CLEAN: dict[str, str | None] = {"LGSP_REVIEWER": None, "LGSP_POLICY_FILE": None}
+"""The deployment's settings the review commands read, unset unless a test sets them."""
+
+
+def lgsp(*args: str, env: dict[str, str | None] | None = None):
+    return CliRunner().invoke(app, list(args), env={**WIDE, **CLEAN, **(env or {})})
 
 
 def flat(text: str) -> str:
@@ -355,6 +362,143 @@ def test_sweep_escalates_then_rejects(tmp_path):
     assert setup.refunds() == []
 
 
+# ----------------------------------------------------------------------- who answers
+
+MEMBERS = {"support": ["alice", "bob"]}
+
+
+def checkpoint_id(setup: Setup, thread: str = "t1") -> str:
+    return str(setup.state(thread).config["configurable"]["checkpoint_id"])
+
+
+def test_the_reviewer_is_recorded_with_the_answer(setup):
+    setup.pause("t1")
+    base = ["review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1"]
+    out = flat(ok(lgsp(*base, "--as", "alice")))
+    assert "on thread t1 as alice." in out and "Run status: done." in out
+    (record,) = setup.state("t1").values["reviews"]
+    assert (record["reviewer"], record["decision"], record["action"]) == (
+        "alice",
+        "approve",
+        "refund",
+    )
+    assert datetime.fromisoformat(record["answered_at"]).utcoffset() == timedelta(0)
+
+
+def test_the_reviewer_comes_from_lgsp_reviewer_unless_as_says_otherwise(setup):
+    setup.pause("t1")
+    setup.pause("t2")
+    base = ["review", "reject", "--db", setup.db, "--graph", setup.spec, "--json"]
+    report = json.loads(ok(lgsp(*base, "--thread", "t1", env={"LGSP_REVIEWER": "bob"})))
+    assert report["reviewer"] == "bob"
+    report = json.loads(
+        ok(lgsp(*base, "--thread", "t2", "--as", "alice", env={"LGSP_REVIEWER": "bob"}))
+    )
+    assert report["reviewer"] == "alice"
+    assert [setup.state(t).values["reviews"][0]["reviewer"] for t in ("t1", "t2")] == [
+        "bob",
+        "alice",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("who", "says"),
+    [
+        ("lgsp:sweep", "--as (or LGSP_REVIEWER): 'lgsp:sweep' starts with 'lgsp:'"),
+        ("  ", "--as (or LGSP_REVIEWER): got '  '; give the identity of who answers"),
+    ],
+)
+def test_a_bad_reviewer_is_a_usage_error(setup, who, says):
+    setup.pause("t1")
+    before = checkpoint_id(setup)
+    result = lgsp(
+        "review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1",
+        "--as", who,
+    )  # fmt: skip
+    fails(result, 2, "Error:", says)
+    assert checkpoint_id(setup) == before and setup.refunds() == []
+
+
+def _policy_file(tmp_path: Path) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text('reviewers = "support"\n[members]\nsupport = ["alice", "bob"]\n')
+    return path
+
+
+@pytest.mark.parametrize("how", ["--policy", "LGSP_POLICY_FILE"])
+def test_a_reviewer_the_policy_file_refuses_is_refused_before_the_run_is_touched(setup, how):
+    setup.pause("t1")  # the graph's own policy has no rule: only the file's applies
+    before = checkpoint_id(setup)
+    policy = _policy_file(setup.tmp_path)
+    base = ["review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1"]
+    options, env = (
+        (["--policy", str(policy)], {}) if how == "--policy" else ([], {how: str(policy)})
+    )
+    result = lgsp(*base, *options, "--as", "mallory", env=env)
+    out = fails(
+        result,
+        2,
+        "Error: 'mallory' may not answer review",
+        "not a member of the reviewer group 'support' (the run was not changed)",
+    )
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert "Traceback" not in out
+    assert checkpoint_id(setup) == before and setup.refunds() == []
+    assert setup.state("t1").values.get("reviews", []) == []
+    ok(lgsp(*base, *options, "--as", "bob", env=env))
+    assert setup.refunds() == [{"order_id": "O-7", "amount": 30}]
+
+
+def test_the_graphs_own_policy_refuses_without_a_policy_file(tmp_path):
+    setup = Setup(tmp_path, members=MEMBERS)
+    setup.pause("t1")
+    before = checkpoint_id(setup)
+    base = ["review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1"]
+    for extra in (["--as", "mallory"], []):
+        result = lgsp(*base, *extra)
+        fails(result, 2, "Error:", "the run is paused on the same review")
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert checkpoint_id(setup) == before and setup.refunds() == []
+    (review,) = json.loads(ok(lgsp("review", "list", "--db", setup.db, "--json")))
+    assert "names no reviewer" in review["invalid_answer"]
+    ok(lgsp(*base, "--as", "alice"))
+    assert setup.refunds() == [{"order_id": "O-7", "amount": 30}]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("tier = 'fast'\n", "--policy: policy file"),
+        ("[members]\nsupport = 'alice'\n", "key 'members'['support']"),
+    ],
+)
+def test_a_bad_policy_file_is_a_usage_error(setup, content, says):
+    setup.pause("t1")
+    bad = setup.tmp_path / "bad.toml"
+    bad.write_text(content)
+    base = ["review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1"]
+    fails(lgsp(*base, "--policy", str(bad), "--as", "alice"), 2, "Error:", says)
+    fails(lgsp(*base, "--policy", str(setup.tmp_path / "none.toml")), 2, "--policy:")
+    assert setup.refunds() == []
+
+
+def test_the_sweep_answers_as_itself(tmp_path):
+    setup = Setup(tmp_path, members=MEMBERS)
+    setup.pause("t1")
+    ok(
+        lgsp(
+            "review", "sweep", "--db", setup.db, "--graph", setup.spec,
+            "--now", "2100-01-01T00:00:00+00:00",
+        )
+    )  # fmt: skip
+    (record,) = setup.state("t1").values["reviews"]
+    assert (record["reviewer"], record["answered_at"], record["decision"]) == (
+        "lgsp:sweep",
+        "2100-01-01T00:00:00+00:00",
+        "reject",
+    )
+
+
 # ----------------------------------------------------------------------- errors
 
 
@@ -451,8 +595,9 @@ def test_help_lists_the_review_commands():
     for command in ("list", "approve", "reject", "edit", "respond", "sweep"):
         assert command in sub
     approve_help = flat(ok(lgsp("review", "approve", "--help")))
-    for option in ("--db", "--graph", "--thread", "--id", "--json"):
+    for option in ("--db", "--graph", "--thread", "--id", "--as", "--policy", "--json"):
         assert option in approve_help
+    assert "LGSP_REVIEWER" in approve_help
 
 
 # ----------------------------------------------------------------------- Postgres

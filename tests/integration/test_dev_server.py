@@ -9,100 +9,21 @@ xray, a thread, a run to the review three levels down, a refused answer, a good 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.integration._devserver import serve
+
 pytestmark = pytest.mark.integration
-
-APP = Path(__file__).resolve().parent / "_studio"
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 120.0
-"""Seconds `langgraph dev` gets to import the graph and answer /ok."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _cli() -> Path:
-    cli = Path(sys.executable).parent / "langgraph"
-    if not cli.exists():
-        pytest.skip(
-            "`langgraph` CLI not installed next to this Python; install the [dev] or "
-            "[studio] extra (langgraph-cli[inmem])"
-        )
-    return cli
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a `langgraph dev` server serving the tree; stopped afterwards."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("dev") / "server.log"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-        ),
-        "LANGSMITH_TRACING": "false",
-        "LANGCHAIN_TRACING_V2": "false",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(_cli()),
-                "dev",
-                "--no-browser",
-                "--no-reload",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--config",
-                str(APP / "langgraph.json"),
-            ],
-            cwd=APP,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"langgraph dev exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    with serve("langgraph.json", tmp_path_factory.mktemp("dev") / "server.log") as url:
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
 
 
 def _run(coro: Any) -> Any:
@@ -203,6 +124,15 @@ def test_a_review_pauses_refuses_a_bad_answer_and_resumes_at_any_depth(
         assert out["status"] == "done"
         assert [(e["worker"], e["status"]) for e in out["ledger"]] == [(PATHS[graph][0], "success")]
         assert out["messages"][-1]["content"] == "Rolled back the database service."
+        # The answer is recorded at the root, wherever it paused; nobody was named (no
+        # auth, no reviewer in the answer).
+        (record,) = out["reviews"]
+        assert (record["interrupt_id"], record["path"], record["decision"]) == (
+            pending["id"],
+            PATHS[graph],
+            "approve",
+        )
+        assert record["reviewer"] is None and record["answered_at"]
 
     _run(go())
 

@@ -36,12 +36,14 @@ from langgraph_supervisor_pro.review.desk import (
     PendingReview,
     Reject,
     Respond,
+    ReviewerNotAllowedError,
     ReviewError,
     ReviewNotFoundError,
     alist_reviews,
     aresolve_review,
     asweep_reviews,
     check_decision,
+    check_reviewer,
     get_review,
     is_review_payload,
     list_reviews,
@@ -56,7 +58,9 @@ from langgraph_supervisor_pro.review.gate import (
     request_review,
     review_payload,
 )
+from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from tests._helpers import task_errors
 
 TASK = "Refund order O-7: it arrived broken"
 ARGS = {"order_id": "O-7", "amount": 30}
@@ -715,6 +719,216 @@ def test_the_sweep_rejects_an_expired_dispatch(saver):
     assert ledger[0]["error"] == f"dispatch rejected by the reviewer: {action.message}"
 
 
+# ----------------------------------------------------------------------- who answers
+
+MEMBERS = {"support": ["alice", "bob"], "leads": ["carol"]}
+
+
+def members_policy(**extra: Any) -> ReviewPolicy:
+    return ReviewPolicy(
+        tier="supervised", review_timeout=3600, reviewers="support", members=MEMBERS, **extra
+    )
+
+
+def test_every_answer_records_who_gave_it_and_when(saver):
+    app, _, thread_id, _ = paused_billing(saver)
+    (review,) = list_reviews(saver)
+    before = datetime.now(UTC)
+    out = resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="  alice ")
+    after = datetime.now(UTC)
+    assert out["status"] == "done" and RAN == [ARGS]
+    (record,) = out["reviews"]
+    assert record == {
+        "turn": 1,
+        "step": 1,
+        "interrupt_id": review.interrupt_id,
+        "kind": "tool",
+        "action": "refund",
+        "worker": "billing",
+        "path": ["billing"],
+        "decision": "approve",
+        "reviewer": "alice",
+        "reviewers": "default",
+        "answered_at": record["answered_at"],
+        "escalations": [],
+    }
+    answered = datetime.fromisoformat(record["answered_at"])
+    assert answered.utcoffset() == timedelta(0) and before <= answered <= after
+    # Stored with the run: read back through the checkpointer.
+    assert app.get_state(config_for(thread_id)).values["reviews"] == [record]
+
+
+def test_an_answer_without_a_reviewer_is_recorded_as_anonymous(saver):
+    app, _, thread_id, _ = paused_billing(saver)
+    out = resolve_review(app, thread_id=thread_id, decision=Reject(message="no"))
+    (record,) = out["reviews"]
+    assert (record["decision"], record["reviewer"]) == ("reject", None)
+
+
+def test_without_a_rule_anyone_may_answer():
+    policy = ReviewPolicy(tier="supervised", review_timeout=3600)
+    app, _, thread_id, _ = paused_billing(InMemorySaver(), policy)
+    out = resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="x", policy=policy)
+    assert out["status"] == "done" and out["reviews"][0]["reviewer"] == "x"
+
+
+@pytest.mark.parametrize("who", ["mallory", "carol", None])
+def test_the_desk_refuses_a_reviewer_the_policy_refuses_before_touching_the_run(saver, who):
+    policy = members_policy()
+    app, _, thread_id, _ = paused_billing(saver, policy)
+    frozen = frozen_state(app, saver, thread_id)
+    with pytest.raises(ReviewerNotAllowedError) as caught:
+        resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer=who, policy=policy)
+    message = str(caught.value)
+    assert "\n" not in message and message.endswith("(the run was not changed)")
+    if who is None:
+        assert "names no reviewer" in message
+    else:
+        assert f"{who!r} may not answer review" in message
+        assert "not a member of the reviewer group 'support'" in message
+    assert caught.value.reviewer == who and caught.value.review.reviewers == "support"
+    assert isinstance(caught.value, ReviewError) and isinstance(caught.value, PermissionError)
+    assert frozen_state(app, saver, thread_id) == frozen
+    assert RAN == []
+    out = resolve_review(
+        app, thread_id=thread_id, decision=Approve(), reviewer="bob", policy=policy
+    )
+    assert out["status"] == "done" and out["reviews"][0]["reviewer"] == "bob"
+
+
+def test_the_graphs_own_gate_refuses_when_the_desk_is_not_given_the_policy(saver):
+    app, _, thread_id, _ = paused_billing(saver, members_policy())
+    (review,) = list_reviews(saver)
+    checkpoint = app.get_state(config_for(thread_id)).config["configurable"]["checkpoint_id"]
+    with pytest.raises(ReviewerNotAllowedError, match="the run is paused on the same review"):
+        resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="mallory")
+    snapshot = app.get_state(config_for(thread_id))
+    assert snapshot.config["configurable"]["checkpoint_id"] == checkpoint
+    (again,) = list_reviews(saver)
+    assert again.interrupt_id == review.interrupt_id
+    assert "'mallory' may not answer review" in (again.invalid_answer or "")
+    assert RAN == [] and task_errors(app.get_state(config_for(thread_id), subgraphs=True)) == []
+    out = resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="alice")
+    assert out["status"] == "done" and RAN == [ARGS]
+    assert [r["reviewer"] for r in out["reviews"]] == ["alice"]
+
+
+@pytest.mark.parametrize(
+    ("who", "says"),
+    [
+        ("", "give the identity of who answers"),
+        ("   ", "give the identity of who answers"),
+        (42, "give the identity of who answers"),
+        ("x" * 201, "give at most 200"),
+        ("lgsp:sweep", "reserved for the package's own reviewers"),
+    ],
+)
+def test_bad_reviewer_identities_are_refused_before_the_run_is_read(who, says):
+    app, _, thread_id, _ = paused_billing(InMemorySaver())
+    with pytest.raises(ValueError, match="resolve_review\\(reviewer\\)") as caught:
+        resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer=who)
+    assert says in str(caught.value)
+    assert check_reviewer(" bob ") == "bob" and check_reviewer(None) is None
+    with pytest.raises(ValueError, match=r"^--as: "):
+        check_reviewer("", where="--as")
+
+
+def test_the_sweep_answers_as_itself_at_its_time_even_for_a_restricted_group(saver):
+    policy = members_policy(on_timeout="escalate", escalate_to="leads")
+    app, _, thread_id, _ = paused_billing(saver, policy)
+    (first,) = list_reviews(saver)
+    moment = datetime.now(UTC) + timedelta(days=1)
+    (action,) = sweep_reviews(app, saver, now=moment)
+    assert action.action == "escalate" and action.error is None
+    (second,) = list_reviews(saver)
+    (escalation,) = second.escalations
+    assert (escalation["by"], escalation["at"]) == (SWEEP_REVIEWER, moment.isoformat())
+    # The review is now the leads': support's alice may no longer answer it, carol may.
+    with pytest.raises(ReviewerNotAllowedError, match="not a member of the reviewer group 'leads'"):
+        resolve_review(
+            app, thread_id=thread_id, decision=Approve(), reviewer="alice", policy=policy
+        )
+    with pytest.raises(ReviewerNotAllowedError, match="the run is paused on the same review"):
+        resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="alice")
+    out = resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer="carol")
+    assert out["status"] == "done" and RAN == [ARGS]
+    (record,) = out["reviews"]
+    assert (record["reviewer"], record["reviewers"], record["interrupt_id"]) == (
+        "carol",
+        "leads",
+        second.interrupt_id,
+    )
+    assert record["interrupt_id"] != first.interrupt_id
+    assert [(e["from"], e["to"], e["by"]) for e in record["escalations"]] == [
+        ("support", "leads", SWEEP_REVIEWER)
+    ]
+
+
+def test_the_sweep_rejects_a_restricted_review_as_itself(saver):
+    app, _, _, _ = paused_billing(saver, members_policy())
+    moment = datetime.now(UTC) + timedelta(days=1)
+    (action,) = sweep_reviews(app, saver, now=moment)
+    assert action.action == "reject" and action.result["status"] == "done"
+    (record,) = action.result["reviews"]
+    assert (record["reviewer"], record["answered_at"], record["decision"]) == (
+        SWEEP_REVIEWER,
+        moment.isoformat(),
+        "reject",
+    )
+
+
+def test_dispatch_reviews_are_recorded_by_the_review_step(saver):
+    app = manual_team().compile(checkpointer=saver)
+    app.invoke({"messages": [("user", "Cats")]}, config_for("audit-1", autonomy="manual"))
+    first = get_review(app, thread_id="audit-1")
+    resolve_review(app, thread_id="audit-1", decision=Approve(), reviewer="alice")
+    second = get_review(app, thread_id="audit-1")
+    out = resolve_review(
+        app, thread_id="audit-1", decision=Reject(message="no report"), reviewer="bob"
+    )
+    assert out["status"] == "done"
+    assert [
+        (r["kind"], r["action"], r["step"], r["decision"], r["reviewer"], r["interrupt_id"])
+        for r in out["reviews"]
+    ] == [
+        ("dispatch", "dispatch:researcher", 1, "approve", "alice", first.interrupt_id),
+        ("dispatch", "dispatch:writer", 2, "reject", "bob", second.interrupt_id),
+    ]
+    assert [r["path"] for r in out["reviews"]] == [["researcher"], ["writer"]]
+
+
+@pytest.mark.parametrize(
+    ("decision", "reviewer"),
+    [
+        (Edit(args={"instructions": "Only naps."}), "alice"),
+        (Respond(message="Cats sleep a lot."), "bob"),
+        (Edit(args={}, name="dispatch:nobody"), "carol"),
+    ],
+)
+def test_every_dispatch_decision_is_recorded(decision, reviewer):
+    app = manual_team().compile(checkpointer=InMemorySaver())
+    app.invoke({"messages": [("user", "Cats")]}, config_for("audit-2", autonomy="manual"))
+    out = resolve_review(app, thread_id="audit-2", decision=decision, reviewer=reviewer)
+    record = (out.get("reviews") or app.get_state(config_for("audit-2")).values["reviews"])[0]
+    assert (record["decision"], record["reviewer"]) == (
+        "edit" if isinstance(decision, Edit) else "respond",
+        reviewer,
+    )
+
+
+def test_the_manual_tiers_dispatch_review_applies_the_policy():
+    workers = [Worker(name="researcher", description="Finds facts.", agent=research)]
+    policy = ReviewPolicy(tier="manual", reviewers="support", members=MEMBERS)
+    app = create_supervisor(
+        workers, router=lambda v: "FINISH" if v.ledger else "researcher", review=policy
+    ).compile(checkpointer=InMemorySaver())
+    app.invoke({"messages": [("user", "Cats")]}, config_for("audit-3"))
+    with pytest.raises(ReviewerNotAllowedError, match="'carol' may not answer review"):
+        resolve_review(app, thread_id="audit-3", decision=Approve(), reviewer="carol")
+    out = resolve_review(app, thread_id="audit-3", decision=Approve(), reviewer="alice")
+    assert out["status"] == "done" and out["reviews"][0]["reviewer"] == "alice"
+
+
 # ----------------------------------------------------------------------- async
 
 
@@ -730,8 +944,17 @@ async def _async_flow(saver) -> None:
     assert await alist_reviews(saver, graph=app) == reviews
     assert [r.thread_id for r in await alist_reviews(saver, thread_ids=["x2"])] == ["x2"]
 
-    out = await aresolve_review(app, thread_id="x1", decision=Approve())
+    out = await aresolve_review(app, thread_id="x1", decision=Approve(), reviewer="alice")
     assert out["status"] == "done" and RAN == [ARGS]
+    assert [r["reviewer"] for r in out["reviews"]] == ["alice"]
+    with pytest.raises(ReviewerNotAllowedError, match="group 'default' has no members"):
+        await aresolve_review(
+            app,
+            thread_id="x2",
+            decision=Approve(),
+            reviewer="mallory",
+            policy=ReviewPolicy(reviewers="support", members={"support": ["alice"]}),
+        )
     out = await aresolve_review(app, thread_id="x2", decision=Reject(message="no"))
     assert out["status"] == "done" and RAN == [ARGS]
     with pytest.raises(InvalidDecisionError, match="'nope' is not allowed"):
@@ -741,6 +964,7 @@ async def _async_flow(saver) -> None:
     assert (action.thread_id, action.action, action.to) == ("x3", "escalate", "leads")
     (again,) = await asweep_reviews(app, saver, now=datetime.now(UTC) + timedelta(hours=2))
     assert again.action == "reject"
+    assert [r["reviewer"] for r in again.result["reviews"]] == [SWEEP_REVIEWER]
     assert await alist_reviews(saver) == [] and RAN == [ARGS]
 
 

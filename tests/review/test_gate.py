@@ -1,6 +1,7 @@
 import asyncio
 import logging
 import uuid
+from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 import pytest
@@ -13,11 +14,15 @@ from langgraph.types import Command
 from pydantic import ValidationError
 
 from langgraph_supervisor_pro.review.gate import (
+    ApproveDecision,
+    ReviewAnswer,
     invalid_answer_summary,
     request_review,
+    request_review_answer,
     response_schema,
     review_payload,
 )
+from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER, ReviewPolicy
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import task_errors, without_invalid_answer
 
@@ -330,3 +335,233 @@ def test_an_escalation_reason_that_cannot_be_stored_is_recorded_replaced():
     assert second["context"]["reviewers"] == "le\ufffdads"
     (record,) = second["context"]["escalations"]
     assert (record["to"], record["reason"]) == ("le\ufffdads", "late\ufffd")
+
+
+# -- who answers, and who may -------------------------------------------------------------
+
+SUPPORT = ReviewPolicy(
+    reviewers="support", escalate_to="leads", members={"support": ["alice"], "leads": ["carol"]}
+)
+
+
+def answering_graph(policy=None, *, depth=1, answers=None):
+    """A node that asks for a review with `policy`; `answers` gets each `ReviewAnswer`."""
+
+    payload = _payload()
+    payload["context"]["escalate_to"] = "leads"
+
+    def node(state):
+        answer = request_review_answer(payload, escalation_timeout=3600, policy=policy)
+        if answers is not None:
+            answers.append(answer)
+        return {"out": answer.decision.type}
+
+    g = StateGraph(S)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    for level in range(depth - 1):
+        inner = g.compile()
+        g = StateGraph(S)
+        g.add_node(f"level{level}", inner)
+        g.add_edge(START, f"level{level}")
+    return g.compile(checkpointer=InMemorySaver())
+
+
+def test_the_response_schema_takes_who_answers_and_when():
+    schema = response_schema(["approve"])
+    parsed = schema.model_validate(
+        {
+            "decisions": [{"type": "approve"}],
+            "reviewer": " alice ",
+            "answered_at": "2030-01-01T10:00:00+01:00",
+        }
+    )
+    assert getattr(parsed, "reviewer") == "alice"  # noqa: B009
+    assert getattr(parsed, "answered_at").isoformat() == "2030-01-01T10:00:00+01:00"  # noqa: B009
+    assert {"reviewer", "answered_at", "decisions"} <= set(schema.model_json_schema()["properties"])
+    for bad in (
+        {"reviewer": ""},
+        {"reviewer": "   "},
+        {"reviewer": "x" * 201},
+        {"reviewer": 7},
+        {"answered_at": "2030-01-01T10:00:00"},  # naive
+        {"answered_at": "soon"},
+    ):
+        with pytest.raises(ValidationError):
+            schema.model_validate({"decisions": [{"type": "approve"}], **bad})
+
+
+def test_an_answer_carries_its_reviewer_and_time():
+    answers: list[ReviewAnswer] = []
+    app = answering_graph(answers=answers)
+    config = _thread()
+    (pending,) = app.invoke({"out": ""}, config)["__interrupt__"]
+    resume = {"decisions": [{"type": "approve"}], "reviewer": "alice"}
+    resume["answered_at"] = "2030-01-01T10:00:00+01:00"
+    app.invoke(Command(resume={pending.id: resume}), config)
+    (answer,) = answers
+    assert isinstance(answer.decision, ApproveDecision)
+    assert (answer.reviewer, answer.answered_at, answer.interrupt_id) == (
+        "alice",
+        "2030-01-01T09:00:00+00:00",  # in UTC
+        pending.id,
+    )
+    assert answer.review == pending.value
+    entry = answer.entry(turn=2, step=3)
+    assert entry == {
+        "turn": 2,
+        "step": 3,
+        "interrupt_id": pending.id,
+        "kind": "tool",
+        "action": "refund",
+        "worker": None,
+        "path": [],
+        "decision": "approve",
+        "reviewer": "alice",
+        "reviewers": "support",
+        "answered_at": "2030-01-01T09:00:00+00:00",
+        "escalations": [],
+    }
+
+
+def test_without_a_reviewer_the_answer_is_the_servers_authenticated_users():
+    answers: list[ReviewAnswer] = []
+    app = answering_graph(answers=answers)
+    # What langgraph-api puts in a run's config for its authenticated user.
+    config = {"configurable": {"thread_id": "auth-1", "langgraph_auth_user_id": "alice"}}
+    app.invoke({"out": ""}, config)
+    before = datetime.now(UTC)
+    app.invoke(Command(resume=APPROVE), config)
+    (answer,) = answers
+    assert answer.reviewer == "alice"
+    assert before <= datetime.fromisoformat(answer.answered_at) <= datetime.now(UTC)
+    # A reviewer named in the answer wins; an unauthenticated server user ("") is nobody.
+    answers.clear()
+    config = {"configurable": {"thread_id": "auth-2", "langgraph_auth_user_id": ""}}
+    app.invoke({"out": ""}, config)
+    app.invoke(Command(resume=APPROVE), config)
+    assert answers[0].reviewer is None
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("by_id", [False, True], ids=["plain", "by_id"])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ({**APPROVE, "reviewer": "mallory"}, "'mallory' may not answer review"),
+        ({**APPROVE, "reviewer": "carol"}, "not a member of the reviewer group 'support'"),
+        (APPROVE, "names no reviewer"),
+        (
+            {"decisions": [{"type": "escalate", "to": "leads"}], "reviewer": "carol"},
+            "'carol' may not answer review",
+        ),
+        (
+            {"decisions": [{"type": "approve"}], "reviewer": SWEEP_REVIEWER},
+            f"{SWEEP_REVIEWER!r} may not answer review",
+        ),
+    ],
+)
+def test_an_answer_by_someone_the_policy_refuses_pauses_again_on_the_same_review(
+    depth, by_id, answer, says
+):
+    answers: list[ReviewAnswer] = []
+    app = answering_graph(SUPPORT, depth=depth, answers=answers)
+    config = _thread()
+    (pending,) = app.invoke({"out": ""}, config)["__interrupt__"]
+    checkpoint = app.get_state(config).config["configurable"]["checkpoint_id"]
+
+    out = app.invoke(_resume(pending, answer, by_id), config)
+
+    (again,) = out["__interrupt__"]
+    assert again.id == pending.id
+    assert again.response_schema == pending.response_schema
+    assert without_invalid_answer(again.value) == pending.value
+    problem = again.value["context"]["invalid_answer"]
+    assert says in problem and "\n" not in problem
+    state = app.get_state(config, subgraphs=True)
+    assert task_errors(state) == [] and answers == []
+    assert state.config["configurable"]["checkpoint_id"] == checkpoint
+    # A member's answer, keyed to the pending id, is taken.
+    out = app.invoke(_resume(again, {**APPROVE, "reviewer": "alice"}, by_id), config)
+    assert out["out"] == "approve" and "__interrupt__" not in out
+    assert [(a.reviewer, a.interrupt_id) for a in answers] == [("alice", pending.id)]
+
+
+def test_the_policy_holds_for_the_servers_user_too():
+    app = answering_graph(SUPPORT)
+    config = {"configurable": {"thread_id": "auth-3", "langgraph_auth_user_id": "mallory"}}
+    app.invoke({"out": ""}, config)
+    out = app.invoke(Command(resume=APPROVE), config)
+    assert "'mallory' may not answer" in out["__interrupt__"][0].value["context"]["invalid_answer"]
+    config["configurable"]["langgraph_auth_user_id"] = "alice"
+    assert app.invoke(Command(resume=APPROVE), config)["out"] == "approve"
+
+
+def test_an_escalation_records_who_sent_it_and_moves_the_review_to_the_new_group():
+    answers: list[ReviewAnswer] = []
+    app = answering_graph(SUPPORT, answers=answers)
+    config = _thread()
+    (pending,) = app.invoke({"out": ""}, config)["__interrupt__"]
+    sweep = {
+        "decisions": [{"type": "escalate", "to": "leads", "reason": "late"}],
+        "reviewer": SWEEP_REVIEWER,
+        "answered_at": "2026-01-01T00:00:01+00:00",
+    }
+    (second,) = app.invoke(_resume(pending, sweep, True), config)["__interrupt__"]
+    (record,) = second.value["context"]["escalations"]
+    assert (record["by"], record["at"], record["to"]) == (
+        SWEEP_REVIEWER,
+        "2026-01-01T00:00:01+00:00",
+        "leads",
+    )
+    # Only an escalation to the review's own escalate_to is the sweep's to send.
+    # support's alice no longer may answer; carol, a lead, may.
+    out = app.invoke(_resume(second, {**APPROVE, "reviewer": "alice"}, True), config)
+    assert "group 'leads'" in out["__interrupt__"][0].value["context"]["invalid_answer"]
+    assert out["__interrupt__"][0].id == second.id
+    out = app.invoke(_resume(second, {**APPROVE, "reviewer": "carol"}, True), config)
+    assert out["out"] == "approve"
+    (answer,) = answers
+    assert (answer.reviewer, answer.interrupt_id) == ("carol", second.id)
+    assert answer.entry(turn=1, step=1)["escalations"] == [record]
+    # An escalation sent without a time records none.
+    app = answering_graph()
+    config = _thread()
+    app.invoke({"out": ""}, config)
+    escalate = {"decisions": [{"type": "escalate", "to": "leads"}]}
+    out = app.invoke(Command(resume=escalate), config)
+    (record,) = out["__interrupt__"][0].value["context"]["escalations"]
+    assert (record["by"], record["at"]) == (None, None)
+
+
+def test_the_sweep_may_not_escalate_a_restricted_review_anywhere_but_its_escalate_to():
+    app = answering_graph(SUPPORT)
+    config = _thread()
+    (pending,) = app.invoke({"out": ""}, config)["__interrupt__"]
+    elsewhere = {"decisions": [{"type": "escalate", "to": "friends"}], "reviewer": SWEEP_REVIEWER}
+    out = app.invoke(_resume(pending, elsewhere, True), config)
+    assert out["__interrupt__"][0].id == pending.id
+    assert (
+        f"{SWEEP_REVIEWER!r} may not answer"
+        in (out["__interrupt__"][0].value["context"]["invalid_answer"])
+    )
+    reject = {"decisions": [{"type": "reject", "message": "late"}], "reviewer": SWEEP_REVIEWER}
+    assert app.invoke(_resume(pending, reject, True), config)["out"] == "reject"
+
+
+def test_request_review_takes_the_policy_too():
+    decided: list[str] = []
+
+    def node(state):
+        decided.append(request_review(_payload(), policy=SUPPORT).type)
+        return {"out": decided[-1]}
+
+    g = StateGraph(S)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    app = g.compile(checkpointer=InMemorySaver())
+    config = _thread()
+    app.invoke({"out": ""}, config)
+    out = app.invoke(Command(resume={**APPROVE, "reviewer": "mallory"}), config)
+    assert out["__interrupt__"] and decided == []
+    assert app.invoke(Command(resume={**APPROVE, "reviewer": "alice"}), config)["out"] == "approve"

@@ -253,6 +253,75 @@ def test_respond_stands_in_for_the_result():
 
 
 @pytest.mark.parametrize(
+    ("decision", "ran"),
+    [
+        ({"type": "approve"}, ["refund"]),
+        ({"type": "reject", "message": "no"}, []),
+        ({"type": "respond", "message": "by hand"}, []),
+        (
+            {
+                "type": "edit",
+                "edited_action": {"name": "refund", "args": {"order_id": "A1", "amount": 5}},
+            },
+            ["refund"],
+        ),
+    ],
+)
+def test_the_tool_message_notes_who_answered_and_the_hop_records_it(decision, ran):
+    app, model, config, _ = paused([call("refund"), "done"])
+    (pending,) = app.get_state(config).interrupts
+    answer = {"decisions": [decision], "reviewer": "alice"}
+    answer["answered_at"] = "2030-01-01T09:00:00+00:00"
+    out = app.invoke(Command(resume={pending.id: answer}), config)
+    assert ran_names() == ran and out["status"] == "done"
+    note = model.calls[-1].messages[-1].additional_kwargs["lgsp_review"]
+    assert note["decision"] == decision["type"]
+    expected = {
+        "turn": 1,
+        "step": 1,
+        "interrupt_id": pending.id,
+        "kind": "tool",
+        "action": "refund",
+        "worker": "billing",
+        "path": ["billing"],
+        "decision": decision["type"],
+        "reviewer": "alice",
+        "reviewers": "default",
+        "answered_at": "2030-01-01T09:00:00+00:00",
+        "escalations": [],
+    }
+    assert note["answer"] == expected
+    assert out["reviews"] == [expected]
+
+
+def test_the_guard_applies_its_policys_rule_on_who_answers():
+    policy = ReviewPolicy(tier="supervised", reviewers="support", members={"support": ["alice"]})
+    app, _, config, _ = paused([call("refund"), "done"], policy)
+    (pending,) = app.get_state(config).interrupts
+    out = app.invoke(
+        Command(resume={pending.id: {"decisions": [{"type": "approve"}], "reviewer": "eve"}}),
+        config,
+    )
+    (again,) = out["__interrupt__"]
+    assert again.id == pending.id and RAN == []
+    assert "'eve' may not answer review" in again.value["context"]["invalid_answer"]
+    assert without_invalid_answer(again.value) == pending.value
+    assert task_errors(app.get_state(config, subgraphs=True)) == []
+    out = app.invoke(
+        Command(resume={pending.id: {"decisions": [{"type": "approve"}], "reviewer": "alice"}}),
+        config,
+    )
+    assert ran_names() == ["refund"] and [r["reviewer"] for r in out["reviews"]] == ["alice"]
+
+
+def test_a_hop_without_reviews_records_none():
+    app, _ = team([call("lookup"), "done"], ReviewPolicy(tier="supervised"))
+    out = app.invoke(ask(), thread())
+    assert out["status"] == "done" and ran_names() == ["lookup"]
+    assert out.get("reviews", []) == []
+
+
+@pytest.mark.parametrize(
     "bad",
     [
         "approve",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool, tool
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphInterrupt
@@ -26,7 +26,9 @@ from langgraph_supervisor_pro.review.confirm import (
     aconfirm_action,
     confirm_action,
 )
-from langgraph_supervisor_pro.review.policy import ReviewPolicy, decide
+from langgraph_supervisor_pro.review.desk import PendingReview
+from langgraph_supervisor_pro.review.gate import EscalateDecision, review_payload
+from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER, ReviewPolicy, decide
 from langgraph_supervisor_pro.review.risks import (
     UndeclaredRiskWarning,
     declared_always_review,
@@ -848,6 +850,185 @@ async def test_aconfirm_and_confirm_agree() -> None:
 
 
 # -- docstring examples ------------------------------------------------------------------
+
+
+# -- ReviewPolicy: who may answer ----------------------------------------------------------
+
+
+def _review(reviewers: str | None = "support", **context: Any) -> PendingReview:
+    payload = review_payload(
+        kind="tool",
+        action="refund",
+        args={"amount": 30},
+        description="Refund 30",
+        allowed=["approve", "reject"],
+        context={"reviewers": reviewers, "escalate_to": "leads", **context},
+    )
+    return PendingReview.from_payload(payload, thread_id="t1", interrupt_id="ab12")
+
+
+GROUPS = {"support": ["alice", "bob"], "leads": ["carol"]}
+
+
+def test_no_rule_by_default_anyone_may_answer() -> None:
+    policy = ReviewPolicy()
+    assert dict(policy.members) == {} and policy.may_answer is None
+    assert not policy.restricts_reviewers
+    for who in ("alice", "mallory", None, ""):
+        assert policy.reviewer_refusal(who, _review()) is None
+
+
+def test_members_are_normalised_and_read_only() -> None:
+    policy = ReviewPolicy(
+        reviewers="support",
+        escalate_to="leads",
+        members={" support ": [" alice ", "bob"], **{"leads": ("carol",)}},
+    )
+    assert dict(policy.members) == {
+        "support": frozenset({"alice", "bob"}),
+        "leads": frozenset({"carol"}),
+    }
+    assert policy.restricts_reviewers
+    with pytest.raises(TypeError):
+        policy.members["x"] = frozenset()  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"members": ["alice"]}, r"ReviewPolicy\.members: got list; give a mapping"),
+        ({"members": {"default": "alice"}}, r"ReviewPolicy\.members\['default'\]: got 'alice'"),
+        ({"members": {"default": []}}, r"members\['default'\]: got \[\]; give a non-empty"),
+        ({"members": {"default": [""]}}, r"members\['default'\]: .*non-empty list"),
+        ({"members": {"": ["a"]}}, r"ReviewPolicy\.members: got the group name ''"),
+        (
+            {"members": {"default": ["lgsp:sweep"]}},
+            r"'lgsp:sweep' starts with 'lgsp:', which is reserved",
+        ),
+        (
+            {"members": {"support": ["alice"]}},
+            r"ReviewPolicy\.members: the reviewer group 'default' \(reviewers\) has no members.*"
+            r"set reviewers to one of 'support'",
+        ),
+        (
+            {"reviewers": "support", "escalate_to": "leads", "members": {"support": ["a"]}},
+            r"the reviewer group 'leads' \(escalate_to\) has no members",
+        ),
+    ],
+)
+def test_members_are_validated(kwargs: dict[str, Any], pattern: str) -> None:
+    with pytest.raises(ValueError, match=pattern):
+        ReviewPolicy(**kwargs)
+
+
+@pytest.mark.parametrize("bad", ["alice", 3, RunnableLambda(lambda x: x), ReviewPolicy])
+def test_may_answer_must_be_a_function(bad: Any) -> None:
+    with pytest.raises(TypeError, match=r"ReviewPolicy\.may_answer: got .*; give a function"):
+        ReviewPolicy(may_answer=bad)
+
+
+def test_members_allow_only_the_current_groups_members() -> None:
+    policy = ReviewPolicy(reviewers="support", escalate_to="leads", members=GROUPS)
+    review = _review()
+    assert policy.reviewer_refusal("alice", review) is None
+    assert policy.reviewer_refusal(" bob ", review) is None
+    assert policy.reviewer_refusal("carol", review) == (
+        "'carol' may not answer review ab12 (tool 'refund'): not a member of the reviewer "
+        "group 'support'"
+    )
+    assert "names no reviewer" in (policy.reviewer_refusal(None, review) or "")
+    assert "names no reviewer" in (policy.reviewer_refusal("  ", review) or "")
+    # Escalated: the leads' review now.
+    escalated = _review("leads")
+    assert policy.reviewer_refusal("carol", escalated) is None
+    assert "group 'leads'" in (policy.reviewer_refusal("alice", escalated) or "")
+    # A group the policy does not know (a payload from elsewhere): nobody may answer.
+    assert "group 'ops' has no members" in (policy.reviewer_refusal("alice", _review("ops")) or "")
+    assert "group None has no members" in (policy.reviewer_refusal("alice", _review(None)) or "")
+
+
+def test_may_answer_decides_and_fails_closed() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def only_seniors(who: str, review: PendingReview) -> bool:
+        seen.append((who, review.interrupt_id))
+        return who.startswith("senior-")
+
+    policy = ReviewPolicy(may_answer=only_seniors)
+    assert policy.restricts_reviewers
+    assert policy.reviewer_refusal("senior-ann", _review()) is None
+    assert policy.reviewer_refusal("junior-joe", _review()) == (
+        "'junior-joe' may not answer review ab12 (tool 'refund'): refused by the policy's "
+        "may_answer rule"
+    )
+    assert seen == [("senior-ann", "ab12"), ("junior-joe", "ab12")]
+    assert "names no reviewer" in (policy.reviewer_refusal(None, _review()) or "")
+    assert len(seen) == 2  # not asked about nobody
+
+    def broken(who: str, review: PendingReview) -> bool:
+        raise LookupError("directory\n down")
+
+    refusal = ReviewPolicy(may_answer=broken).reviewer_refusal("ann", _review())
+    assert refusal == (
+        "'ann' may not answer review ab12 (tool 'refund'): the may_answer rule raised "
+        "LookupError: directory down"
+    )
+    truthy = ReviewPolicy(may_answer=lambda who, review: 1)  # type: ignore[arg-type,return-value]
+    assert truthy.reviewer_refusal("ann", _review()) is not None  # only True allows
+
+
+def test_members_and_may_answer_must_both_allow() -> None:
+    policy = ReviewPolicy(
+        reviewers="support",
+        members={"support": ["alice", "bob"]},
+        may_answer=lambda who, review: who != "bob",
+    )
+    assert policy.reviewer_refusal("alice", _review()) is None
+    assert "may_answer rule" in (policy.reviewer_refusal("bob", _review()) or "")
+    assert "not a member" in (policy.reviewer_refusal("carol", _review()) or "")
+
+
+def test_the_sweep_may_apply_the_reviews_own_on_timeout_only() -> None:
+    policy = ReviewPolicy(reviewers="support", escalate_to="leads", members=GROUPS)
+    review = _review()
+    assert SWEEP_REVIEWER == "lgsp:sweep"
+    assert policy.reviewer_refusal(SWEEP_REVIEWER, review, decision={"type": "reject"}) is None
+    escalate = EscalateDecision(type="escalate", to="leads")
+    assert policy.reviewer_refusal(SWEEP_REVIEWER, review, decision=escalate) is None
+    for other in ({"type": "approve"}, {"type": "escalate", "to": "friends"}, None):
+        assert policy.reviewer_refusal(SWEEP_REVIEWER, review, decision=other) is not None
+    no_target = _review(escalate_to=None)
+    assert policy.reviewer_refusal(SWEEP_REVIEWER, no_target, decision=escalate) is not None
+
+
+def test_members_come_from_the_policy_file_and_may_answer_is_kept(tmp_path: Path) -> None:
+    def rule(who: str, review: PendingReview) -> bool:
+        return True
+
+    toml = write(
+        tmp_path / "p.toml",
+        'reviewers = "support"\nescalate_to = "leads"\non_timeout = "escalate"\n'
+        '[members]\nsupport = ["alice", "bob"]\nleads = ["carol"]\n',
+    )
+    policy = ReviewPolicy.from_file(toml, base=ReviewPolicy(may_answer=rule))
+    assert dict(policy.members) == {
+        "support": frozenset({"alice", "bob"}),
+        "leads": frozenset({"carol"}),
+    }
+    assert policy.may_answer is rule
+    as_json = write(
+        tmp_path / "p.json",
+        json.dumps({"reviewers": "ops", "members": {"ops": ["dan"]}}),
+    )
+    assert dict(ReviewPolicy.from_file(as_json).members) == {"ops": frozenset({"dan"})}
+    env = ReviewPolicy.from_env({"LGSP_POLICY_FILE": str(toml)})
+    assert env.reviewers == "support" and "carol" in env.members["leads"]
+    bad = write(tmp_path / "bad.toml", '[members]\nsupport = "alice"\n')
+    with pytest.raises(ValueError, match=rf"policy file {bad}: key 'members'\['support'\]"):
+        ReviewPolicy.from_file(bad)
+    lost = write(tmp_path / "lost.toml", '[members]\nsupport = ["alice"]\n')
+    with pytest.raises(ValueError, match="group 'default' \\(reviewers\\) has no members"):
+        ReviewPolicy.from_file(lost)
 
 
 def test_docstring_examples_run() -> None:
