@@ -162,3 +162,30 @@ def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path)
     out = compiled.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert out["status"] == "done"
     assert "refunded 29.00 on order A1001" in out["messages"][-1].content
+
+
+def test_an_installed_wheel_finds_its_own_copy_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The wheel puts templates/ at langgraph_supervisor_pro/_templates (pyproject.toml).
+    package = tmp_path / "site-packages" / "langgraph_supervisor_pro"
+    (package / "_templates" / "mini").mkdir(parents=True)
+    (package / "_templates" / "mini" / "pyproject.toml").write_text(
+        '[project]\ndescription = "Mini."\n'
+    )
+    monkeypatch.setattr(_templates, "_PACKAGE", package)
+    assert templates_root() == package / "_templates"
+    assert [(t.name, t.description) for t in templates().values()] == [("mini", "Mini.")]
+    (package / "_templates" / "mini" / "pyproject.toml").unlink()
+    (package / "_templates" / "mini").rmdir()
+    (package / "_templates").rmdir()
+    with pytest.raises(TemplateError, match="no project templates found"):
+        templates_root()
+
+
+def test_the_wheel_ships_the_templates() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    assert (
+        '[tool.hatch.build.targets.wheel.force-include]\n"templates" = '
+        '"langgraph_supervisor_pro/_templates"'
+    ) in text
