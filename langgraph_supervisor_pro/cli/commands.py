@@ -5,6 +5,9 @@ SQLite checkpointer), and shows each routing decision and worker result as it ha
 then the ledger and the final answer. Re-running it with the same `--thread-id` (and
 `--db`) shows the stored run, or resumes it if it was interrupted.
 
+`lgsp new TEMPLATE DIR` writes a runnable project from a template (`lgsp new --list`
+shows them).
+
 `lgsp review` is the review desk (see `langgraph_supervisor_pro.review.desk`): `list` shows
 the reviews pending in a checkpoint database across threads, with their context;
 `approve`, `reject`, `edit` and `respond` answer one and resume its run in this
@@ -22,6 +25,8 @@ Example:
     $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
     $ lgsp demo --db /tmp/demo.db --thread-id launch-de   # shows the stored run
     $ python -m langgraph_supervisor_pro.cli demo --plain
+    $ lgsp new --list
+    $ lgsp new support_desk myapp
     $ lgsp review list --db postgresql://app@db/app
     $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
     $ lgsp review approve --db ... --graph ... --thread t1 --as alice --policy policy.toml
@@ -65,7 +70,7 @@ from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render
+from langgraph_supervisor_pro.cli import _demo, _demo_render, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
     Approve,
@@ -194,6 +199,61 @@ def demo(
             _fail(f"the checkpoint database {db_path} failed during the run: {exc}")
     if status != "done":
         raise typer.Exit(code=1)
+
+
+_NEW_HELP = """Write a runnable project from a template into DIR (new, or empty).
+
+`lgsp new --list` shows the templates. The project has its own README, pyproject.toml,
+langgraph.json (for `langgraph dev` and LangGraph Studio) and offline tests."""
+
+
+@app.command(help=_NEW_HELP)
+def new(
+    template: Annotated[
+        str | None, typer.Argument(help="The template, e.g. support_desk.", show_default=False)
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(help="Where to write the project.", show_default=False),
+    ] = None,
+    list_: Annotated[
+        bool, typer.Option("--list", help="Show the templates, one line each, and exit.")
+    ] = False,
+) -> None:
+    """Write a project from a template, or list the templates.
+
+    Its `--help` text is `_NEW_HELP`.
+
+    Example:
+        ```console
+        $ lgsp new support_desk myapp
+        ```
+    """
+    try:
+        known = _templates.templates()
+    except _templates.TemplateError as exc:
+        _fail(str(exc))
+    if list_:
+        width = max((len(name) for name in known), default=0)
+        for item in known.values():
+            typer.echo(f"{item.name.ljust(width)}  {item.description}")
+        return
+    if template is None or directory is None:
+        _usage(
+            "give a template and a directory (lgsp new TEMPLATE DIR); "
+            f"the templates are: {', '.join(known)}"
+        )
+    try:
+        written = _templates.write_project(template, directory.expanduser())
+    except _templates.TemplateError as exc:
+        _usage(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write {directory}: {exc.strerror or exc}")
+    typer.echo(f"Wrote the {written.name} project to {directory}: {written.description}")
+    typer.echo(
+        f"Next: cd {shlex.quote(str(directory))} and read README.md "
+        "(pip install -e '.[dev]', pytest, langgraph dev)."
+    )
 
 
 def _console(plain: bool) -> Console:

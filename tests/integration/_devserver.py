@@ -1,8 +1,9 @@
 """Test-side helper: a real `langgraph dev` server on a free loopback port.
 
 `serve(config, log)` starts `langgraph dev` for a `langgraph.json` of
-`tests/integration/_studio/`, waits (bounded) until it answers `/ok`, yields its base URL,
-and stops its process group afterwards.
+`tests/integration/_studio/` (or of another project: `serve(config, log, app=folder)`),
+waits (bounded) until it answers `/ok`, yields its base URL, and stops its process group
+afterwards.
 """
 
 from __future__ import annotations
@@ -43,15 +44,19 @@ def _cli() -> Path:
 
 
 @contextlib.contextmanager
-def serve(config: str, log: Path) -> Iterator[str]:
-    """The base URL of a `langgraph dev` server for `_studio/<config>`; stopped afterwards."""
+def serve(config: str, log: Path, *, app: Path = APP) -> Iterator[str]:
+    """The base URL of a `langgraph dev` server for `<app>/<config>`; stopped afterwards.
+
+    `app` (default `_studio/`) is the server's working directory and on its `PYTHONPATH`,
+    after this repository (so the package imports from the checkout).
+    """
     port = _free_port()
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
             [
                 str(ROOT),
-                str(APP),
+                str(app),
                 *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
             ]
         ),
@@ -71,9 +76,9 @@ def serve(config: str, log: Path) -> Iterator[str]:
                 "--port",
                 str(port),
                 "--config",
-                str(APP / config),
+                str(app / config),
             ],
-            cwd=APP,
+            cwd=app,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,117 @@
+"""The project templates `lgsp new` writes (private; used by `commands.py`).
+
+A template is a folder of the top-level `templates/` directory: a runnable project with its
+own `pyproject.toml` (whose `description` is the template's one line), `langgraph.json`,
+README and tests. In a checkout they are read from `templates/`; in an installed wheel from
+`langgraph_supervisor_pro/_templates/` (hatch's `force-include`, see pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "Template",
+    "TemplateError",
+    "templates",
+    "templates_root",
+    "write_project",
+]
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+_IGNORED = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".env"
+)
+
+
+class TemplateError(ValueError):
+    """A template that does not exist, or a directory `lgsp new` must not write into."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """One project template: its name (the folder), its one-line description and folder."""
+
+    name: str
+    description: str
+    path: Path
+
+
+def templates_root() -> Path:
+    """The folder holding the templates: the wheel's copy, else the checkout's.
+
+    Returns:
+        `langgraph_supervisor_pro/_templates` when installed from a wheel, else the
+        repository's `templates/`.
+
+    Example:
+        >>> (templates_root() / "support_desk" / "langgraph.json").is_file()
+        True
+    """
+    for candidate in (_PACKAGE / "_templates", _PACKAGE.parent / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise TemplateError(
+        f"no project templates found (looked in {_PACKAGE / '_templates'} and "
+        f"{_PACKAGE.parent / 'templates'}); reinstall langgraph-supervisor-pro"
+    )
+
+
+def templates() -> dict[str, Template]:
+    """The templates by name, sorted.
+
+    Returns:
+        Each folder of `templates_root()` holding a `pyproject.toml`.
+
+    Example:
+        >>> "support_desk" in templates()
+        True
+    """
+    found: dict[str, Template] = {}
+    for folder in sorted(templates_root().iterdir()):
+        project = folder / "pyproject.toml"
+        if not project.is_file():
+            continue
+        with project.open("rb") as file:
+            description = str(tomllib.load(file).get("project", {}).get("description", ""))
+        found[folder.name] = Template(folder.name, description.strip(), folder)
+    return found
+
+
+def write_project(name: str, directory: Path) -> Template:
+    """Write a copy of template `name` into `directory` (new, or empty).
+
+    Args:
+        name: The template, e.g. "support_desk".
+        directory: Where the project goes; created with its parents when missing.
+
+    Returns:
+        The template written.
+
+    Raises:
+        TemplateError: When there is no such template, or `directory` is a file or a
+            directory that is not empty.
+
+    Example:
+        ```python
+        write_project("support_desk", Path("myapp"))   # myapp/langgraph.json, ...
+        ```
+    """
+    known = templates()
+    template = known.get(name)
+    if template is None:
+        raise TemplateError(
+            f"no template {name!r}; the templates are: {', '.join(known) or '(none)'}"
+        )
+    if directory.exists():
+        if not directory.is_dir():
+            raise TemplateError(f"{directory} is a file; give a new or empty directory")
+        if any(directory.iterdir()):
+            raise TemplateError(
+                f"{directory} is not empty; give a new or empty directory so nothing is overwritten"
+            )
+    shutil.copytree(template.path, directory, ignore=_IGNORED, dirs_exist_ok=True)
+    return template

@@ -1,0 +1,126 @@
+"""The support desk `lgsp new` writes, served by a real `langgraph dev` and driven as Studio does.
+
+`lgsp new support_desk <tmp>/desk` writes the project; `langgraph dev` serves its
+`langgraph.json` on a free loopback port (the package imports from this checkout), and
+`langgraph_sdk` drives it: the assistant, the graph with xray, the schemas, a thread, a run
+to the refund review (LangChain's HITL payload), an approval, and more runs on the same
+server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from langgraph_supervisor_pro.cli import app
+from tests.integration._devserver import serve
+
+pytestmark = pytest.mark.integration
+
+DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a `langgraph dev` serving a project `lgsp new` wrote; stopped after."""
+    root = tmp_path_factory.mktemp("template")
+    project = root / "desk"
+    result = CliRunner().invoke(app, ["new", "support_desk", str(project)])
+    assert result.exit_code == 0, result.output
+    with serve("langgraph.json", root / "server.log", app=project) as url:
+        yield url
+
+
+def _client(url: str) -> Any:
+    from langgraph_sdk import get_client
+
+    return get_client(url=url)
+
+
+async def _assistant(client: Any) -> str:
+    (assistant,) = await client.assistants.search(graph_id="support_desk")
+    return str(assistant["assistant_id"])
+
+
+def _interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i for group in (thread.get("interrupts") or {}).values() for i in group]
+
+
+def test_the_assistant_graph_and_schemas_are_served(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        nodes = {
+            n["id"] for n in (await client.assistants.get_graph(assistant, xray=True))["nodes"]
+        }
+        # The supervisor node is named after the supervisor (`name="support_desk"`).
+        assert {"support_desk", "synthesis", "billing", "tech_support", "account"} <= {
+            node.split(":")[0] for node in nodes
+        }
+        assert {"billing:model", "billing:tools"} <= nodes
+        schemas = await client.assistants.get_schemas(assistant)
+        assert schemas["input_schema"] is not None and schemas["output_schema"] is not None
+        assert "messages" in schemas["input_schema"]["properties"]
+        assert {"ledger", "status"} <= set(schemas["output_schema"]["properties"])
+
+    asyncio.run(go())
+
+
+async def _refund_run(client: Any, assistant: str) -> dict[str, Any]:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    await client.runs.wait(
+        tid, assistant, input={"messages": [{"role": "user", "content": DUPLICATE}]}
+    )
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "interrupted"
+    (pending,) = _interrupts(thread)
+    request = pending["value"]["action_requests"][0]
+    assert request["name"] == "refund"
+    assert request["args"]["order_id"] == "A1001"
+    assert pending["value"]["review_configs"][0]["action_name"] == "refund"
+    assert pending["value"]["context"]["worker"] == "billing"
+    out = await client.runs.wait(
+        tid, assistant, command={"resume": {"decisions": [{"type": "approve"}]}}
+    )
+    assert (await client.threads.get(tid))["status"] == "idle"
+    return dict(out)
+
+
+def test_a_refund_pauses_for_review_and_an_approval_refunds_twice_over(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        for _ in range(2):  # the offline models serve every run of a long-lived server
+            out = await _refund_run(client, assistant)
+            assert out["status"] == "done"
+            assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("billing", "success")]
+            assert "refunded 29.00 on order A1001" in out["messages"][-1]["content"]
+            (record,) = out["reviews"]
+            assert record["decision"] == "approve"
+
+    asyncio.run(go())
+
+
+def test_other_requests_reach_the_other_workers(server: str) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        for text, worker in [
+            ("The app crashes when I open a note", "tech_support"),
+            ("Please change my account email", "account"),
+        ]:
+            thread = await client.threads.create()
+            out = await client.runs.wait(
+                thread["thread_id"],
+                assistant,
+                input={"messages": [{"role": "user", "content": text}]},
+            )
+            assert out["status"] == "done"
+            assert [e["worker"] for e in out["ledger"]] == [worker]
+
+    asyncio.run(go())
