@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -13,6 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 from langgraph.types import RetryPolicy
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.names import (

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph_supervisor_pro.state import FanoutRoute, RouteState, SupervisorState
+from langgraph_supervisor_pro.state import BranchStage, FanoutRoute, RouteState, SupervisorState
 
 BRANCH_KEY = "lgsp_branch"
 """The key of a dispatch review's `Send` argument that holds its branch."""
@@ -33,12 +33,12 @@ def as_route(branch: Mapping[str, Any]) -> RouteState:
     return route
 
 
-def with_stage(route: RouteState, stage: Any) -> FanoutRoute:
+def with_stage(route: RouteState, stage: BranchStage) -> FanoutRoute:
     """The branch record of `route` at `stage`."""
     return FanoutRoute(**route, stage=stage)
 
 
-def branches(state: SupervisorState, *stages: str) -> list[RouteState]:
+def branches(state: SupervisorState, *stages: BranchStage) -> list[RouteState]:
     """The parallel decision's branches at one of `stages`, in step order."""
     found = [b for b in (state.get("fanout") or {}).values() if b["stage"] in stages]
     return [as_route(b) for b in sorted(found, key=lambda b: b["step"])]

@@ -307,10 +307,7 @@ class SupervisorNode:
             value = self._fan_in(value)
             if isinstance(value, _Invalid):
                 return value
-        if isinstance(value, str):
-            value = {"next": value}
-        if isinstance(value, BaseModel):
-            value = value.model_dump()
+        value = _as_route(value)
         if not isinstance(value, Mapping):
             return _Invalid(f"expected a decision, got {type(value).__name__}")
         try:
@@ -330,11 +327,8 @@ class SupervisorNode:
                 "needs create_supervisor(..., parallel=True)"
             )
         items: list[dict[str, Any]] = []
-        for item in routes:
-            if isinstance(item, str):
-                item = {"next": item}
-            elif isinstance(item, BaseModel):
-                item = item.model_dump()
+        for route in routes:
+            item = _as_route(route)
             if not isinstance(item, Mapping):
                 return _Invalid(f"a list of routes holds a {type(item).__name__}")
             items.append({"next": item.get("next"), "instructions": item.get("instructions", "")})
@@ -657,6 +651,15 @@ def _storable(choice: _Decision | _Invalid) -> _Decision | _Invalid:
         choice.decided_by,
         tuple((name, storable(text)) for name, text in choice.parallel),
     )
+
+
+def _as_route(value: Any) -> Any:
+    """A worker name or a decision model as a route mapping (anything else unchanged)."""
+    if isinstance(value, str):
+        return {"next": value}
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    return value
 
 
 def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:

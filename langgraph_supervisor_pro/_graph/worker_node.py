@@ -479,19 +479,19 @@ class WorkerNode:
             )
         except ParentCommand as exc:
             output = _namespace_violation(runner.name, exc)
-        result, produced = self._coerce(hop, sent, output, config, runner.name)
-        checked = yield from self._verifying(hop, result, config, verify=verify)
-        return _Ran(
-            hop=hop,
-            sent=sent,
-            output=output,
-            result=checked,
-            produced=produced,
-            recorder=recorder,
-            store=store,
-            refused=result.status == "success" and checked.status == "failed",
-            allowed=runner.allowed,
-            takes_messages=runner.takes_messages,
+        return (
+            yield from self._settling(
+                hop,
+                sent,
+                output,
+                config,
+                runner.name,
+                verify=verify,
+                recorder=recorder,
+                store=store,
+                allowed=runner.allowed,
+                takes_messages=runner.takes_messages,
+            )
         )
 
     def _falling_back(
@@ -524,18 +524,10 @@ class WorkerNode:
         except Exception as exc:
             return _exception_failure(exc, config)
         _, sent = self._payload(hop, config, self._own)
-        result, produced = self._coerce(hop, sent, output, config, self.worker.name)
-        checked = yield from self._verifying(hop, result, config, verify=False)
-        return _Ran(
-            hop=hop,
-            sent=sent,
-            output=output,
-            result=checked,
-            produced=produced,
-            recorder=None,
-            store=store,
-            refused=result.status == "success" and checked.status == "failed",
-            allowed=None,
+        return (
+            yield from self._settling(
+                hop, sent, output, config, self.worker.name, verify=False, store=store
+            )
         )
 
     def _call_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
@@ -664,18 +656,39 @@ class WorkerNode:
 
     # -- writing the hop ---------------------------------------------------------------
 
-    def _coerce(
+    def _settling(
         self,
         hop: _Hop,
         sent: list[BaseMessage],
         output: Any,
         config: RunnableConfig,
         name: str,
-    ) -> tuple[WorkerResult, list[BaseMessage]]:
-        """What the agent returned, as a `WorkerResult` and the messages it produced."""
+        *,
+        verify: bool,
+        store: BaseStore | None,
+        recorder: UsageRecorder | None = None,
+        allowed: frozenset[str] | None = None,
+        takes_messages: bool = False,
+    ) -> Steps[_Ran]:
+        """What the agent returned, coerced into a `WorkerResult` and checked."""
         # The agent echoes back its own history: none of it is new output.
         given = [*hop.task.messages, *sent]
-        return coerce_worker_output(output, worker=name, sent=given, scrub=RunSecrets(config).scrub)
+        result, produced = coerce_worker_output(
+            output, worker=name, sent=given, scrub=RunSecrets(config).scrub
+        )
+        checked = yield from self._verifying(hop, result, config, verify=verify)
+        return _Ran(
+            hop=hop,
+            sent=sent,
+            output=output,
+            result=checked,
+            produced=produced,
+            recorder=recorder,
+            store=store,
+            refused=result.status == "success" and checked.status == "failed",
+            allowed=allowed,
+            takes_messages=takes_messages,
+        )
 
     def _verifying(
         self, hop: _Hop, result: WorkerResult, config: RunnableConfig, *, verify: bool

@@ -160,6 +160,18 @@ def pool_timeout(url: str, message: str, connect_timeout: float) -> PoolTimeout:
     )
 
 
+def _pool_options(pool_size: int, connect_timeout: float) -> dict[str, Any]:
+    """The options both pools share: sizes, and every wait bounded by `connect_timeout`."""
+    return {
+        "min_size": 1,
+        "max_size": pool_size,
+        "kwargs": {**POOL_KWARGS, "connect_timeout": libpq_timeout(connect_timeout)},
+        "timeout": connect_timeout,
+        "reconnect_timeout": connect_timeout,
+        "open": False,
+    }
+
+
 class PostgresPool(ConnectionPool[Connection[DictRow]]):
     """The pool behind every sync Postgres backend: waits bounded by `connect_timeout`.
 
@@ -177,13 +189,8 @@ class PostgresPool(ConnectionPool[Connection[DictRow]]):
         super().__init__(
             url,
             connection_class=Connection[DictRow],
-            min_size=1,
-            max_size=pool_size,
-            kwargs={**POOL_KWARGS, "connect_timeout": libpq_timeout(connect_timeout)},
-            timeout=connect_timeout,
-            reconnect_timeout=connect_timeout,
             check=ConnectionPool.check_connection,
-            open=False,
+            **_pool_options(pool_size, connect_timeout),
         )
         self.url = url
         self.connect_timeout = connect_timeout
@@ -204,13 +211,8 @@ class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
         super().__init__(
             url,
             connection_class=AsyncConnection[DictRow],
-            min_size=1,
-            max_size=pool_size,
-            kwargs={**POOL_KWARGS, "connect_timeout": libpq_timeout(connect_timeout)},
-            timeout=connect_timeout,
-            reconnect_timeout=connect_timeout,
             check=AsyncConnectionPool.check_connection,
-            open=False,
+            **_pool_options(pool_size, connect_timeout),
         )
         self.url = url
         self.connect_timeout = connect_timeout
