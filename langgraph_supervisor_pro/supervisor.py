@@ -7,7 +7,7 @@ holds the types a user writes code against.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -54,9 +54,14 @@ class SupervisorView:
     answers the hop."""
 
 
+_Decision: TypeAlias = str | RouteDecision | Mapping[str, Any]
+
+_RouterAnswer: TypeAlias = _Decision | Sequence[_Decision] | None
+"""What a router returns: a worker name, "FINISH", a RouteDecision (or dict), a list of
+them (a parallel fan-out, with `create_supervisor(parallel=True)`), or None."""
+
 Router: TypeAlias = (
-    Callable[[SupervisorView], "str | RouteDecision | Mapping[str, Any] | None"]
-    | Callable[[SupervisorView], Awaitable["str | RouteDecision | Mapping[str, Any] | None"]]
+    Callable[[SupervisorView], _RouterAnswer] | Callable[[SupervisorView], Awaitable[_RouterAnswer]]
 )
-"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), or
-None to let the model decide."""
+"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), a list
+of them for a parallel fan-out, or None to let the model decide."""
