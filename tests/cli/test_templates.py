@@ -20,6 +20,42 @@ from langgraph_supervisor_pro.cli._templates import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+HEAT_PUMP = (
+    "Should I replace my gas boiler with a heat pump? Compare running costs and emissions, "
+    "and write a short report with sources."
+)
+TEMPLATES = {
+    "research_team": {
+        "description": "A research team: a supervisor over researcher, analyst and writer, "
+        "with sources cited from the store.",
+        "files": {
+            ".env.example",
+            "README.md",
+            "langgraph.json",
+            "pyproject.toml",
+            "research_team/__init__.py",
+            "research_team/graph.py",
+            "tests/test_research_team.py",
+        },
+        # Its live-model test is skipped: LGSP_MODEL is unset for the run.
+        "outcome": "21 passed, 1 skipped",
+    },
+    "support_desk": {
+        "description": "A support desk: a triage supervisor over billing, tech support and "
+        "account workers.",
+        "files": {
+            ".env.example",
+            "README.md",
+            "langgraph.json",
+            "pyproject.toml",
+            "support_desk/__init__.py",
+            "support_desk/graph.py",
+            "tests/test_support_desk.py",
+        },
+        "outcome": "6 passed",
+    },
+}
+"""Every template: its one line, its files and what its own tests report."""
 
 
 def lgsp(*args: str):
@@ -32,28 +68,23 @@ def files(directory: Path) -> set[str]:
 
 def test_the_templates_come_from_the_checkout_with_a_description_each() -> None:
     assert templates_root() == ROOT / "templates"
-    (desk,) = templates().values()
-    assert desk.name == "support_desk"
-    assert desk.description.startswith("A support desk: a triage supervisor")
+    found = templates()
+    assert list(found) == sorted(TEMPLATES)
+    for name, template in found.items():
+        assert template.name == name
+        assert template.description == TEMPLATES[name]["description"]
 
 
-def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path, name: str) -> None:
     target = tmp_path / "deep" / "myapp"
-    result = lgsp("new", "support_desk", str(target))
+    result = lgsp("new", name, str(target))
     assert result.exit_code == 0, result.output
-    assert f"Wrote the support_desk project to {target}" in result.output
-    assert files(target) == {
-        ".env.example",
-        "README.md",
-        "langgraph.json",
-        "pyproject.toml",
-        "support_desk/__init__.py",
-        "support_desk/graph.py",
-        "tests/test_support_desk.py",
-    }
-    source = ROOT / "templates" / "support_desk"
-    for name in files(target):
-        assert (target / name).read_bytes() == (source / name).read_bytes()
+    assert f"Wrote the {name} project to {target}" in result.output
+    assert files(target) == TEMPLATES[name]["files"]
+    source = ROOT / "templates" / name
+    for file in files(target):
+        assert (target / file).read_bytes() == (source / file).read_bytes()
 
 
 def test_new_leaves_build_and_cache_files_behind(
@@ -98,9 +129,9 @@ def test_new_refuses_a_file(tmp_path: Path) -> None:
 def test_an_unknown_template_names_the_templates(tmp_path: Path) -> None:
     result = lgsp("new", "helpdesk", str(tmp_path / "app"))
     assert result.exit_code == 2
-    assert "no template 'helpdesk'; the templates are: support_desk" in result.output
+    assert "no template 'helpdesk'; the templates are: research_team, support_desk" in result.output
     assert not (tmp_path / "app").exists()
-    with pytest.raises(TemplateError, match="the templates are: support_desk"):
+    with pytest.raises(TemplateError, match="the templates are: research_team, support_desk"):
         write_project("helpdesk", tmp_path / "app")
 
 
@@ -114,19 +145,22 @@ def test_new_list_shows_each_template_on_one_line() -> None:
     result = lgsp("new", "--list")
     assert result.exit_code == 0
     assert result.output.splitlines() == [
-        "support_desk  A support desk: a triage supervisor over billing, tech support and "
-        "account workers."
+        "research_team  A research team: a supervisor over researcher, analyst and writer, "
+        "with sources cited from the store.",
+        "support_desk   A support desk: a triage supervisor over billing, tech support and "
+        "account workers.",
     ]
 
 
-def written(tmp_path: Path) -> Path:
+def written(tmp_path: Path, name: str = "support_desk") -> Path:
     target = tmp_path / "app"
-    assert lgsp("new", "support_desk", str(target)).exit_code == 0
+    assert lgsp("new", name, str(target)).exit_code == 0
     return target
 
 
-def test_the_written_projects_own_tests_pass(tmp_path: Path) -> None:
-    target = written(tmp_path)
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_written_projects_own_tests_pass(tmp_path: Path, name: str) -> None:
+    target = written(tmp_path, name)
     env = {
         **os.environ,
         # The package from this checkout (the project depends on langgraph-supervisor-pro).
@@ -143,7 +177,28 @@ def test_the_written_projects_own_tests_pass(tmp_path: Path) -> None:
         timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 passed" in done.stdout
+    assert f"{TEMPLATES[name]['outcome']} in" in done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_the_written_project_is_lint_and_type_clean(tmp_path: Path, name: str) -> None:
+    # Linted with the project's own ruff settings (its pyproject.toml), typed strictly.
+    target = written(tmp_path, name)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for command in (
+        ["ruff", "check", "--no-cache", "."],
+        ["ruff", "format", "--check", "--no-cache", "."],
+        ["mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"), name],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", *command],
+            cwd=target,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
 
 
 def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path) -> None:
@@ -152,7 +207,7 @@ def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path)
 
     from tests.cli._project import load_graph_module
 
-    module = load_graph_module(written(tmp_path))
+    module = load_graph_module(written(tmp_path), "support_desk")
     graph = module.build_graph({})
     compiled = graph.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
@@ -162,6 +217,32 @@ def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path)
     out = compiled.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert out["status"] == "done"
     assert "refunded 29.00 on order A1001" in out["messages"][-1].content
+
+
+def test_the_written_research_team_fans_out_keeps_its_sources_and_reports(
+    tmp_path: Path,
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    from tests.cli._project import load_graph_module
+
+    module = load_graph_module(written(tmp_path, "research_team"), "research_team")
+    store = InMemoryStore()
+    compiled = module.build_graph({}).compile(checkpointer=InMemorySaver(), store=store)
+    config = {"configurable": {"thread_id": "t"}}
+    out = compiled.invoke({"messages": [("user", HEAT_PUMP)]}, config)
+    assert out["status"] == "done"
+    assert sorted((e["step"], e["worker"]) for e in out["ledger"]) == [
+        (1, "researcher"),
+        (2, "analyst"),
+        (3, "writer"),
+    ]
+    assert any({"researcher", "analyst"} == set(s.next) for s in compiled.get_state_history(config))
+    kept = {item.key for item in store.search(module.sources_namespace("t"))}
+    assert {"S1", "S2", "D1"} <= kept
+    report = out["messages"][-1].content
+    assert "## Sources" in report and "[S2] What a heat pump installation really costs" in report
 
 
 def test_an_installed_wheel_finds_its_own_copy_first(
