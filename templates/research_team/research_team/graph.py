@@ -21,28 +21,32 @@ Models: with `LGSP_MODEL` set (`provider:model`, e.g. `openai:gpt-4.1-mini`) eve
 uses it through `init_chat_model`; `LGSP_SUPERVISOR_MODEL`, `LGSP_RESEARCHER_MODEL`,
 `LGSP_ANALYST_MODEL`, `LGSP_WRITER_MODEL` and `LGSP_SUMMARIZER_MODEL` override it per role.
 Without it the team runs offline: the supervisor is a rule-based router and the other
-models are scripted; each decides only from what it is shown, so one server serves any
-number of runs.
+models are functions of the messages they are shown (`OfflineChatModel`), never of how
+often they were called, so one server serves any number of runs.
 
 `graph` is uncompiled: `langgraph dev` (or your code) supplies the checkpointer and store.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: `OfflineChatModel` is a pydantic model whose
+# field types must resolve even when this file is loaded by path, outside `sys.modules`.
 import json
 import os
 import re
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.tools import ToolRuntime
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import StateGraph
 from langgraph_supervisor_pro import Compaction, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 # --------------------------------------------------------------------------- the corpus
 
@@ -449,6 +453,58 @@ def get_sources(ids: list[str], runtime: ToolRuntime) -> str:
 # --------------------------------------------------------------------------- offline models
 
 
+class OfflineChatModel(BaseChatModel):
+    """A chat model whose reply is a function of the messages it is shown.
+
+    It never runs out and keeps nothing between calls (unlike a script, which is used up
+    and records every call), so one long-lived server serves any number of runs with it.
+
+    Example:
+        >>> model = OfflineChatModel(reply=lambda messages: AIMessage(f"{len(messages)} seen"))
+        >>> model.invoke("hello").content
+        '1 seen'
+    """
+
+    reply: Callable[[Sequence[BaseMessage]], AIMessage]
+    """Decides the answer (text or tool calls) from the messages alone."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "research-team-offline"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools as a provider's model would (the reply function picks the calls).
+
+        Args:
+            tools: The tools the agent offers.
+            tool_choice: Ignored: the reply decides.
+            **kwargs: Passed on to `bind`.
+
+        Returns:
+            This model with the tools bound.
+
+        Example:
+            >>> OfflineChatModel(reply=lambda m: AIMessage("ok")).bind_tools([]).invoke("x").text
+            'ok'
+        """
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+
 def _this_hop(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
     """The messages since this hop's prompt (earlier hops and summaries are history)."""
     starts = [
@@ -481,12 +537,12 @@ def _results(hop: Sequence[BaseMessage], name: str) -> list[dict[str, Any]]:
     return out
 
 
-def _calls(name: str, args: Sequence[dict[str, Any]], index: int) -> AIMessage:
+def _calls(name: str, args: Sequence[dict[str, Any]]) -> AIMessage:
     """One AI message asking for several independent tool calls at once."""
     return AIMessage(
         content="",
         tool_calls=[
-            {"name": name, "args": dict(a), "id": f"{name}_{index}_{n}"} for n, a in enumerate(args)
+            {"name": name, "args": dict(a), "id": f"call_{uuid.uuid4().hex[:12]}"} for a in args
         ],
     )
 
@@ -513,16 +569,16 @@ _ASPECTS = (
 )
 
 
-def researcher_reply(call: ScriptedCall) -> AIMessage:
+def researcher_reply(messages: Sequence[BaseMessage]) -> AIMessage:
     """The offline researcher: one search per subject of the question, then the findings.
 
     Args:
-        call: The model call: the messages the researcher was shown.
+        messages: What the researcher was shown.
 
     Returns:
         The searches to run (in one message: they are independent), or the findings.
     """
-    hop = _this_hop(call.messages)
+    hop = _this_hop(messages)
     task = _task_of(_prompt_of(hop))
     results = _results(hop, "search_sources")
     if not results:
@@ -530,7 +586,7 @@ def researcher_reply(call: ScriptedCall) -> AIMessage:
         aspects = " ".join(a for a in _ASPECTS if a in lowered)
         subjects = subjects_of(task)
         queries = [f"{s} {aspects}".strip() for s in subjects] or [task]
-        return _calls("search_sources", [{"query": q} for q in queries], call.index)
+        return _calls("search_sources", [{"query": q} for q in queries])
     seen: dict[str, dict[str, Any]] = {}
     for result in results:
         for source in result.get("sources", []):
@@ -580,23 +636,23 @@ def _heating_estimate(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def analyst_reply(call: ScriptedCall) -> AIMessage:
+def analyst_reply(messages: Sequence[BaseMessage]) -> AIMessage:
     """The offline analyst: the figures on each subject of the question, then the arithmetic.
 
     Args:
-        call: The model call: the messages the analyst was shown.
+        messages: What the analyst was shown.
 
     Returns:
         The lookups to run (in one message), or the figures and estimates.
     """
-    hop = _this_hop(call.messages)
+    hop = _this_hop(messages)
     task = _task_of(_prompt_of(hop))
     results = _results(hop, "lookup_figures")
     if not results:
         subjects = subjects_of(task)
         if not subjects:
             return AIMessage(content=f"The dataset has no figures on this question: {task}")
-        return _calls("lookup_figures", [{"subject": s} for s in subjects], call.index)
+        return _calls("lookup_figures", [{"subject": s} for s in subjects])
     figures: dict[str, dict[str, Any]] = {}
     for result in results:
         for figure in result.get("figures", []):
@@ -636,17 +692,17 @@ def _reference(record: Mapping[str, Any]) -> str:
     )
 
 
-def writer_reply(call: ScriptedCall) -> AIMessage:
+def writer_reply(messages: Sequence[BaseMessage]) -> AIMessage:
     """The offline writer: fetch the cited sources from the store, then write the report.
 
     Args:
-        call: The model call: the messages the writer was shown (its prompt holds the
-            researcher's and the analyst's latest outputs).
+        messages: What the writer was shown (its prompt holds the researcher's and the
+            analyst's latest outputs).
 
     Returns:
         The `get_sources` call, or the report.
     """
-    hop = _this_hop(call.messages)
+    hop = _this_hop(messages)
     prompt = _prompt_of(hop)
     task = _task_of(prompt)
     parts = _sections(prompt)
@@ -655,7 +711,7 @@ def writer_reply(call: ScriptedCall) -> AIMessage:
     cited = list(dict.fromkeys(_CITATION.findall("\n".join(findings + figures))))
     fetched = _results(hop, "get_sources")
     if cited and not fetched:
-        return _calls("get_sources", [{"ids": cited}], call.index)
+        return _calls("get_sources", [{"ids": cited}])
     if not findings and not figures:
         return AIMessage(
             content=(
@@ -684,16 +740,21 @@ _FACT = re.compile(r"^- (.*\[[SD]\d+\].*)$", re.MULTILINE)
 _ASKED = re.compile(r"Task: (.+)")
 
 
-def summarize_reply(call: ScriptedCall) -> dict[str, Any]:
-    """The offline summarizer: the questions researched and every cited finding, kept.
+def summarize_reply(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    r"""The offline summarizer: the questions researched and every cited finding, kept.
 
     Args:
-        call: The summarizer's call: the compaction prompt and the messages to compact.
+        messages: The compaction prompt and the messages to compact.
 
     Returns:
-        A `ContextSummary` as a dict (the structured output the compactor asks for).
+        A `ContextSummary` as a dict (what `Compaction` takes from a summarizer Runnable).
+
+    Example:
+        >>> summary = summarize_reply([HumanMessage("Task: Is solar worth it?\n- Yes [S4]")])
+        >>> summary["done"], summary["key_facts"]
+        (['Researched: Is solar worth it?'], ['Yes [S4]'])
     """
-    text = "\n".join(m.text for m in call.messages)
+    text = "\n".join(m.text for m in messages)
     asked = list(dict.fromkeys(q.strip() for q in _ASKED.findall(text)))
     facts = list(dict.fromkeys(f.strip() for f in _FACT.findall(text)))
     return {
@@ -705,9 +766,8 @@ def summarize_reply(call: ScriptedCall) -> dict[str, Any]:
     }
 
 
-def _scripted(reply: Callable[[ScriptedCall], Any], name: str) -> BaseChatModel:
-    # Replies depend only on the messages shown, so the script never needs to end.
-    return ScriptedChatModel(name=name, script=[reply] * 10_000)
+def _offline(reply: Callable[[Sequence[BaseMessage]], AIMessage], name: str) -> BaseChatModel:
+    return OfflineChatModel(name=name, reply=reply)
 
 
 def plan(view: SupervisorView) -> str | list[dict[str, str]]:
@@ -810,7 +870,8 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
         'LangGraph'
     """
     compaction = Compaction(
-        summarizer=model_for("summarizer", environ) or _scripted(summarize_reply, "summarizer"),
+        summarizer=model_for("summarizer", environ)
+        or RunnableLambda(summarize_reply, name="summarizer"),
         trigger=0.7,
         keep=6,
         max_context_tokens=context_tokens(environ),
@@ -818,7 +879,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     researcher = Worker(
         name="researcher",
         description="Searches the research corpus and reports findings, each citing a source.",
-        model=model_for("researcher", environ) or _scripted(researcher_reply, "researcher"),
+        model=model_for("researcher", environ) or _offline(researcher_reply, "researcher"),
         tools=(search_sources,),
         risks={"search_sources": "low"},
         prompt=(
@@ -830,7 +891,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     analyst = Worker(
         name="analyst",
         description="Looks figures up in the dataset and does the arithmetic, citing each.",
-        model=model_for("analyst", environ) or _scripted(analyst_reply, "analyst"),
+        model=model_for("analyst", environ) or _offline(analyst_reply, "analyst"),
         tools=(lookup_figures,),
         risks={"lookup_figures": "low"},
         prompt=(
@@ -842,7 +903,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     writer = Worker(
         name="writer",
         description="Writes the final report from the research and the figures, with sources.",
-        model=model_for("writer", environ) or _scripted(writer_reply, "writer"),
+        model=model_for("writer", environ) or _offline(writer_reply, "writer"),
         tools=(get_sources,),
         risks={"get_sources": "low"},
         reads=("researcher", "analyst"),
