@@ -4,8 +4,8 @@
 `langgraph.json` on a free loopback port (the package imports from this checkout), and
 `langgraph_sdk` drives it: the assistant, the graph with xray, the schemas, a thread, a
 run to `done` with the report (researcher and analyst in one step, then the writer), the
-sources in the server's store, a follow-up question on the same thread and more runs on
-the same server.
+sources in the server's store, a follow-up question on the same thread, more runs on the
+same server, and a run streamed as Studio streams it (updates and messages, subgraphs).
 """
 
 from __future__ import annotations
@@ -132,5 +132,40 @@ def test_a_follow_up_question_on_the_same_thread_researches_again(server: str) -
         assert [w for _, w, _ in _this_turn(out)] == ["researcher", "analyst", "writer"]
         report = out["messages"][-1]["content"]
         assert "[S4] Rooftop solar yield across European latitudes" in report
+
+    asyncio.run(go())
+
+
+def test_a_streamed_run_shows_every_worker_and_the_writers_report_as_studio_does(
+    server: str,
+) -> None:
+    async def go() -> None:
+        client = _client(server)
+        assistant = await _assistant(client)
+        thread = await client.threads.create()
+        events: list[tuple[str, Any]] = []
+        async for part in client.runs.stream(
+            thread["thread_id"],
+            assistant,
+            input={"messages": [{"role": "user", "content": HEAT_PUMP}]},
+            stream_mode=["updates", "messages-tuple"],
+            stream_subgraphs=True,
+        ):
+            events.append((part.event, part.data))
+        assert not [data for event, data in events if event == "error"]
+        # Root updates, one per node that ran; then each worker's agent in its namespace.
+        ran = {node for event, data in events if event == "updates" and data for node in data}
+        assert {"research_team", "researcher", "analyst", "writer", "synthesis"} <= ran
+        namespaces = {event.split("|")[1].split(":")[0] for event, _ in events if "|" in event}
+        assert namespaces == {"researcher", "analyst", "writer"}
+        # The writer's model streamed its report (a message of the writer's own namespace).
+        streamed = [
+            data[0].get("content", "")
+            for event, data in events
+            if event.startswith("messages") and event != "messages/metadata" and "writer" in event
+        ]
+        assert any("## Sources" in text for text in streamed if isinstance(text, str))
+        state = await client.threads.get_state(thread["thread_id"])
+        assert state["values"]["status"] == "done"
 
     asyncio.run(go())
