@@ -21,6 +21,7 @@ from research_team.graph import (
     OfflineChatModel,
     build_graph,
     context_tokens,
+    model_for,
     plan,
     researcher_reply,
     search_corpus,
@@ -256,6 +257,27 @@ def test_a_bad_context_window_is_refused_naming_the_variable(value) -> None:
         context_tokens({"LGSP_CONTEXT_TOKENS": value})
     with pytest.raises(ValueError, match="LGSP_CONTEXT_TOKENS"):
         build_graph({"LGSP_CONTEXT_TOKENS": value})
+
+
+def test_lgsp_model_sets_every_role_and_a_role_variable_overrides_it(monkeypatch) -> None:
+    import langchain.chat_models
+
+    made = []
+
+    def init_chat_model(name):
+        made.append(name)
+        return OfflineChatModel(name=name, reply=researcher_reply)
+
+    monkeypatch.setattr(langchain.chat_models, "init_chat_model", init_chat_model)
+    environ = {"LGSP_MODEL": " openai:gpt-4.1-mini ", "LGSP_WRITER_MODEL": "anthropic:claude"}
+    assert model_for("researcher", environ).name == "openai:gpt-4.1-mini"
+    assert model_for("writer", environ).name == "anthropic:claude"
+    assert model_for("writer", {"LGSP_WRITER_MODEL": "  "}) is None
+    assert model_for("supervisor", {}) is None
+    build_graph(environ)
+    assert sorted(made[2:]) == sorted(
+        ["openai:gpt-4.1-mini"] * 4 + ["anthropic:claude"]  # all but the writer: LGSP_MODEL
+    )
 
 
 @pytest.mark.skipif(not os.environ.get("LGSP_MODEL"), reason="set LGSP_MODEL (and its key)")
