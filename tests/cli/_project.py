@@ -7,9 +7,9 @@ from pathlib import Path
 from types import ModuleType
 
 
-def load_graph_module(project: Path) -> ModuleType:
-    """The project's `support_desk/graph.py`, imported under a name of its own."""
-    path = project / "support_desk" / "graph.py"
+def load_graph_module(project: Path, package: str = "support_desk") -> ModuleType:
+    """The project's `<package>/graph.py`, imported under a name of its own."""
+    path = project / package / "graph.py"
     spec = importlib.util.spec_from_file_location(f"_lgsp_project_{abs(hash(project))}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -20,6 +20,34 @@ from langgraph_supervisor_pro.cli._templates import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+INCIDENT = (
+    "Checkout is returning 500s since the 14:02 deploy of payments v2.3.1: page on-call, "
+    "roll back the deploy and post a status update"
+)
+
+FILES = {
+    "support_desk": {
+        ".env.example",
+        "README.md",
+        "langgraph.json",
+        "pyproject.toml",
+        "support_desk/__init__.py",
+        "support_desk/graph.py",
+        "tests/test_support_desk.py",
+    },
+    "ops_tree": {
+        ".env.example",
+        "README.md",
+        "langgraph.json",
+        "pyproject.toml",
+        "ops_tree/__init__.py",
+        "ops_tree/graph.py",
+        "tests/test_ops_tree.py",
+    },
+}
+"""What `lgsp new` writes for each template: every template is tested the same way."""
+PASSED = {"support_desk": "6 passed", "ops_tree": "17 passed"}
+"""What each written project's own offline tests report."""
 
 
 def lgsp(*args: str):
@@ -32,26 +60,21 @@ def files(directory: Path) -> set[str]:
 
 def test_the_templates_come_from_the_checkout_with_a_description_each() -> None:
     assert templates_root() == ROOT / "templates"
-    (desk,) = templates().values()
-    assert desk.name == "support_desk"
-    assert desk.description.startswith("A support desk: a triage supervisor")
+    found = templates()
+    assert set(FILES) <= set(found)
+    assert found["support_desk"].description.startswith("A support desk: a triage supervisor")
+    assert found["ops_tree"].description.startswith("An operations tree: a root supervisor")
+    assert all(t.description and t.path == ROOT / "templates" / t.name for t in found.values())
 
 
-def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path) -> None:
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path, template: str) -> None:
     target = tmp_path / "deep" / "myapp"
-    result = lgsp("new", "support_desk", str(target))
+    result = lgsp("new", template, str(target))
     assert result.exit_code == 0, result.output
-    assert f"Wrote the support_desk project to {target}" in result.output
-    assert files(target) == {
-        ".env.example",
-        "README.md",
-        "langgraph.json",
-        "pyproject.toml",
-        "support_desk/__init__.py",
-        "support_desk/graph.py",
-        "tests/test_support_desk.py",
-    }
-    source = ROOT / "templates" / "support_desk"
+    assert f"Wrote the {template} project to {target}" in result.output
+    assert files(target) == FILES[template]
+    source = ROOT / "templates" / template
     for name in files(target):
         assert (target / name).read_bytes() == (source / name).read_bytes()
 
@@ -98,9 +121,11 @@ def test_new_refuses_a_file(tmp_path: Path) -> None:
 def test_an_unknown_template_names_the_templates(tmp_path: Path) -> None:
     result = lgsp("new", "helpdesk", str(tmp_path / "app"))
     assert result.exit_code == 2
-    assert "no template 'helpdesk'; the templates are: support_desk" in result.output
+    known = ", ".join(templates())
+    assert f"no template 'helpdesk'; the templates are: {known}" in result.output
+    assert "ops_tree" in known and "support_desk" in known
     assert not (tmp_path / "app").exists()
-    with pytest.raises(TemplateError, match="the templates are: support_desk"):
+    with pytest.raises(TemplateError, match=f"the templates are: {known}"):
         write_project("helpdesk", tmp_path / "app")
 
 
@@ -113,37 +138,72 @@ def test_new_without_a_directory_is_a_usage_error() -> None:
 def test_new_list_shows_each_template_on_one_line() -> None:
     result = lgsp("new", "--list")
     assert result.exit_code == 0
-    assert result.output.splitlines() == [
-        "support_desk  A support desk: a triage supervisor over billing, tech support and "
-        "account workers."
-    ]
+    lines = result.output.splitlines()
+    shown = dict(line.split(None, 1) for line in lines)
+    assert shown == {name: t.description for name, t in templates().items()}
+    assert shown["support_desk"] == (
+        "A support desk: a triage supervisor over billing, tech support and account workers."
+    )
+    assert shown["ops_tree"] == (
+        "An operations tree: a root supervisor over incident, infrastructure and "
+        "communications domains."
+    )
+    # The descriptions start in one column.
+    assert len({line.index(shown[line.split()[0]]) for line in lines}) == 1
 
 
-def written(tmp_path: Path) -> Path:
+def written(tmp_path: Path, template: str = "support_desk") -> Path:
     target = tmp_path / "app"
-    assert lgsp("new", "support_desk", str(target)).exit_code == 0
+    assert lgsp("new", template, str(target)).exit_code == 0
     return target
 
 
-def test_the_written_projects_own_tests_pass(tmp_path: Path) -> None:
-    target = written(tmp_path)
+def _offline_env() -> dict[str, str]:
     env = {
         **os.environ,
         # The package from this checkout (the project depends on langgraph-supervisor-pro).
         "PYTHONPATH": str(ROOT),
         "PYTEST_ADDOPTS": "",
     }
-    env.pop("LGSP_MODEL", None)
+    for name in list(env):  # the written project runs offline: no model configured
+        if name.startswith("LGSP_") and name.endswith("MODEL"):
+            env.pop(name)
+    return env
+
+
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_the_written_projects_own_tests_pass(tmp_path: Path, template: str) -> None:
+    target = written(tmp_path, template)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
         cwd=target,
-        env=env,
+        env=_offline_env(),
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 passed" in done.stdout
+    assert PASSED[template] in done.stdout
+
+
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_the_written_project_is_lint_and_type_clean(tmp_path: Path, template: str) -> None:
+    # With the project's own ruff settings (its pyproject.toml) and mypy --strict.
+    target = written(tmp_path, template)
+    for command in (
+        ["ruff", "check", "--no-cache", "."],
+        ["ruff", "format", "--check", "--no-cache", "."],
+        ["mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"), template],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", *command],
+            cwd=target,
+            env=_offline_env(),
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, f"{command}: {done.stdout}{done.stderr}"
 
 
 def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path) -> None:
@@ -189,3 +249,21 @@ def test_the_wheel_ships_the_templates() -> None:
         '[tool.hatch.build.targets.wheel.force-include]\n"templates" = '
         '"langgraph_supervisor_pro/_templates"'
     ) in text
+
+
+def test_the_written_ops_tree_pauses_inside_a_domain_and_rolls_back(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from tests.cli._project import load_graph_module
+
+    module = load_graph_module(written(tmp_path, "ops_tree"), "ops_tree")
+    compiled = module.build_graph({}).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    out = compiled.invoke({"messages": [("user", INCIDENT)]}, config)
+    (pending,) = out["__interrupt__"]
+    assert pending.value["action_requests"][0]["name"] == "rollback"
+    assert pending.value["context"]["path"] == ["infrastructure", "deployer"]
+    out = compiled.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["status"] == "done"
+    assert "Rolled back payments from v2.3.1 to v2.3.0." in out["messages"][-1].content
