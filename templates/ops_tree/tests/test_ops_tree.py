@@ -237,3 +237,54 @@ def test_models_come_from_lgsp_model_with_per_role_overrides(
 def test_the_docstring_examples_run() -> None:
     result = doctest.testmod(ops, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 6 and result.failed == 0
+
+
+def test_a_respond_answer_stands_in_for_the_rollback(app) -> None:
+    cfg = config()
+    ask(app, INCIDENT, cfg)
+    respond = {"type": "respond", "message": "rolled back by hand from the console"}
+    out = app.invoke(Command(resume={"decisions": [respond]}), cfg)
+    assert (
+        "The rollback was handled by a reviewer: rolled back by hand from the console"
+        in out["messages"][-1].content
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("Something is down, page on-call", "Which service is affected?"),
+        ("Roll back the search deploy", "There is no earlier release to roll back to."),
+        ("Roll back the last deploy", "Which service's release is it about?"),
+    ],
+)
+def test_what_the_offline_workers_cannot_do_they_say(app, text, says) -> None:
+    out = ask(app, text, config())
+    assert out["status"] == "done"
+    assert says in out["messages"][-1].content
+    assert "__interrupt__" not in out
+
+
+def test_the_tools_report_what_they_do_not_know() -> None:
+    assert "no such service" in ops.service_health.invoke({"service": "ledger"})
+    assert "no such service" in ops.release_history.invoke({"service": "ledger"})
+    page = {"team": "finance", "severity": "SEV2", "summary": "x"}
+    assert ops.page_oncall.invoke(page) == "error: no on-call rota for team 'finance'"
+
+
+def test_the_answers_name_failed_hops_and_fall_back_on_summaries() -> None:
+    from langgraph_supervisor_pro import WorkerResult
+    from langgraph_supervisor_pro.synthesis import HopOutput, SynthesisInput
+
+    hops = [
+        HopOutput(step=1, worker="incident", result=WorkerResult(status="failed", error="boom")),
+        # A full output kept in a store the resuming process does not have: its summary.
+        HopOutput(
+            step=2,
+            worker="communications",
+            result=WorkerResult(status="success", summary="Posted an update."),
+        ),
+    ]
+    inp = SynthesisInput(task="t", hops=hops, status="running")
+    assert ops.tree_answer(inp) == "Incident: failed: boom\nCommunications: Posted an update."
+    assert ops.domain_answer(inp) == "incident failed: boom Posted an update."
