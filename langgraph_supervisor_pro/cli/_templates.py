@@ -3,7 +3,7 @@
 A template is a folder of the top-level `templates/` directory: a runnable project with its
 own `pyproject.toml` (whose `description` is the template's one line), `langgraph.json`,
 README and tests. In a checkout they are read from `templates/`; in an installed wheel from
-`langgraph_supervisor_pro/_templates/` (hatch's `force-include`, see pyproject.toml).
+`langgraph_supervisor_pro/_templates/` (hatch's `sources`, see pyproject.toml).
 """
 
 from __future__ import annotations
