@@ -3,7 +3,7 @@
 A template is a folder of the top-level `templates/` directory: a runnable project with its
 own `pyproject.toml` (whose `description` is the template's one line), `langgraph.json`,
 README and tests. In a checkout they are read from `templates/`; in an installed wheel from
-`langgraph_supervisor_pro/_templates/` (hatch's `force-include`, see pyproject.toml).
+`langgraph_supervisor_pro/_templates/` (hatch's `sources`, see pyproject.toml).
 """
 
 from __future__ import annotations
@@ -22,8 +22,19 @@ __all__ = [
 ]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
+# What a template run in place leaves behind; the wheel's `exclude` (pyproject.toml) matches.
 _IGNORED = shutil.ignore_patterns(
-    "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".env"
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".venv",
+    ".env",
+    ".langgraph_api",
+    ".lgsp",
+    "*.db",
 )
 
 

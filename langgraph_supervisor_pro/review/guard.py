@@ -217,7 +217,9 @@ class ToolGuard(AgentMiddleware):
         ][:-1]
         step = hop.step if hop is not None else None
         instructions = hop.instructions if hop is not None else ""
-        summary = f"Hop {'?' if step is None else step}: {one_line(instructions, 200)}"
+        summary = f"Hop {'?' if step is None else step}"
+        if instructions.strip():
+            summary += f": {one_line(instructions, 200)}"
         if done:
             summary += f"; tool calls so far this hop: {', '.join(done)}"
         return gate_request(

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 
-def load_graph_module(project: Path, package: str) -> ModuleType:
+def load_graph_module(project: Path, package: str = "support_desk") -> ModuleType:
     """The project's `<package>/graph.py`, imported under a name of its own."""
     path = project / package / "graph.py"
     spec = importlib.util.spec_from_file_location(f"_lgsp_project_{abs(hash(project))}", path)

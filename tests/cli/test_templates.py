@@ -20,42 +20,52 @@ from langgraph_supervisor_pro.cli._templates import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+INCIDENT = (
+    "Checkout is returning 500s since the 14:02 deploy of payments v2.3.1: page on-call, "
+    "roll back the deploy and post a status update"
+)
 HEAT_PUMP = (
     "Should I replace my gas boiler with a heat pump? Compare running costs and emissions, "
     "and write a short report with sources."
 )
-TEMPLATES = {
-    "research_team": {
-        "description": "A research team: a supervisor over researcher, analyst and writer, "
-        "with sources cited from the store.",
-        "files": {
-            ".env.example",
-            "README.md",
-            "langgraph.json",
-            "pyproject.toml",
-            "research_team/__init__.py",
-            "research_team/graph.py",
-            "tests/test_research_team.py",
-        },
-        # Its live-model test is skipped: LGSP_MODEL is unset for the run.
-        "outcome": "22 passed, 1 skipped",
-    },
+
+FILES = {
     "support_desk": {
-        "description": "A support desk: a triage supervisor over billing, tech support and "
-        "account workers.",
-        "files": {
-            ".env.example",
-            "README.md",
-            "langgraph.json",
-            "pyproject.toml",
-            "support_desk/__init__.py",
-            "support_desk/graph.py",
-            "tests/test_support_desk.py",
-        },
-        "outcome": "6 passed",
+        ".env.example",
+        "README.md",
+        "langgraph.json",
+        "pyproject.toml",
+        "support_desk/__init__.py",
+        "support_desk/graph.py",
+        "tests/test_support_desk.py",
+    },
+    "ops_tree": {
+        ".env.example",
+        "README.md",
+        "langgraph.json",
+        "pyproject.toml",
+        "ops_tree/__init__.py",
+        "ops_tree/graph.py",
+        "tests/test_ops_tree.py",
+    },
+    "research_team": {
+        ".env.example",
+        "README.md",
+        "langgraph.json",
+        "pyproject.toml",
+        "research_team/__init__.py",
+        "research_team/graph.py",
+        "tests/test_research_team.py",
     },
 }
-"""Every template: its one line, its files and what its own tests report."""
+"""What `lgsp new` writes for each template: every template is tested the same way."""
+PASSED = {
+    "support_desk": "6 passed",
+    "ops_tree": "23 passed",
+    # Its live-model test is skipped: no LGSP_*MODEL reaches the written project's run.
+    "research_team": "22 passed, 1 skipped",
+}
+"""What each written project's own offline tests report."""
 
 
 def lgsp(*args: str):
@@ -69,22 +79,23 @@ def files(directory: Path) -> set[str]:
 def test_the_templates_come_from_the_checkout_with_a_description_each() -> None:
     assert templates_root() == ROOT / "templates"
     found = templates()
-    assert list(found) == sorted(TEMPLATES)
-    for name, template in found.items():
-        assert template.name == name
-        assert template.description == TEMPLATES[name]["description"]
+    assert set(FILES) <= set(found)
+    assert found["support_desk"].description.startswith("A support desk: a triage supervisor")
+    assert found["ops_tree"].description.startswith("An operations tree: a root supervisor")
+    assert found["research_team"].description.startswith("A research team: a supervisor over")
+    assert all(t.description and t.path == ROOT / "templates" / t.name for t in found.values())
 
 
-@pytest.mark.parametrize("name", sorted(TEMPLATES))
-def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_new_writes_a_runnable_copy_of_the_template(tmp_path: Path, template: str) -> None:
     target = tmp_path / "deep" / "myapp"
-    result = lgsp("new", name, str(target))
+    result = lgsp("new", template, str(target))
     assert result.exit_code == 0, result.output
-    assert f"Wrote the {name} project to {target}" in result.output
-    assert files(target) == TEMPLATES[name]["files"]
-    source = ROOT / "templates" / name
-    for file in files(target):
-        assert (target / file).read_bytes() == (source / file).read_bytes()
+    assert f"Wrote the {template} project to {target}" in result.output
+    assert files(target) == FILES[template]
+    source = ROOT / "templates" / template
+    for name in files(target):
+        assert (target / name).read_bytes() == (source / name).read_bytes()
 
 
 def test_new_leaves_build_and_cache_files_behind(
@@ -96,6 +107,10 @@ def test_new_leaves_build_and_cache_files_behind(
     (fake / "mini" / "pyproject.toml").write_text('[project]\ndescription = "Mini."\n')
     (fake / "mini" / "__pycache__" / "x.pyc").write_bytes(b"\0")
     (fake / "mini" / ".env").write_text("OPENAI_API_KEY=secret\n")
+    # `langgraph dev` and `lgsp demo` state from a run in place.
+    (fake / "mini" / ".langgraph_api").mkdir()
+    (fake / "mini" / ".langgraph_api" / "store.pckl").write_bytes(b"\0")
+    (fake / "mini" / "runs.db").write_bytes(b"\0")
     monkeypatch.setattr(_templates, "templates_root", lambda: fake)
     write_project("mini", tmp_path / "out")
     assert files(tmp_path / "out") == {"pyproject.toml"}
@@ -129,9 +144,11 @@ def test_new_refuses_a_file(tmp_path: Path) -> None:
 def test_an_unknown_template_names_the_templates(tmp_path: Path) -> None:
     result = lgsp("new", "helpdesk", str(tmp_path / "app"))
     assert result.exit_code == 2
-    assert "no template 'helpdesk'; the templates are: research_team, support_desk" in result.output
+    known = ", ".join(templates())
+    assert f"no template 'helpdesk'; the templates are: {known}" in result.output
+    assert {"ops_tree", "research_team", "support_desk"} <= set(known.split(", "))
     assert not (tmp_path / "app").exists()
-    with pytest.raises(TemplateError, match="the templates are: research_team, support_desk"):
+    with pytest.raises(TemplateError, match=f"the templates are: {known}"):
         write_project("helpdesk", tmp_path / "app")
 
 
@@ -144,56 +161,71 @@ def test_new_without_a_directory_is_a_usage_error() -> None:
 def test_new_list_shows_each_template_on_one_line() -> None:
     result = lgsp("new", "--list")
     assert result.exit_code == 0
-    assert result.output.splitlines() == [
-        "research_team  A research team: a supervisor over researcher, analyst and writer, "
-        "with sources cited from the store.",
-        "support_desk   A support desk: a triage supervisor over billing, tech support and "
-        "account workers.",
-    ]
+    lines = result.output.splitlines()
+    shown = dict(line.split(None, 1) for line in lines)
+    assert shown == {name: t.description for name, t in templates().items()}
+    assert shown["support_desk"] == (
+        "A support desk: a triage supervisor over billing, tech support and account workers."
+    )
+    assert shown["ops_tree"] == (
+        "An operations tree: a root supervisor over incident, infrastructure and "
+        "communications domains."
+    )
+    assert shown["research_team"] == (
+        "A research team: a supervisor over researcher, analyst and writer, with sources "
+        "cited from the store."
+    )
+    # The descriptions start in one column.
+    assert len({line.index(shown[line.split()[0]]) for line in lines}) == 1
 
 
-def written(tmp_path: Path, name: str = "support_desk") -> Path:
+def written(tmp_path: Path, template: str = "support_desk") -> Path:
     target = tmp_path / "app"
-    assert lgsp("new", name, str(target)).exit_code == 0
+    assert lgsp("new", template, str(target)).exit_code == 0
     return target
 
 
-@pytest.mark.parametrize("name", sorted(TEMPLATES))
-def test_the_written_projects_own_tests_pass(tmp_path: Path, name: str) -> None:
-    target = written(tmp_path, name)
+def _offline_env() -> dict[str, str]:
     env = {
         **os.environ,
         # The package from this checkout (the project depends on langgraph-supervisor-pro).
         "PYTHONPATH": str(ROOT),
         "PYTEST_ADDOPTS": "",
     }
-    env.pop("LGSP_MODEL", None)
+    for name in list(env):  # the written project runs offline: no model configured
+        if name.startswith("LGSP_") and name.endswith("MODEL"):
+            env.pop(name)
+    return env
+
+
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_the_written_projects_own_tests_pass(tmp_path: Path, template: str) -> None:
+    target = written(tmp_path, template)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
         cwd=target,
-        env=env,
+        env=_offline_env(),
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{TEMPLATES[name]['outcome']} in" in done.stdout
+    assert PASSED[template] in done.stdout
 
 
-@pytest.mark.parametrize("name", sorted(TEMPLATES))
-def test_the_written_project_is_lint_and_type_clean(tmp_path: Path, name: str) -> None:
-    # Linted with the project's own ruff settings (its pyproject.toml), typed strictly.
-    target = written(tmp_path, name)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+@pytest.mark.parametrize("template", sorted(FILES))
+def test_the_written_project_is_lint_and_type_clean(tmp_path: Path, template: str) -> None:
+    # With the project's own ruff settings (its pyproject.toml) and mypy --strict.
+    target = written(tmp_path, template)
     for command in (
         ["ruff", "check", "--no-cache", "."],
         ["ruff", "format", "--check", "--no-cache", "."],
-        ["mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"), name],
+        ["mypy", "--strict", "--cache-dir", str(tmp_path / "mypy"), template],
     ):
         done = subprocess.run(
             [sys.executable, "-m", *command],
             cwd=target,
-            env=env,
+            env=_offline_env(),
             capture_output=True,
             text=True,
             timeout=240,
@@ -207,7 +239,7 @@ def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path)
 
     from tests.cli._project import load_graph_module
 
-    module = load_graph_module(written(tmp_path), "support_desk")
+    module = load_graph_module(written(tmp_path))
     graph = module.build_graph({})
     compiled = graph.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
@@ -217,6 +249,54 @@ def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path)
     out = compiled.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert out["status"] == "done"
     assert "refunded 29.00 on order A1001" in out["messages"][-1].content
+
+
+def test_an_installed_wheel_finds_its_own_copy_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The wheel puts templates/ at langgraph_supervisor_pro/_templates (pyproject.toml).
+    package = tmp_path / "site-packages" / "langgraph_supervisor_pro"
+    (package / "_templates" / "mini").mkdir(parents=True)
+    (package / "_templates" / "mini" / "pyproject.toml").write_text(
+        '[project]\ndescription = "Mini."\n'
+    )
+    monkeypatch.setattr(_templates, "_PACKAGE", package)
+    assert templates_root() == package / "_templates"
+    assert [(t.name, t.description) for t in templates().values()] == [("mini", "Mini.")]
+    (package / "_templates" / "mini" / "pyproject.toml").unlink()
+    (package / "_templates" / "mini").rmdir()
+    (package / "_templates").rmdir()
+    with pytest.raises(TemplateError, match="no project templates found"):
+        templates_root()
+
+
+def test_the_wheel_ships_the_templates() -> None:
+    # Where templates_root() looks in an installed wheel; tests/integration/test_packaging.py
+    # builds the wheel and checks its files.
+    import tomllib
+
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    wheel = wheel["targets"]["wheel"]
+    assert "templates" in wheel["only-include"]
+    assert wheel["sources"] == {"templates": "langgraph_supervisor_pro/_templates"}
+
+
+def test_the_written_ops_tree_pauses_inside_a_domain_and_rolls_back(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from tests.cli._project import load_graph_module
+
+    module = load_graph_module(written(tmp_path, "ops_tree"), "ops_tree")
+    compiled = module.build_graph({}).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    out = compiled.invoke({"messages": [("user", INCIDENT)]}, config)
+    (pending,) = out["__interrupt__"]
+    assert pending.value["action_requests"][0]["name"] == "rollback"
+    assert pending.value["context"]["path"] == ["infrastructure", "deployer"]
+    out = compiled.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["status"] == "done"
+    assert "Rolled back payments from v2.3.1 to v2.3.0." in out["messages"][-1].content
 
 
 def test_the_written_research_team_fans_out_keeps_its_sources_and_reports(
@@ -243,30 +323,3 @@ def test_the_written_research_team_fans_out_keeps_its_sources_and_reports(
     assert {"S1", "S2", "D1"} <= kept
     report = out["messages"][-1].content
     assert "## Sources" in report and "[S2] What a heat pump installation really costs" in report
-
-
-def test_an_installed_wheel_finds_its_own_copy_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The wheel puts templates/ at langgraph_supervisor_pro/_templates (pyproject.toml).
-    package = tmp_path / "site-packages" / "langgraph_supervisor_pro"
-    (package / "_templates" / "mini").mkdir(parents=True)
-    (package / "_templates" / "mini" / "pyproject.toml").write_text(
-        '[project]\ndescription = "Mini."\n'
-    )
-    monkeypatch.setattr(_templates, "_PACKAGE", package)
-    assert templates_root() == package / "_templates"
-    assert [(t.name, t.description) for t in templates().values()] == [("mini", "Mini.")]
-    (package / "_templates" / "mini" / "pyproject.toml").unlink()
-    (package / "_templates" / "mini").rmdir()
-    (package / "_templates").rmdir()
-    with pytest.raises(TemplateError, match="no project templates found"):
-        templates_root()
-
-
-def test_the_wheel_ships_the_templates() -> None:
-    text = (ROOT / "pyproject.toml").read_text()
-    assert (
-        '[tool.hatch.build.targets.wheel.force-include]\n"templates" = '
-        '"langgraph_supervisor_pro/_templates"'
-    ) in text

@@ -13,6 +13,7 @@ from langgraph.types import Command
 
 from langgraph_supervisor_pro import (
     ReviewPolicy,
+    RouteDecision,
     ToolGuard,
     Worker,
     create_supervisor,
@@ -216,8 +217,23 @@ def test_review_payload_speaks_the_hitl_schema_with_context():
     assert ctx["kind"] == "tool" and ctx["worker"] == "billing" and ctx["risk"] == "high"
     assert ctx["task"] == "Refund order A1" and ctx["tier"] == "supervised"
     assert ctx["reason"] == "high-risk tool in the supervised tier"
-    assert ctx["summary"].startswith("Hop 1:") and ctx["deadline"] and ctx["reviewers"]
+    # The hop had no instructions (a router decided): no empty ": " after the hop number.
+    assert ctx["summary"] == "Hop 1" and ctx["deadline"] and ctx["reviewers"]
     assert ctx["thread_id"] == config["configurable"]["thread_id"]
+
+
+def test_review_summary_carries_the_hops_instructions():
+    worker, _ = billing([call("refund"), "done"])
+
+    def router(view):
+        if not view.ledger:
+            return RouteDecision(next="billing", instructions="Refund the duplicate charge")
+        return "FINISH"
+
+    app = compile_team([worker], router=router, review=ReviewPolicy(tier="supervised"))
+    out = app.invoke(ask("Refund order A1"), thread())
+    summary = out["__interrupt__"][0].value["context"]["summary"]
+    assert summary == "Hop 1: Refund the duplicate charge"
 
 
 def test_edit_changes_the_arguments():

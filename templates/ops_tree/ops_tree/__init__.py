@@ -1,0 +1,1 @@
+"""An operations tree: a root supervisor over incident, infrastructure and communications."""
