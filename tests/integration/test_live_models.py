@@ -1,4 +1,4 @@
-"""Real models, only when a provider's key is set: the support desk and the README's Quick start.
+"""Real models, only when a provider's key is set: the templates and the README's Quick start.
 
 For each provider whose key is in the environment (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`)
 and whose LangChain package is installed (`pip install langchain-openai` /
@@ -6,7 +6,9 @@ and whose LangChain package is installed (`pip install langchain-openai` /
 with `LGSP_MODEL` naming a small model of that provider (`openai:gpt-4.1-mini`,
 `anthropic:claude-haiku-4-5`; `LGSP_LIVE_OPENAI_MODEL` / `LGSP_LIVE_ANTHROPIC_MODEL` pick
 another): a duplicate charge must reach the refund review, and the run must end `done`
-after approval, with the refund made. The README's Quick start runs with the same model.
+after approval, with the refund made. The `research_team` template answers a research
+question with a report whose citations are sources its researcher found and kept in the
+store. The README's Quick start runs with the same model.
 Without the key or the package each test is skipped, and says which.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from langgraph_supervisor_pro.cli._templates import write_project
@@ -136,6 +140,29 @@ def test_the_support_desk_reaches_the_refund_review_and_refunds_after_approval(
     assert any("refunded 29.00 on order A1001" in m.text for m in _refund_messages(out))
     assert out["reviews"][0]["decision"] == "approve"
     assert out["messages"][-1].text.strip()
+
+
+def test_the_research_team_reports_with_sources_it_found(live_model: str, tmp_path: Path) -> None:
+    project = tmp_path / "team"
+    write_project("research_team", project)
+    module = load_graph_module(project, "research_team")
+    store = InMemoryStore()
+    app = module.build_graph({"LGSP_MODEL": live_model}).compile(
+        checkpointer=InMemorySaver(), store=store
+    )
+    thread = f"live-{uuid.uuid4()}"
+    question = (
+        "Should I replace my gas boiler with a heat pump? Compare running costs and "
+        "emissions, and write a short report with sources."
+    )
+    out = app.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+    assert out["status"] == "done", (out["halt_reason"], out.get("halt_detail"))
+    assert "researcher" in [entry["worker"] for entry in out["ledger"]]
+    kept = {item.key for item in store.search(module.sources_namespace(thread), limit=100)}
+    assert kept, "the researcher kept no source in the store"
+    report = out["messages"][-1].text
+    assert report.strip()
+    assert set(re.findall(r"\[([SD]\d+)\]", report)) <= kept, report
 
 
 def test_the_quick_start_runs_with_a_real_model(
