@@ -381,7 +381,7 @@ def _public(source: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-@tool
+@tool(parse_docstring=True)
 def search_sources(query: str, runtime: ToolRuntime) -> str:
     """Search the research corpus; every source found is kept for citing.
 
@@ -396,7 +396,7 @@ def search_sources(query: str, runtime: ToolRuntime) -> str:
     return json.dumps({"query": query, "sources": found})
 
 
-@tool
+@tool(parse_docstring=True)
 def lookup_figures(subject: str, runtime: ToolRuntime) -> str:
     """Look up the dataset's figures on a subject; every figure is kept for citing.
 
@@ -426,7 +426,7 @@ def lookup_figures(subject: str, runtime: ToolRuntime) -> str:
     return json.dumps({"subject": subject, "figures": figures})
 
 
-@tool
+@tool(parse_docstring=True)
 def get_sources(ids: list[str], runtime: ToolRuntime) -> str:
     """Fetch sources and figures found earlier in this conversation, to cite them.
 

@@ -21,10 +21,13 @@ from research_team.graph import (
     OfflineChatModel,
     build_graph,
     context_tokens,
+    get_sources,
+    lookup_figures,
     model_for,
     plan,
     researcher_reply,
     search_corpus,
+    search_sources,
     sources_namespace,
 )
 
@@ -244,6 +247,21 @@ def test_the_offline_models_decide_from_the_messages_and_never_run_out() -> None
     }
     # Every call gets tool-call ids of its own.
     assert len({r.tool_calls[0]["id"] for r in replies}) == len(replies)
+
+
+def test_the_tools_show_a_model_only_their_own_arguments() -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    shown = {
+        t.name: convert_to_openai_tool(t)["function"]
+        for t in (search_sources, lookup_figures, get_sources)
+    }
+    assert {name: set(f["parameters"]["properties"]) for name, f in shown.items()} == {
+        "search_sources": {"query"},
+        "lookup_figures": {"subject"},
+        "get_sources": {"ids"},
+    }
+    assert all("runtime" not in f["description"] for f in shown.values())
 
 
 def test_the_search_is_deterministic_and_ranks_by_matching_words() -> None:
