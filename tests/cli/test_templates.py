@@ -143,7 +143,7 @@ def test_the_written_projects_own_tests_pass(tmp_path: Path) -> None:
         timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 passed" in done.stdout
+    assert "10 passed" in done.stdout
 
 
 def test_the_written_graph_runs_to_the_refund_review_and_refunds(tmp_path: Path) -> None:
