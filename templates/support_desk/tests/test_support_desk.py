@@ -96,7 +96,7 @@ def test_a_help_center_comment_cannot_make_tech_support_refund(app) -> None:
     )
     assert out.get("reviews", []) == []
     answer = out["messages"][-1].content
-    assert "1. Update the app." in answer and "it was not done" in answer
+    assert "1) Update the app;" in answer and "it was not done" in answer
 
 
 def test_an_article_without_comments_leads_to_no_refused_call(app) -> None:
