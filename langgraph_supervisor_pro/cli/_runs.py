@@ -52,7 +52,7 @@ class RunRow:
 
         Example:
             >>> RunRow(thread_id="t", status="-", turn=None, step=None, pending=1,
-            ...        task="", last_activity=None).to_dict()["pending"]
+            ...        task="", last_activity=None).to_dict()["pending_reviews"]
             1
         """
         return {

@@ -1,9 +1,14 @@
 """The `lgsp` command.
 
-`lgsp demo` runs a three-worker team end to end, offline (scripted models, the embedded
-SQLite checkpointer), and shows each routing decision and worker result as it happens,
-then the ledger and the final answer. Re-running it with the same `--thread-id` (and
-`--db`) shows the stored run, or resumes it if it was interrupted.
+`lgsp demo` plays the `support_desk` template offline (its own graph, in the `supervised`
+tier, on an embedded SQLite checkpointer): a refund that pauses at the review gate (asked
+on a terminal, `--yes` approves, no terminal approves and says so), a tool call the
+allowlist refuses, a compaction; each routing decision, tool call and worker result as it
+happens, then the ledger, per-worker figures and the answers. Re-running it with the same
+`--thread-id` (and `--db`) shows the stored run, or carries it on if it was interrupted.
+
+`lgsp runs --db DB` lists the threads of a checkpoint database (SQLite or Postgres) with
+their status, turn, step, pending reviews and last activity, newest first.
 
 `lgsp new TEMPLATE DIR` writes a runnable project from a template (`lgsp new --list`
 shows them).
@@ -15,16 +20,18 @@ process, as the reviewer `--as NAME` (or `LGSP_REVIEWER`), which the run records
 time; `sweep` applies the on-timeout action (reject, or escalate) to expired ones, as
 `lgsp:sweep`. A reviewer the review policy does not allow (`--policy FILE`, else
 `LGSP_POLICY_FILE`, else the graph's own gates) is refused with exit code 2.
-Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names
-an uncompiled `StateGraph`, or a function returning one, which is compiled with the
-checkpointer opened from `--db`.
+Every error of a command is one line on stderr, with exit code 2. Resuming needs the
+graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names an uncompiled
+`StateGraph`, or a function returning one, which is compiled with the checkpointer opened
+from `--db`.
 
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
-    $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
-    $ lgsp demo --db /tmp/demo.db --thread-id launch-de   # shows the stored run
+    $ lgsp demo --yes --delay 0 --db /tmp/demo.db --thread-id desk-1
+    $ lgsp demo --db /tmp/demo.db --thread-id desk-1   # shows the stored run
     $ python -m langgraph_supervisor_pro.cli demo --plain
+    $ lgsp runs --db /tmp/demo.db --json
     $ lgsp new --list
     $ lgsp new support_desk myapp
     $ lgsp review list --db postgresql://app@db/app
@@ -159,7 +166,8 @@ class _OneLineErrors(TyperGroup):
 app = typer.Typer(
     name="lgsp",
     cls=_OneLineErrors,
-    help="langgraph-supervisor-pro: supervisor/worker graphs for LangGraph.",
+    help="langgraph-supervisor-pro: supervisor/worker graphs for LangGraph. "
+    "Each command's errors are one line on stderr, with exit code 2.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -1090,6 +1098,9 @@ def review_sweep(
 ) -> None:
     """Apply the on-timeout action to every expired review: reject, or escalate.
 
+    Exit code 1 when a review could not be swept (each one is listed), 2 for an error of
+    the command.
+
     Example:
         ```console
         $ lgsp review sweep --db postgresql://app@db/app --graph app/team.py:graph
@@ -1116,7 +1127,7 @@ def review_sweep(
             f"{rejected} rejected, {escalated} escalated, {len(errors)} failed."
         )
     if errors:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=_EXIT_RUN_ENDED_EARLY)
 
 
 # --------------------------------------------------------------------------- lgsp runs

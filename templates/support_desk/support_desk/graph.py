@@ -13,9 +13,10 @@
 
 Models: with `LGSP_MODEL` set (`provider:model`, e.g. `openai:gpt-4.1-mini`) every role
 uses it through `init_chat_model`; `LGSP_SUPERVISOR_MODEL`, `LGSP_BILLING_MODEL`,
-`LGSP_TECH_SUPPORT_MODEL` and `LGSP_ACCOUNT_MODEL` override it per role. Without it the
-desk runs offline: the supervisor is a keyword router and the workers' chat models are
-scripted; each decides only from what it is shown, so one server serves any number of runs.
+`LGSP_TECH_SUPPORT_MODEL`, `LGSP_ACCOUNT_MODEL` and `LGSP_SUMMARIZER_MODEL` (compaction
+summaries) override it per role. Without it the desk runs offline: the supervisor is a
+keyword router and the workers' chat models are scripted; each decides only from what it is
+shown, so one server serves any number of runs.
 The offline models have a small window (`OFFLINE_WINDOW` tokens), so a conversation of a few
 turns (`DEMO_CONVERSATION`, what `lgsp demo` plays) shows a compaction.
 
@@ -270,7 +271,11 @@ def tech_support_reply(call: ScriptedCall) -> AIMessage:
     for comment in article["comments"]:
         found = _INSTRUCTION.search(comment)
         if found and found.group(1) not in tried:
-            return _call(found.group(1), json.loads(found.group(2)), call.index)
+            try:
+                args = json.loads(found.group(2))
+            except ValueError:
+                continue  # not a call it can make sense of
+            return _call(found.group(1), args, call.index)
     if not article["steps"]:
         return AIMessage(
             content="I could not find an article about this; please reply with the exact "
@@ -304,7 +309,6 @@ def account_reply(call: ScriptedCall) -> AIMessage:
     )
 
 
-_SECTION = re.compile(r"^(Task|Previous summary|Messages to compact)[^\n]*:", re.M)
 _RESULT = re.compile(r"^\[\d+\] tool result (\w+) \(id [^)]*\)( \[error\])?: (.*)$", re.M)
 
 
