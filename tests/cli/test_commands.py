@@ -609,3 +609,47 @@ def test_console_script_reports_a_bad_database_in_one_line_with_code_2(tmp_path)
     assert proc.returncode == 2
     assert proc.stdout == ""
     one_error_line(proc.stderr, 2, proc.returncode, "cannot open the checkpoint database")
+
+
+def test_ctrl_c_mid_run_says_how_to_carry_on_and_the_thread_carries_on(tmp_path, monkeypatch):
+    db = tmp_path / "demo.db"
+    handle = DemoRenderer.handle
+
+    def interrupted(self, part):
+        data = part["data"] if part["type"] == "updates" else {}
+        if any(isinstance(u, dict) and u.get("security") for u in data.values()):
+            raise KeyboardInterrupt  # Ctrl-C as turn 2's refusal is recorded
+        handle(self, part)
+
+    monkeypatch.setattr(DemoRenderer, "handle", interrupted)
+    first = run_demo("--yes", "--delay", "0", "--db", str(db), "--thread-id", "cc")
+    assert first.exit_code == 130, first.output
+    assert "Interrupted. Each finished step is checkpointed; carry on with: " in flat(first.output)
+    assert f"lgsp demo --db {db} --thread-id cc" in flat(first.output)
+    assert "Turn 3" not in first.output
+
+    monkeypatch.setattr(DemoRenderer, "handle", handle)
+    second = run_demo("--yes", "--delay", "0", "--db", str(db), "--thread-id", "cc")
+    assert second.exit_code == 0, second.output
+    in_order(second.output, "Carrying on cc", "Turn 3", "compaction: billing", "done · 3 turns")
+    assert "Review gate" not in second.output
+    values = stored_state(db, "cc")[0].values
+    assert [e["worker"] for e in values["ledger"]] == ["billing", "tech_support", "billing"]
+    assert len(values["security"]) == 1  # the refused call is recorded once
+
+
+def test_new_reports_a_directory_it_cannot_write_in_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = CliRunner().invoke(app, ["new", "support_desk", str(blocker / "app")], env=WIDE)
+    one_error_line(result.output, 2, result.exit_code, f"cannot write {blocker / 'app'}")
+
+
+def test_review_list_reports_a_database_it_cannot_read_in_one_line(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "app.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE checkpoints (x TEXT)")
+    result = CliRunner().invoke(app, ["review", "list", "--db", str(db)], env=WIDE)
+    one_error_line(result.output, 2, result.exit_code, f"cannot read the reviews in {db}")
