@@ -1,4 +1,4 @@
-"""The `lgsp` command: the offline demo and the review desk.
+"""The `lgsp` command: the offline demo, project templates, runs and the review desk.
 
 Example:
     ```console

@@ -1,62 +1,57 @@
-"""The live rendering of an `lgsp demo` run (private; used by `cli.py`).
+"""The live rendering of an `lgsp demo` run (private; used by `commands.py`).
 
-`DemoRenderer` prints the run's stream parts as they arrive: each routing decision (and
-any proposal the supervisor rejected and re-asked), the researcher's tool calls, the
-analyst's progress events and each worker's result. `render_header`, `render_outcome`
-and `Footer` print the task and team, the ledger and final answer, and where the run is
-stored. The team itself lives in `_demo.py`.
+`DemoRenderer` prints the run's stream parts as they arrive: each routing decision, each
+tool call and result (a call the allowlist refused stands out), each compaction and each
+worker's result. `render_header`, `render_turn`, `render_review`, `render_outcome` and
+`Footer` print the desk and its tier, the customer's message of each turn, a pending
+review, the ledger, the per-worker figures and the answers, and where the run is stored.
+The desk itself comes from the `support_desk` template (`_demo.py`).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import StreamPart
 from rich.console import Console, RenderableType
-from rich.live import Live
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from langgraph_supervisor_pro._graph.names import SUPERVISOR_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._internal.text import message_text, one_line
-from langgraph_supervisor_pro.cli._demo import PROGRESS_EVENT, DemoTeam
+from langgraph_supervisor_pro.cli._demo import DEMO_TIER, DemoDesk, answers
 from langgraph_supervisor_pro.contracts import FINISH
 from langgraph_supervisor_pro.state import LedgerEntry
-from langgraph_supervisor_pro.testing import ScriptedCall
 
 __all__ = [
     "RUN_STYLE",
     "STATUS_STYLE",
     "DemoRenderer",
     "Footer",
-    "answer_panel",
-    "current_ledger",
-    "final_answer",
+    "figures_table",
     "ledger_table",
     "render_header",
     "render_outcome",
+    "render_review",
+    "render_turn",
 ]
-
-# --------------------------------------------------------------------------- live events
 
 STATUS_STYLE = {"success": "green", "failed": "red", "needs_review": "yellow"}
 """Colour of each worker status."""
 RUN_STYLE = {"done": "green", "running": "yellow", "halted": "yellow", "failed": "red"}
 """Colour of each run status."""
 _STATUS_MARK = {"success": "✔", "failed": "✘", "needs_review": "?"}
-_WORKER_KINDS = {
-    "researcher": "compiled LangGraph agent: scripted model + ToolNode",
-    "analyst": "async function worker, streams progress events",
-    "writer": "sync function worker",
-}
+_ROSTER = (
+    ("billing", "lookup_order (low risk: runs), refund (high risk: a human reviews it)"),
+    ("tech_support", "search_help_center (low risk); nothing else"),
+    ("account", "no tools"),
+)
+_ENDED = ("done", "halted", "failed")
 
 
 def _row(mark: Text | str, body: RenderableType, *, indent: int = 0) -> Table:
@@ -70,139 +65,70 @@ def _row(mark: Text | str, body: RenderableType, *, indent: int = 0) -> Table:
     return grid
 
 
+def _args(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in args.items())
+
+
 @dataclass(kw_only=True)
 class DemoRenderer:
     """Renders the demo run's stream parts as they arrive.
 
-    Feed it each part of `app.stream(..., stream_mode=["updates", "custom", "messages"],
-    subgraphs=True, version="v2")`. It prints each routing decision (and any proposal the
-    supervisor rejected and re-asked), the researcher's tool calls, the analyst's progress
-    events and each worker's result, pausing `delay` seconds after each so a human can
-    follow. Re-asks are read from the supervisor model's recorded calls: a call that got
-    more than the system prompt and the view is a re-ask, and its last message says why.
+    Feed it each part of `app.stream(..., stream_mode=["updates"], subgraphs=True,
+    version="v2")`. It prints each routing decision, each tool call and its result (a
+    refused one as a refusal), each compaction and each worker's result, pausing `delay`
+    seconds after each so a human can follow.
 
     Example:
         ```python
-        renderer = DemoRenderer(console=Console(), team=team, delay=0.4)
-        for part in app.stream(inputs, config, stream_mode=["updates", "custom",
-                               "messages"], subgraphs=True, version="v2"):
+        renderer = DemoRenderer(console=Console(), delay=0.4)
+        for part in app.stream(inputs, config, stream_mode=["updates"], subgraphs=True,
+                               version="v2"):
             renderer.handle(part)
-        renderer.finish()
         ```
     """
 
     console: Console
     """Where to print."""
-    team: DemoTeam
-    """The team being run (its supervisor model's calls reveal re-asks)."""
     delay: float = 0.0
     """Seconds to pause after each event."""
-    animate: bool = False
-    """Type the final answer into a live panel as its tokens stream (terminals only)."""
     sleep: Callable[[float], None] = time.sleep
     """How to pause (tests can record instead)."""
-    reasks: int = field(default=0, init=False)
-    """Invalid decisions the supervisor rejected and re-asked so far."""
-    _calls_seen: int = field(default=0, init=False)
-    _proposals: list[Mapping[str, Any]] = field(default_factory=list, init=False)
-    _answer: str = field(default="", init=False)
-    _live: Live | None = field(default=None, init=False)
 
     def handle(self, part: StreamPart[Any, Any]) -> None:
         """Render one stream part.
 
         Args:
-            part: A v2 stream part; `updates`, `custom` and `messages` are shown.
+            part: A v2 stream part; `updates` are shown, others ignored.
 
         Example:
             ```python
-            renderer.handle({"type": "custom", "ns": (), "data": {"note": "hi"}})
+            renderer.handle({"type": "updates", "ns": (), "data": {"billing": {...}}})
             ```
         """
-        if part["type"] == "messages":
-            message, metadata = part["data"]
-            self._on_message(part["ns"], message, metadata)
-        elif part["type"] == "custom":
-            self._on_custom(part["data"])
-        elif part["type"] == "updates":
-            meta = part["data"].get("__metadata__")
-            cached = isinstance(meta, Mapping) and bool(meta.get("cached"))
-            for node, update in part["data"].items():
-                if node != "__metadata__" and isinstance(update, Mapping):
-                    self._on_update(part["ns"], node, update, cached=cached)
-
-    def finish(self) -> None:
-        """Close the live answer panel, if one is open.
-
-        Example:
-            ```python
-            renderer.finish()
-            ```
-        """
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
+        if part["type"] != "updates":
+            return
+        data = part["data"]
+        meta = data.get("__metadata__")
+        cached = isinstance(meta, Mapping) and bool(meta.get("cached"))
+        for node, update in data.items():
+            if node != "__metadata__" and isinstance(update, Mapping):
+                self._on_update(part["ns"], update, cached=cached)
 
     def _pause(self, factor: float = 1.0) -> None:
         if self.delay > 0 and factor > 0:
             self.sleep(self.delay * factor)
 
-    # -- messages: the supervisor's raw proposals, the answer's tokens -----------------
-
-    def _on_message(self, ns: tuple[str, ...], message: BaseMessage, meta: dict[str, Any]) -> None:
-        if ns or not isinstance(message, AIMessageChunk):
-            return
-        node = meta.get("langgraph_node")
-        if node == SUPERVISOR_NODE:
-            for chunk in message.tool_call_chunks:
-                try:
-                    args = json.loads(chunk.get("args") or "{}")
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(args, Mapping):
-                    self._proposals.append(args)
-        elif node == SYNTHESIS_NODE and isinstance(message.content, str):
-            self._answer += message.content
-            if self.animate:
-                self._type_answer()
-
-    def _type_answer(self) -> None:
-        panel = answer_panel(self._answer + "▌")
-        if self._live is None:
-            self._live = Live(panel, console=self.console, transient=True, auto_refresh=False)
-            self._live.start()
-        else:
-            self._live.update(panel)
-        self._live.refresh()
-        self._pause(0.025)
-
-    # -- custom events: the analyst's progress -----------------------------------------
-
-    def _on_custom(self, data: Any) -> None:
-        if not (isinstance(data, Mapping) and data.get("kind") == PROGRESS_EVENT):
-            self._event(Text("·"), Text(one_line(repr(data), 200), style="dim"), indent=3)
-            return
-        total = max(int(data.get("total", 1)), 1)
-        done = min(max(int(data.get("done", 0)), 0), total)
-        body = Text.assemble(
-            ("▰" * done + "▱" * (total - done), "cyan"),
-            " ",
-            (str(data.get("worker", "")), "cyan"),
-            " ",
-            str(data.get("message", "")),
-        )
-        self._event(Text("…", style="cyan"), body, indent=3, factor=0.5)
-
-    # -- updates: decisions, tool calls, results ----------------------------------------
-
-    def _on_update(
-        self, ns: tuple[str, ...], node: str, update: Mapping[str, Any], *, cached: bool
-    ) -> None:
+    def _on_update(self, ns: tuple[str, ...], update: Mapping[str, Any], *, cached: bool) -> None:
         if ns:
             self._on_worker_inner(ns[0].split(":", 1)[0], update)
             return
-        if node == SUPERVISOR_NODE:
-            self._on_decision(update)
+        route = update.get("route")
+        if isinstance(route, Mapping):
+            self._on_decision(route)
+        elif "route" in update and update.get("status") in ("halted", "failed"):
+            self._on_halt(update)
+        for entry in update.get("compactions") or ():
+            self._on_compaction(entry)
         for entry in update.get("ledger") or ():
             self._on_result(entry, restored=cached)
 
@@ -210,37 +136,34 @@ class DemoRenderer:
         for message in update.get("messages") or ():
             if isinstance(message, AIMessage) and message.tool_calls:
                 for call in message.tool_calls:
-                    args = ", ".join(f"{k}={v!r}" for k, v in call["args"].items())
                     body = Text.assemble(
-                        (worker, "cyan"), " calls ", (call["name"], "bold magenta"), f"({args})"
+                        (worker, "cyan"),
+                        " calls ",
+                        (call["name"], "bold magenta"),
+                        f"({_args(call['args'])})",
                     )
                     self._event(Text("⚒", style="magenta"), body, indent=3)
             elif isinstance(message, ToolMessage):
-                body = Text.assemble(
-                    (message.name or "the tool", "magenta"),
-                    " returned ",
-                    (one_line(message_text(message), 140), "dim"),
-                )
-                self._event(Text("↳", style="magenta"), body, indent=3)
+                self._on_tool_result(worker, message)
 
-    def _on_decision(self, update: Mapping[str, Any]) -> None:
-        calls = self.team.supervisor_model.calls[self._calls_seen :]
-        self._calls_seen += len(calls)
-        proposals, self._proposals = self._proposals, []
-        reasked = [call for call in calls if len(call.messages) > 2]
-        route = update.get("route")
-        if not isinstance(route, Mapping):
-            if update.get("status") in ("halted", "failed"):
-                self._rule(Text("stopped", style="bold red"))
-                self._rejections(proposals, reasked)
-                body = Text.assemble(
-                    ("run stopped: ", "bold red"),
-                    (str(update.get("halt_reason")), "bold red"),
-                    " — ",
-                    str(update.get("halt_detail") or ""),
-                )
-                self._event(Text("■", style="bold red"), body)
+    def _on_tool_result(self, worker: str, message: ToolMessage) -> None:
+        security = message.additional_kwargs.get("lgsp_security")
+        if isinstance(security, Mapping):
+            body = Text.assemble(
+                ("refused by the allowlist: ", "bold red"),
+                (str(security.get("tool")), "bold red"),
+                (f" is not one of {worker}'s tools; the call was not executed", "red"),
+            )
+            self._event(Text("✗", style="bold red"), body, indent=3)
             return
+        body = Text.assemble(
+            (message.name or "the tool", "magenta"),
+            " returned ",
+            (one_line(message_text(message), 240), "dim"),
+        )
+        self._event(Text("↳", style="magenta"), body, indent=3)
+
+    def _on_decision(self, route: Mapping[str, Any]) -> None:
         target = str(route["next"])
         finish = target == FINISH
         self._rule(
@@ -248,40 +171,45 @@ class DemoRenderer:
             if finish
             else Text(f"Step {route['step']}", style="bold")
         )
-        self._rejections(proposals, reasked)
-        who = str(route.get("decided_by", "model"))
-        if reasked:
-            who += f", after {len(reasked)} re-ask" + ("s" if len(reasked) > 1 else "")
         head = Text.assemble(
-            (SUPERVISOR_NODE, "bold"),
+            ("supervisor", "bold"),
             " → ",
             (target, "bold green" if finish else "bold cyan"),
             ("   decided by ", "dim"),
-            (who, "dim"),
+            (str(route.get("decided_by", "router")), "dim"),
         )
-        if finish:
-            head.append("   synthesis writes the answer", style="dim")
-        self._event(Text("◆", style="bold blue"), head, factor=0)
-        instructions = str(route.get("instructions") or "")
-        if instructions:
-            self._event("", Text(f"“{instructions}”", style="italic"), factor=0)
-        self._pause()
+        self._event(Text("◆", style="bold blue"), head)
 
-    def _rejections(
-        self, proposals: Sequence[Mapping[str, Any]], reasked: Sequence[ScriptedCall]
-    ) -> None:
-        # Each re-ask follows one rejected proposal, in order; the accepted one comes last.
-        for index, call in enumerate(reasked):
-            self.reasks += 1
-            said = proposals[index].get("next") if index < len(proposals) else None
+    def _on_halt(self, update: Mapping[str, Any]) -> None:
+        self._rule(Text("stopped", style="bold red"))
+        body = Text.assemble(
+            ("run stopped: ", "bold red"),
+            (str(update.get("halt_reason")), "bold red"),
+            " — ",
+            str(update.get("halt_detail") or ""),
+        )
+        self._event(Text("■", style="bold red"), body)
+
+    def _on_compaction(self, entry: Mapping[str, Any]) -> None:
+        worker = str(entry.get("worker"))
+        if entry.get("error"):
             body = Text.assemble(
-                ("supervisor chose ", "yellow"),
-                (repr(said) if said is not None else "an invalid decision", "bold yellow"),
-                (" — rejected: ", "yellow"),
-                (_reask_reason(call.messages[-1]), "yellow"),
-                (". Re-asked with the error.", "yellow"),
+                ("compaction of ", "yellow"),
+                (worker, "bold cyan"),
+                (f" failed, history kept: {entry['error']}", "yellow"),
             )
-            self._event(Text("✗", style="bold yellow"), body)
+        else:
+            where = (
+                "before its model call" if entry.get("reason") == "within_hop" else "before its hop"
+            )
+            body = Text.assemble(
+                ("compaction: ", "bold blue"),
+                (worker, "bold cyan"),
+                f"'s context reached the trigger {where}; {entry.get('removed')} older "
+                "messages became a structured summary ",
+                (f"({entry.get('tokens_before')} → {entry.get('tokens_after')} tokens)", "bold"),
+            )
+        self._event(Text("⇣", style="bold blue"), body, indent=3)
 
     def _on_result(self, entry: Mapping[str, Any], *, restored: bool = False) -> None:
         status = str(entry.get("status"))
@@ -293,18 +221,16 @@ class DemoRenderer:
             " ",
             (status, f"bold {style}"),
             "  ",
-            (str(detail), "red" if failed else ""),
+            (one_line(str(detail), 200), "red" if failed else ""),
         )
+        refused = entry.get("refused") or []
+        if refused:
+            body.append(f"  (refused: {', '.join(refused)})", style="red")
         if restored:
             body.append("  (finished before the interruption: restored, not re-run)", style="dim")
-        elif failed:
-            body.append("  → recorded in the ledger; the supervisor decides again", style="dim")
         self._event(Text(_STATUS_MARK.get(status, "•"), style=f"bold {style}"), body)
 
-    # -- primitives ---------------------------------------------------------------------
-
     def _rule(self, title: Text) -> None:
-        self.console.print()
         self.console.print(Rule(title, style="dim", align="left"))
 
     def _event(
@@ -314,87 +240,129 @@ class DemoRenderer:
         self._pause(factor)
 
 
-_ENDED = ("done", "halted", "failed")
+# --------------------------------------------------------------------------- around the run
 
 
-def _reask_reason(message: BaseMessage) -> str:
-    """The validation error the supervisor sent back with its re-ask."""
-    first = message_text(message).split("\n", 1)[0]
-    _, _, reason = first.partition(": ")
-    return one_line(reason or first, 160).rstrip(".")
-
-
-# --------------------------------------------------------------------------- summaries
-
-
-def render_header(console: Console, team: DemoTeam, *, location: str, thread_id: str) -> None:
-    """Print the task, the team and where the run is checkpointed.
+def render_header(console: Console, desk: DemoDesk, *, location: str, thread_id: str) -> None:
+    """Print the desk, its tier, the conversation's length and where the run is stored.
 
     Args:
         console: Where to print.
-        team: The demo team.
+        desk: The demo desk.
         location: The checkpoint database, as shown to the user.
         thread_id: The run's thread id.
 
     Example:
         ```python
-        render_header(Console(), build_demo_team(), location="demo.db", thread_id="t1")
+        render_header(Console(), load_desk(), location="demo.db", thread_id="t1")
         ```
     """
     roster = Table.grid(padding=(0, 2))
     roster.add_column(style="bold cyan", no_wrap=True)
     roster.add_column(style="dim")
-    for worker in team.workers:
-        roster.add_row(worker.name, _WORKER_KINDS.get(worker.name, worker.description))
+    for name, tools in _ROSTER:
+        roster.add_row(name, tools)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    grid.add_row("Task", Text(team.task))
-    grid.add_row("Team", roster)
+    grid.add_row("Desk", Text(f"the support_desk template ({desk.source})", overflow="fold"))
+    grid.add_row("Workers", roster)
+    grid.add_row("Supervisor", Text("triage: a keyword router (offline)"))
     grid.add_row(
-        "Supervisor", Text("scripted model → typed RouteDecision, validated; re-asked once")
+        "Autonomy",
+        Text.assemble(
+            ("tier ", ""),
+            (DEMO_TIER, "bold"),
+            ": low-risk tools run, high-risk ones wait for a human review",
+        ),
     )
     grid.add_row(
+        "Models",
+        Text(f"offline, deciding from what they are shown; a {desk.window}-token window"),
+    )
+    grid.add_row("Conversation", Text(f"{len(desk.conversation)} customer messages on one thread"))
+    grid.add_row(
         "Checkpoints",
-        Text.assemble("SQLite ", (location, "bold"), "   thread ", (thread_id, "bold")),
+        Text.assemble(
+            "SQLite ", (location, "bold"), "   thread ", (thread_id, "bold"), overflow="fold"
+        ),
     )
     console.print(
         Panel(
             grid,
             title="[bold]lgsp demo[/]",
             title_align="left",
-            subtitle="offline · scripted models",
+            subtitle="offline · no API key",
             subtitle_align="right",
             border_style="blue",
         )
     )
 
 
-def answer_panel(answer: str) -> Panel:
-    """The final answer, as Markdown in a panel.
+def render_turn(console: Console, turn: int, text: str, *, resumed: bool = False) -> None:
+    """Print the start (or the resumption) of a turn: the customer's message.
 
     Args:
-        answer: The answer's Markdown.
-
-    Returns:
-        The panel.
+        console: Where to print.
+        turn: The turn, from 1.
+        text: The customer's message.
+        resumed: Whether the turn resumes from its last checkpoint.
 
     Example:
         ```python
-        Console().print(answer_panel("**Go**"))
+        render_turn(Console(), 1, "I was charged twice ...")
         ```
     """
-    return Panel(
-        Markdown(answer or "_(no answer)_"),
-        title="[bold]Final answer[/] · synthesis",
-        title_align="left",
-        border_style="green",
-        padding=(1, 2),
+    console.print()
+    title = f"Turn {turn}" + (" (resumed)" if resumed else "")
+    console.print(Rule(Text(title, style="bold"), style="blue", align="left"))
+    console.print(_row(Text("»", style="bold"), Text.assemble(("customer: ", "bold"), text)))
+
+
+def render_review(console: Console, review: Mapping[str, Any]) -> None:
+    """Print a pending review: the action, the worker, its risk, the tier and why.
+
+    Args:
+        console: Where to print.
+        review: The review's payload (LangChain's HITL request plus `context`).
+
+    Example:
+        ```python
+        render_review(Console(), snapshot.interrupts[0].value)
+        ```
+    """
+    context = review.get("context") or {}
+    requests = review.get("action_requests") or [{}]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for request in requests:
+        grid.add_row(
+            "Action",
+            Text.assemble(
+                (str(request.get("name")), "bold magenta"),
+                f"({_args(request.get('args') or {})})",
+            ),
+        )
+    grid.add_row("Worker", Text(str(context.get("worker") or "-"), style="cyan"))
+    grid.add_row(
+        "Risk / tier",
+        Text(f"{context.get('risk') or '-'} risk, {context.get('tier') or '-'} tier"),
+    )
+    grid.add_row("Why", Text(str(context.get("reason") or "-")))
+    grid.add_row("So far", Text(one_line(str(context.get("summary") or "-"), 200)))
+    console.print(
+        Panel(
+            grid,
+            title="[bold]⏸ Review gate: the run is paused, checkpointed, waiting for a human[/]",
+            title_align="left",
+            border_style="yellow",
+        )
     )
 
 
 def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
-    """The ledger as a table: one row per hop.
+    """The ledger as a table: one row per hop, every turn.
 
     Args:
         ledger: The run's ledger entries.
@@ -413,65 +381,68 @@ def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
         title_style="bold",
         expand=True,
     )
+    table.add_column("Turn", justify="right", no_wrap=True)
     table.add_column("Step", justify="right", no_wrap=True)
     table.add_column("Worker", style="cyan", no_wrap=True)
-    table.add_column("Routed by", style="dim", no_wrap=True)
     table.add_column("Status", no_wrap=True)
+    table.add_column("Refused", style="red", no_wrap=True)
     table.add_column("Summary", ratio=1)
     for entry in ledger:
         status = entry["status"]
         table.add_row(
+            str(entry["turn"]),
             str(entry["step"]),
             entry["worker"],
-            entry["decided_by"],
             Text(status, style=f"bold {STATUS_STYLE.get(status, 'white')}"),
-            Text(entry["summary"]),
+            ", ".join(entry.get("refused") or ()) or "-",
+            Text(one_line(entry["summary"], 300)),
         )
     return table
 
 
-def current_ledger(values: Mapping[str, Any]) -> list[LedgerEntry]:
-    """The latest turn's ledger entries, oldest first.
-
-    Args:
-        values: The thread's state values (`app.get_state(config).values`).
-
-    Returns:
-        The entries.
-
-    Example:
-        ```python
-        [e["worker"] for e in current_ledger(values)]
-        # ['researcher', 'analyst', 'analyst', 'writer']
-        ```
-    """
-    turn = values.get("turn", 1)
-    return [entry for entry in values.get("ledger") or () if entry["turn"] == turn]
-
-
-def final_answer(values: Mapping[str, Any]) -> str:
-    """The run's final answer: the last AI message, once the run has ended.
+def figures_table(values: Mapping[str, Any]) -> Table:
+    """Per-worker figures: hops, model calls, peak context, refusals, reviews, compactions.
 
     Args:
         values: The thread's state values.
 
     Returns:
-        The answer, or '' while the run has not answered.
+        A rich Table, one row per worker that ran.
 
     Example:
-        >>> final_answer({"messages": []})
-        ''
+        ```python
+        Console().print(figures_table(app.get_state(config).values))
+        ```
     """
-    if values.get("status") not in ("done", "halted", "failed"):
-        return ""
-    for message in reversed(values.get("messages") or ()):
-        if isinstance(message, AIMessage):
-            return message_text(message)
-    return ""
+    table = Table(title="Per worker", title_justify="left", title_style="bold", expand=True)
+    for column in ("Worker", "Hops", "Model calls", "Peak context", "Refused", "Reviews"):
+        table.add_column(column, justify="left" if column == "Worker" else "right")
+    table.add_column("Compactions", justify="right")
+    workers = list(dict.fromkeys(e["worker"] for e in values.get("ledger") or ()))
+    for worker in workers:
+        calls = [
+            u
+            for u in values.get("usage") or ()
+            if u.get("worker") == worker and u.get("role") == "worker"
+        ]
+        peak = max(calls, key=lambda u: u["utilisation"]) if calls else None
+        reviews = [r for r in values.get("reviews") or () if r.get("worker") == worker]
+        compactions = [c for c in values.get("compactions") or () if c.get("worker") == worker]
+        table.add_row(
+            Text(worker, style="cyan"),
+            str(sum(1 for e in values.get("ledger") or () if e["worker"] == worker)),
+            str(len(calls)),
+            f"{peak['tokens']}/{peak['window']} ({peak['utilisation']:.0%})" if peak else "-",
+            str(sum(1 for s in values.get("security") or () if s.get("worker") == worker)),
+            ", ".join(f"{r['action']}: {r['decision']}" for r in reviews) or "0",
+            ", ".join(f"{c['tokens_before']}→{c['tokens_after']} tokens" for c in compactions)
+            or "0",
+        )
+    return table
 
 
 def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
-    """Print a run's ledger and final answer from its state.
+    """Print a run's ledger, per-worker figures and answers from its state.
 
     Args:
         console: Where to print.
@@ -483,11 +454,29 @@ def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
         ```
     """
     console.print()
-    console.print(ledger_table(current_ledger(values)))
-    answer = final_answer(values)
-    if answer:
+    console.print(ledger_table(values.get("ledger") or []))
+    console.print()
+    console.print(figures_table(values))
+    pairs = answers(values)
+    if pairs:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1)
+        for turn, (asked, answer) in enumerate(pairs, start=1):
+            if turn > 1:
+                grid.add_row("", "")
+            grid.add_row(Text(f"{turn}. customer", style="bold"), Text(asked))
+            grid.add_row(Text("   desk", style="bold green"), Text(answer or "(no answer yet)"))
         console.print()
-        console.print(answer_panel(answer))
+        console.print(
+            Panel(
+                grid,
+                title="[bold]The answers[/]",
+                title_align="left",
+                border_style="green",
+                padding=(1, 2),
+            )
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -496,12 +485,16 @@ class Footer:
 
     status: str
     """The run's status."""
+    turns: int
+    """Turns answered."""
     hops: int
-    """Hops in the latest turn."""
-    failed: int
-    """Of which failed."""
-    reasks: int | None
-    """Invalid routes re-asked (None when unknown, e.g. for a stored run)."""
+    """Hops over every turn."""
+    refused: int
+    """Tool calls the allowlist refused."""
+    reviews: int
+    """Reviews answered."""
+    compactions: int
+    """Compactions."""
     halt: str | None
     """Why the run stopped early, if it did."""
     checkpoints: int
@@ -527,14 +520,10 @@ class Footer:
             ```
         """
         run = Text(self.status, style=f"bold {RUN_STYLE.get(self.status, 'white')}")
-        run.append(f" · {self.hops} hops")
-        if self.failed:
-            run.append(f" · {self.failed} failed, re-routed", style="red")
-        if self.reasks:
-            run.append(
-                f" · {self.reasks} invalid route{'s' if self.reasks > 1 else ''} re-asked",
-                style="yellow",
-            )
+        run.append(
+            f" · {self.turns} turns · {self.hops} hops · {self.reviews} reviewed · "
+            f"{self.refused} refused · {self.compactions} compacted"
+        )
         if self.halt:
             run.append(f" · {self.halt}", style="red")
         grid = Table.grid(padding=(0, 2))
@@ -559,5 +548,6 @@ class Footer:
                 ),
             ),
         )
+        grid.add_row("All runs", Text(f"lgsp runs --db {self.database}", style="bold"))
         console.print()
         console.print(grid)

@@ -1,9 +1,14 @@
 """The `lgsp` command.
 
-`lgsp demo` runs a three-worker team end to end, offline (scripted models, the embedded
-SQLite checkpointer), and shows each routing decision and worker result as it happens,
-then the ledger and the final answer. Re-running it with the same `--thread-id` (and
-`--db`) shows the stored run, or resumes it if it was interrupted.
+`lgsp demo` plays the `support_desk` template offline (its own graph, in the `supervised`
+tier, on an embedded SQLite checkpointer): a refund that pauses at the review gate (asked
+on a terminal, `--yes` approves, no terminal approves and says so), a tool call the
+allowlist refuses, a compaction; each routing decision, tool call and worker result as it
+happens, then the ledger, per-worker figures and the answers. Re-running it with the same
+`--thread-id` (and `--db`) shows the stored run, or carries it on if it was interrupted.
+
+`lgsp runs --db DB` lists the threads of a checkpoint database (SQLite or Postgres) with
+their status, turn, step, pending reviews and last activity, newest first.
 
 `lgsp new TEMPLATE DIR` writes a runnable project from a template (`lgsp new --list`
 shows them).
@@ -15,16 +20,18 @@ process, as the reviewer `--as NAME` (or `LGSP_REVIEWER`), which the run records
 time; `sweep` applies the on-timeout action (reject, or escalate) to expired ones, as
 `lgsp:sweep`. A reviewer the review policy does not allow (`--policy FILE`, else
 `LGSP_POLICY_FILE`, else the graph's own gates) is refused with exit code 2.
-Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names
-an uncompiled `StateGraph`, or a function returning one, which is compiled with the
-checkpointer opened from `--db`.
+Every error of a command is one line on stderr, with exit code 2. Resuming needs the
+graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names an uncompiled
+`StateGraph`, or a function returning one, which is compiled with the checkpointer opened
+from `--db`.
 
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
-    $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
-    $ lgsp demo --db /tmp/demo.db --thread-id launch-de   # shows the stored run
+    $ lgsp demo --yes --delay 0 --db /tmp/demo.db --thread-id desk-1
+    $ lgsp demo --db /tmp/demo.db --thread-id desk-1   # shows the stored run
     $ python -m langgraph_supervisor_pro.cli demo --plain
+    $ lgsp runs --db /tmp/demo.db --json
     $ lgsp new --list
     $ lgsp new support_desk myapp
     $ lgsp review list --db postgresql://app@db/app
@@ -42,13 +49,14 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import shlex
 import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,16 +69,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import StreamMode
+from langgraph.types import Command, StreamMode
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render, _templates
+from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
     Approve,
@@ -97,13 +106,68 @@ DEFAULT_DEMO_DB = Path(".lgsp") / "demo.db"
 """Where `lgsp demo` keeps its checkpoints unless `--db` says otherwise (relative to the
 working directory, so a later `--thread-id` run finds them)."""
 
-_STREAM_MODES: list[StreamMode] = ["updates", "custom", "messages"]
+_STREAM_MODES: list[StreamMode] = ["updates"]
+_EXIT_USAGE = 2
+"""The exit code of every error of a command (a bad option, a missing database, ...)."""
+_EXIT_RUN_ENDED_EARLY = 1
+"""The exit code when a run the command drove ended `halted` or `failed`."""
 _EXIT_INTERRUPTED = 130
-_FINISHED = ("done", "halted", "failed")
+
+
+# Click's error base class: typer re-exports it as the base of `typer.BadParameter`,
+# from its own copy of click in recent versions and from click in older ones.
+_CLICK_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
+class _OneLineErrors(TyperGroup):
+    """The `lgsp` group: each usage error is one line on stderr, with exit code 2.
+
+    An unknown option, a missing argument or a bad value prints
+    `Error: ... (see lgsp CMD --help)` instead of click's usage box.
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        def run(standalone: bool) -> Any:
+            return super(_OneLineErrors, self).main(
+                args, prog_name, complete_var, standalone, windows_expand_args, **extra
+            )
+
+        if not standalone_mode:
+            return run(False)
+        try:
+            code = run(False)
+        except _CLICK_ERROR as exc:
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `lgsp`, `lgsp review`: the help
+                typer.echo(getattr(exc, "format_message", str)())
+                sys.exit(_EXIT_USAGE)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            message = one_line(str(getattr(exc, "format_message", str)()), 2000).rstrip(".")
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[bold red]Error:[/] {escape(message)}{escape(hint)}", soft_wrap=True
+            )
+            sys.exit(int(getattr(exc, "exit_code", _EXIT_USAGE)))
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            sys.exit(_EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
     name="lgsp",
-    help="langgraph-supervisor-pro: supervisor/worker graphs for LangGraph.",
+    cls=_OneLineErrors,
+    help="langgraph-supervisor-pro: supervisor/worker graphs for LangGraph. "
+    "Each command's errors are one line on stderr, with exit code 2.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -128,12 +192,19 @@ def _root(
     """langgraph-supervisor-pro: supervisor/worker graphs for LangGraph."""
 
 
-_DEMO_HELP = """Run a three-worker team end to end, offline, and watch the supervisor route.
+_DEMO_HELP = """Run the support desk template offline and watch its guards work.
 
-A researcher (a LangGraph agent with a tool), an analyst (an async function that streams
-progress) and a writer answer whether to launch a product in Germany. The supervisor
-invents a worker that does not exist and is re-asked; the analyst's first attempt fails
-on bad data and the supervisor re-routes. Every step is checkpointed in SQLite."""
+The support_desk template (the project `lgsp new support_desk` writes) answers three
+customer messages on one thread, checkpointed in SQLite: a refund of a double charge
+pauses at a review gate (the supervised tier reviews high-risk tools: asked on a terminal,
+approved with --yes, and approved, saying so, when there is no terminal); a help-center
+comment talks tech support into a refund, which the least-privilege allowlist refuses;
+billing's history is compacted before the follow-up. Then the ledger, per-worker figures
+and the answers.
+
+Exit codes: 0 when the run is done, 1 when it ended halted or failed (the run's outcome,
+not an error of the command), 2 for an error of the command (one line on stderr), 130
+when interrupted (resume with the same --db and --thread-id)."""
 
 
 @app.command(help=_DEMO_HELP)
@@ -152,27 +223,32 @@ def demo(
         str | None,
         typer.Option(
             "--thread-id",
-            help="Thread to run (default: a new demo-<id>). An existing thread is shown, or "
-            "resumed if it was interrupted, instead of run again.",
+            help="Thread to run (default: a new demo-<id>). An existing thread is shown when "
+            "it ran to the end, else carried on from its last checkpoint (a paused review is "
+            "asked again, a crashed turn resumed).",
             show_default=False,
         ),
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Approve the refund review without asking."),
+    ] = False,
     delay: Annotated[
         float,
         typer.Option("--delay", min=0.0, help="Seconds to pause after each event (0 = no pause)."),
     ] = 0.4,
     plain: Annotated[
         bool,
-        typer.Option("--plain", help="No colours or animation (automatic when not a terminal)."),
+        typer.Option("--plain", help="No colours (automatic when not a terminal)."),
     ] = False,
 ) -> None:
-    """Run the demo team on a thread, or show or resume the thread if it exists.
+    """Run the support desk demo on a thread, or show or carry on the thread if it exists.
 
     Its `--help` text is `_DEMO_HELP`.
 
     Example:
         ```console
-        $ lgsp demo --delay 0 --db /tmp/demo.db --thread-id launch-de
+        $ lgsp demo --yes --delay 0 --db /tmp/demo.db --thread-id desk-1
         ```
     """
     console = _console(plain)
@@ -181,24 +257,28 @@ def demo(
     thread = thread_id if thread_id is not None else f"demo-{uuid.uuid4().hex[:8]}"
     if not thread.strip():
         _fail("--thread-id must not be empty")
-    team = _demo.build_demo_team()
+    try:
+        desk = _demo.load_desk()
+    except _demo.DemoError as exc:
+        _fail(str(exc))
     with ExitStack() as stack:
         saver = _open_db(stack, db_path)
+        stack.enter_context(_quiet_security_log())
         try:
             status = _run(
                 console,
-                team,
+                desk,
                 saver,
                 db_path=db_path,
                 shown=shown,
                 thread=thread,
                 delay=delay,
-                animate=not plain and console.is_terminal,
+                approve=yes,
             )
         except sqlite3.Error as exc:
             _fail(f"the checkpoint database {db_path} failed during the run: {exc}")
     if status != "done":
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=_EXIT_RUN_ENDED_EARLY)
 
 
 _NEW_HELP = """Write a runnable project from a template into DIR (new, or empty).
@@ -239,14 +319,14 @@ def new(
             typer.echo(f"{item.name.ljust(width)}  {item.description}")
         return
     if template is None or directory is None:
-        _usage(
+        _fail(
             "give a template and a directory (lgsp new TEMPLATE DIR); "
             f"the templates are: {', '.join(known)}"
         )
     try:
         written = _templates.write_project(template, directory.expanduser())
     except _templates.TemplateError as exc:
-        _usage(str(exc))
+        _fail(str(exc))
     except OSError as exc:
         _fail(f"cannot write {directory}: {exc.strerror or exc}")
     typer.echo(f"Wrote the {written.name} project to {directory}: {written.description}")
@@ -262,9 +342,10 @@ def _console(plain: bool) -> Console:
     return Console(highlight=False, emoji=False)
 
 
-def _fail(message: str, *, code: int = 1) -> NoReturn:
-    Console(stderr=True, highlight=False).print(
-        f"[bold red]Error:[/] {escape(message)}", soft_wrap=True
+def _fail(message: str, *, code: int = _EXIT_USAGE) -> NoReturn:
+    """Print `Error: message` on one line of stderr and exit with `code` (2 by default)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[bold red]Error:[/] {escape(one_line(message, 2000))}", soft_wrap=True
     )
     raise typer.Exit(code=code)
 
@@ -284,26 +365,69 @@ def _open_db(stack: ExitStack, path: Path) -> BaseCheckpointSaver[str]:
         _fail(f"cannot open the checkpoint database {path}: {reason}")
 
 
+@contextmanager
+def _quiet_security_log() -> Iterator[None]:
+    """Keep the guard's warnings off stderr while the demo shows each refusal itself."""
+    logger = logging.getLogger("langgraph_supervisor_pro.security")
+    handler = logging.NullHandler()
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _interactive() -> bool:
+    """Whether a person can answer a prompt: stdin and stdout are terminals."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _decide(console: Console, review: Mapping[str, Any], *, approve: bool) -> str:
+    """The demo's answer to a review: --yes, a person at a terminal, else approve."""
+    action = str((review.get("action_requests") or [{}])[0].get("name", "the action"))
+    if approve:
+        console.print(Text.assemble(("Approved", "bold green"), f" {action} (--yes)."))
+        return "approve"
+    if not _interactive():
+        console.print(
+            Text.assemble(
+                ("No terminal to ask on: approving ", "bold yellow"),
+                (action, "bold"),
+                (" (pass --yes to approve without asking).", "bold yellow"),
+            )
+        )
+        return "approve"
+    answer = ""
+    while answer not in ("approve", "reject"):
+        said = str(typer.prompt(f"Approve or reject {action}? [approve/reject]", default="approve"))
+        answer = {"a": "approve", "r": "reject"}.get(said.strip().lower()[:1], "")
+    style = "bold green" if answer == "approve" else "bold red"
+    said = "Approved" if answer == "approve" else "Rejected"
+    console.print(Text.assemble((said, style), f" {action}."))
+    return answer
+
+
 def _run(
     console: Console,
-    team: _demo.DemoTeam,
+    desk: _demo.DemoDesk,
     saver: BaseCheckpointSaver[str],
     *,
     db_path: Path,
     shown: str,
     thread: str,
     delay: float,
-    animate: bool,
+    approve: bool,
 ) -> str:
-    """Run the thread (or show it when it already ran, or resume it); return its status."""
-    graph = team.compile(saver)
+    """Play the conversation on the thread from wherever it stands; return its status."""
+    graph = desk.compile(saver)
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     inspect = f"lgsp demo --db {shlex.quote(str(db_path))} --thread-id {shlex.quote(thread)}"
-    _demo_render.render_header(console, team, location=shown, thread_id=thread)
-    snapshot = graph.get_state(config)
-    stored = snapshot.values
-    reasks: int | None = None
-    if stored.get("status") in _FINISHED:
+    _demo_render.render_header(console, desk, location=shown, thread_id=thread)
+    step = desk.next_step(graph.get_state(config))
+    if step.kind == "done":
+        console.print()
         console.print(
             Text.assemble(
                 ("Thread ", "bold"),
@@ -312,22 +436,29 @@ def _run(
                 "Leave out --thread-id (or pass a new one) to start a fresh run.",
             )
         )
-    else:
-        # A thread with state that has not finished was interrupted: resume it. Its last
-        # checkpoint may hold a finished step's writes, which LangGraph replays, not re-runs.
-        inputs = SupervisorInput(messages=[HumanMessage(team.task)]) if not stored else None
-        if stored:
-            hops = len(_demo_render.current_ledger(stored))
-            console.print(
-                Text.assemble(
-                    ("Resuming ", "bold yellow"),
-                    (thread, "bold"),
-                    (f" from its last checkpoint ({hops} hops stored).", "bold yellow"),
-                )
+    elif step.kind != "start":
+        console.print()
+        console.print(
+            Text.assemble(
+                ("Carrying on ", "bold yellow"),
+                (thread, "bold"),
+                (f" from its last checkpoint (turn {step.turn}).", "bold yellow"),
             )
-        renderer = _demo_render.DemoRenderer(
-            console=console, team=team, delay=delay, animate=animate
         )
+    renderer = _demo_render.DemoRenderer(console=console, delay=delay)
+    while step.kind != "done":
+        inputs: Any
+        if step.kind == "start":
+            _demo_render.render_turn(console, step.turn, step.text)
+            inputs = SupervisorInput(messages=[HumanMessage(step.text)])
+        elif step.kind == "resume":
+            asked = _demo.customer_messages(graph.get_state(config).values)
+            _demo_render.render_turn(console, step.turn, asked[-1].text, resumed=True)
+            inputs = None
+        else:
+            _demo_render.render_review(console, step.review or {})
+            decision = _decide(console, step.review or {}, approve=approve)
+            inputs = Command(resume={"decisions": [{"type": decision}], "reviewer": "lgsp demo"})
         try:
             for part in graph.stream(
                 inputs,
@@ -339,29 +470,30 @@ def _run(
             ):
                 renderer.handle(part)
         except KeyboardInterrupt:
-            renderer.finish()
             console.print()
             console.print(
                 Text.assemble(
                     ("Interrupted. ", "bold yellow"),
-                    "Each finished step is checkpointed; resume with: ",
+                    "Each finished step is checkpointed; carry on with: ",
                     (inspect, "bold"),
                 )
             )
             raise typer.Exit(code=_EXIT_INTERRUPTED) from None
-        finally:
-            renderer.finish()
-        reasks = renderer.reasks
+        snapshot = graph.get_state(config)
+        if snapshot.values.get("status") in ("halted", "failed") and not snapshot.interrupts:
+            break
+        step = desk.next_step(snapshot)
 
     values = graph.get_state(config).values
     _demo_render.render_outcome(console, values)
-    ledger = _demo_render.current_ledger(values)
     halt = values.get("halt_reason")
     _demo_render.Footer(
         status=str(values.get("status", "running")),
-        hops=len(ledger),
-        failed=sum(1 for entry in ledger if entry["status"] == "failed"),
-        reasks=reasks,
+        turns=len(_demo.customer_messages(values)),
+        hops=len(values.get("ledger") or ()),
+        refused=len(values.get("security") or ()),
+        reviews=len(values.get("reviews") or ()),
+        compactions=len(values.get("compactions") or ()),
         halt=f"{halt}: {values.get('halt_detail')}" if halt else None,
         checkpoints=_count(saver, thread, namespace=""),
         all_checkpoints=_count(saver, thread),
@@ -397,7 +529,6 @@ review_app = typer.Typer(
 )
 app.add_typer(review_app, name="review")
 
-_EXIT_USAGE = 2
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _ID_SHOWN = 12
 _ARGS_SHOWN = 60
@@ -488,27 +619,23 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {one_line(str(exc), 300)}"
 
 
-def _usage(message: str) -> NoReturn:
-    _fail(message, code=_EXIT_USAGE)
-
-
 def _db_url(db: str) -> tuple[str, str]:
     """The checkpointer URL for `--db`, and how to show it (password masked)."""
     text = db.strip()
     if not text:
-        _usage("--db must not be empty; give postgresql://..., sqlite:///path.db or a file")
+        _fail("--db must not be empty; give postgresql://..., sqlite:///path.db or a file")
     if text == "memory" or text.lower() == "sqlite:///:memory:":
-        _usage(f"--db {text} is a fresh, empty in-process database; give the database the runs use")
+        _fail(f"--db {text} is a fresh, empty in-process database; give the database the runs use")
     match = _SCHEME.match(text)
     scheme = match.group(1).lower() if match and len(match.group(1)) > 1 else ""
     if scheme in ("postgresql", "postgres"):
         return text, mask_url(text)
     if scheme == "sqlite":
         if not text.lower().startswith("sqlite:///") or len(text) == len("sqlite:///"):
-            _usage(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
+            _fail(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
         path = Path(text[len("sqlite:///") :]).expanduser()
     elif scheme:
-        _usage(
+        _fail(
             f"--db {mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
             "sqlite:///path.db or a SQLite file path"
         )
@@ -536,7 +663,7 @@ def _load_file(path: Path) -> ModuleType:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, absolute)
     if spec is None or spec.loader is None:
-        _usage(f"--graph: cannot load {path} as a Python module")
+        _fail(f"--graph: cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     folder = str(absolute.parent)
     if folder not in sys.path:
@@ -546,7 +673,7 @@ def _load_file(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        _usage(f"--graph: importing {path} failed: {_error(exc)}")
+        _fail(f"--graph: importing {path} failed: {_error(exc)}")
     return module
 
 
@@ -558,54 +685,54 @@ def _load_module(name: str) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name and name.startswith(exc.name):
-            _usage(
+            _fail(
                 f"--graph: no module named {name!r} (from the working directory {cwd}); give "
                 "package.module:ATTR or path/to/file.py:ATTR"
             )
-        _usage(f"--graph: importing {name} failed: {exc}")
+        _fail(f"--graph: importing {name} failed: {exc}")
     except Exception as exc:
-        _usage(f"--graph: importing {name} failed: {_error(exc)}")
+        _fail(f"--graph: importing {name} failed: {_error(exc)}")
 
 
 def _load_graph(spec: str) -> StateGraph[Any, Any, Any, Any]:
     """The uncompiled graph `--graph` names (a StateGraph, or a function returning one)."""
     target, sep, attr = spec.strip().rpartition(":")
     if not sep or not target or not attr.strip() or "/" in attr or "\\" in attr:
-        _usage(f"--graph: expected path/to/file.py:ATTR or package.module:ATTR, got {spec!r}")
+        _fail(f"--graph: expected path/to/file.py:ATTR or package.module:ATTR, got {spec!r}")
     attr = attr.strip()
     path = Path(target).expanduser()
     if target.endswith(".py") or os.sep in target or "/" in target:
         if not path.is_file():
-            _usage(f"--graph: no such file {path}")
+            _fail(f"--graph: no such file {path}")
         module = _load_file(path)
     else:
         module = _load_module(target)
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            _usage(f"--graph: {target} has no attribute {attr!r}{_candidates(module)}")
+            _fail(f"--graph: {target} has no attribute {attr!r}{_candidates(module)}")
         obj = getattr(obj, part)
     where = f"--graph {spec}"
     if isinstance(obj, StateGraph):
         return obj
     if isinstance(obj, Pregel):
-        _usage(
+        _fail(
             f"{where} is a compiled graph; name the uncompiled StateGraph (or a function "
             "returning one) so it can be compiled with the --db checkpointer"
         )
     if not _is_factory(obj):
-        _usage(
+        _fail(
             f"{where} is a {type(obj).__name__}; name an uncompiled StateGraph or a function "
             "returning one"
         )
     try:
         built = obj()
     except Exception as exc:
-        _usage(f"{where}: calling it failed: {_error(exc)}")
+        _fail(f"{where}: calling it failed: {_error(exc)}")
     if isinstance(built, StateGraph):
         return built
     kind = "a compiled graph" if isinstance(built, Pregel) else f"a {type(built).__name__}"
-    _usage(f"{where} returned {kind}; it must return an uncompiled StateGraph")
+    _fail(f"{where} returned {kind}; it must return an uncompiled StateGraph")
 
 
 def _candidates(module: ModuleType) -> str:
@@ -632,7 +759,7 @@ def _now(value: str | None) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        _usage(f"--now: {value!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
+        _fail(f"--now: {value!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed
@@ -765,7 +892,7 @@ def _policy(path: Path | None) -> ReviewPolicy | None:
             return ReviewPolicy.from_env()
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        _usage(f"--policy: {one_line(reason, 300)}")
+        _fail(f"--policy: {one_line(reason, 300)}")
     return None
 
 
@@ -785,11 +912,11 @@ def _resolve(
     The body of `lgsp review approve|reject|edit|respond`, given their shared options.
     """
     if not thread.strip():
-        _usage("--thread must not be empty")
+        _fail("--thread must not be empty")
     try:
         who = check_reviewer(reviewer, where=f"--as (or {REVIEWER_ENV})")
     except ValueError as exc:
-        _usage(str(exc))
+        _fail(str(exc))
     policy = _policy(policy_file)
     with _compiled(db, graph_spec) as (graph, saver):
         try:
@@ -806,10 +933,10 @@ def _resolve(
         except ReviewNotFoundError as exc:
             _fail(str(exc))
         except InvalidDecisionError as exc:
-            _usage(f"{exc} (the run was not changed)")
+            _fail(f"{exc} (the run was not changed)")
         except ReviewerNotAllowedError as exc:
             hint = "" if who is not None else f"; answer with --as NAME (or {REVIEWER_ENV})"
-            _usage(f"{exc}{hint}")
+            _fail(f"{exc}{hint}")
         except Exception as exc:
             _fail(f"the run on thread {thread!r} failed after the decision: {_error(exc)}")
         outcome = _outcome(graph, saver, thread)
@@ -924,9 +1051,9 @@ def review_edit(
     try:
         parsed = json.loads(args)
     except ValueError as exc:
-        _usage(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
+        _fail(f"--args: not valid JSON ({exc}); give a JSON object, e.g. '{{\"amount\": 20}}'")
     if not isinstance(parsed, dict):
-        _usage(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
+        _fail(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
     decision = Edit(args=parsed, name=action or None)
     _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision, reviewer, policy)
 
@@ -971,6 +1098,9 @@ def review_sweep(
 ) -> None:
     """Apply the on-timeout action to every expired review: reject, or escalate.
 
+    Exit code 1 when a review could not be swept (each one is listed), 2 for an error of
+    the command.
+
     Example:
         ```console
         $ lgsp review sweep --db postgresql://app@db/app --graph app/team.py:graph
@@ -997,7 +1127,73 @@ def review_sweep(
             f"{rejected} rejected, {escalated} escalated, {len(errors)} failed."
         )
     if errors:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=_EXIT_RUN_ENDED_EARLY)
+
+
+# --------------------------------------------------------------------------- lgsp runs
+
+_RUNS_HELP = """List the runs (threads) in a checkpoint database, newest activity first.
+
+For each thread: its status (running, done, halted, failed), turn, step, the reviews it is
+paused on, when it last moved and its latest task. --db takes a SQLite file (or
+sqlite:///path.db) or a postgresql:// URL, like the review commands."""
+
+
+@app.command("runs", help=_RUNS_HELP)
+def runs(db: DbOption, as_json: JsonOption = False) -> None:
+    """List the threads of a checkpoint database.
+
+    Its `--help` text is `_RUNS_HELP`.
+
+    Example:
+        ```console
+        $ lgsp runs --db .lgsp/demo.db
+        ```
+    """
+    url, shown = _db_url(db)
+    with ExitStack() as stack:
+        saver = _open_saver(stack, url, shown)
+        try:
+            rows = _runs.list_runs(saver)
+        except Exception as exc:
+            _fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
+    if as_json:
+        typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+        return
+    console = Console(highlight=False, emoji=False)
+    if not rows:
+        console.print(f"No runs in {shown}.")
+        return
+    table = Table(title=f"Runs in {shown}", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("Thread", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Turn", justify="right")
+    table.add_column("Step", justify="right")
+    table.add_column("Pending reviews", justify="right")
+    table.add_column("Last activity", no_wrap=True)
+    table.add_column("Task", overflow="fold", ratio=1)
+    for row in rows:
+        when = (
+            row.last_activity.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if row.last_activity
+            else "-"
+        )
+        table.add_row(
+            row.thread_id,
+            Text(row.status, style=_demo_render.RUN_STYLE.get(row.status, "")),
+            "-" if row.turn is None else str(row.turn),
+            "-" if row.step is None else str(row.step),
+            Text(str(row.pending), style="bold yellow" if row.pending else ""),
+            when,
+            one_line(row.task, 80),
+        )
+    console.print(table)
+    paused = sum(1 for row in rows if row.pending)
+    console.print(
+        f"{len(rows)} run{'' if len(rows) == 1 else 's'}"
+        + (f", {paused} paused for review (lgsp review list --db ...)" if paused else "")
+        + "."
+    )
 
 
 def main() -> None:

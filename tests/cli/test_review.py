@@ -302,7 +302,7 @@ def test_the_review_id_or_a_prefix_selects_the_review(setup):
             "review", "approve", "--db", setup.db, "--graph", setup.spec, "--thread", "t1",
             "--id", "ffffffff",
         ),
-        1,
+        2,
         "thread 't1' has no pending review 'ffffffff'",
         review["interrupt_id"],
     )  # fmt: skip
@@ -532,11 +532,11 @@ def test_bad_graph_specs_are_usage_errors(setup, spec, says):
 def test_missing_threads_and_finished_runs_are_errors(setup):
     setup.pause("t1")
     base = ["review", "approve", "--db", setup.db, "--graph", setup.spec]
-    fails(lgsp(*base, "--thread", "nope"), 1, "Error: thread 'nope' has no checkpoints")
+    fails(lgsp(*base, "--thread", "nope"), 2, "Error: thread 'nope' has no checkpoints")
     ok(lgsp(*base, "--thread", "t1"))
     fails(
         lgsp(*base, "--thread", "t1"),
-        1,
+        2,
         "Error: thread 't1' has no pending review (status 'done')",
     )
 
@@ -567,10 +567,10 @@ def test_invalid_decisions_are_refused_and_the_run_is_untouched(setup):
 @pytest.mark.parametrize(
     ("db", "code", "says"),
     [
-        ("{dir}/missing.db", 1, "no checkpoint database at"),
-        ("sqlite:///{dir}/missing.db", 1, "no checkpoint database at"),
-        ("{dir}", 1, "is a directory"),
-        ("{dir}/notes.txt", 1, "cannot open the checkpoint database"),
+        ("{dir}/missing.db", 2, "no checkpoint database at"),
+        ("sqlite:///{dir}/missing.db", 2, "no checkpoint database at"),
+        ("{dir}", 2, "is a directory"),
+        ("{dir}/notes.txt", 2, "cannot open the checkpoint database"),
         ("memory", 2, "--db memory is a fresh, empty in-process database"),
         ("mysql://x@y/z", 2, "unsupported scheme 'mysql'"),
         ("", 2, "--db must not be empty"),

@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from support_desk.graph import build_graph
+from support_desk.graph import DEMO_CONVERSATION, build_graph
 
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
 
@@ -75,3 +75,79 @@ def test_other_requests_go_to_the_other_workers(app, text, worker) -> None:
     assert out["status"] == "done"
     assert [e["worker"] for e in out["ledger"]] == [worker]
     assert out["messages"][-1].content
+
+
+def test_a_help_center_comment_cannot_make_tech_support_refund(app) -> None:
+    out = ask(app, "The app crashes every time I open a note", config())
+    assert "__interrupt__" not in out  # refused outright: no review, nothing to approve
+    assert out["status"] == "done"
+    (entry,) = out["ledger"]
+    assert (entry["worker"], entry["status"], entry["refused"]) == (
+        "tech_support",
+        "success",
+        ["refund"],
+    )
+    (record,) = out["security"]
+    assert record["kind"] == "out_of_scope"
+    assert (record["worker"], record["tool"], record["args"]["order_id"]) == (
+        "tech_support",
+        "refund",
+        "A1002",
+    )
+    assert out.get("reviews", []) == []
+    answer = out["messages"][-1].content
+    assert "1) Update the app;" in answer and "it was not done" in answer
+
+
+def test_an_article_without_comments_leads_to_no_refused_call(app) -> None:
+    out = ask(app, "My notes do not sync between my phone and laptop", config())
+    assert out["ledger"][0]["refused"] == []
+    assert out.get("security", []) == []
+    assert "Settings > Sync" in out["messages"][-1].content
+
+
+def play(app, cfg, turns):
+    """Each turn of the conversation, approving any review; the last state."""
+    out = {}
+    for text in turns:
+        out = ask(app, text, cfg)
+        while "__interrupt__" in out:
+            out = app.invoke(Command(resume={"decisions": [{"type": "approve"}]}), cfg)
+    return out
+
+
+def test_the_demo_conversation_reviews_refuses_and_compacts(app) -> None:
+    cfg = config()
+    out = play(app, cfg, DEMO_CONVERSATION)
+    assert out["status"] == "done" and out["turn"] == 3
+    assert [(e["turn"], e["worker"], e["refused"]) for e in out["ledger"]] == [
+        (1, "billing", []),
+        (2, "tech_support", ["refund"]),
+        (3, "billing", []),
+    ]
+    assert [(r["turn"], r["action"], r["decision"]) for r in out["reviews"]] == [
+        (1, "refund", "approve")
+    ]
+    # Billing's context reached the trigger (70% of the offline window) before its model
+    # call in turn 3: turn 1's messages became a summary, whose key facts answer the
+    # follow-up.
+    (compaction,) = out["compactions"]
+    assert (compaction["turn"], compaction["worker"], compaction["reason"]) == (
+        3,
+        "billing",
+        "within_hop",
+    )
+    assert compaction["tokens_after"] < compaction["tokens_before"]
+    assert compaction["error"] is None
+    history = out["workers"]["billing"]["messages"]
+    assert history[0].content.startswith("[Summary of earlier work]")
+    assert "- A1001" in history[0].content and "- 29.00" in history[0].content
+    assert out["messages"][-1].content.startswith("The refund of 29.00 on order A1001")
+    # No worker's model call passed the trigger.
+    assert max(u["utilisation"] for u in out["usage"] if u["role"] == "worker") < 0.7
+
+
+def test_the_follow_up_alone_asks_for_the_order(app) -> None:
+    out = ask(app, DEMO_CONVERSATION[-1], config())
+    assert out["messages"][-1].content == "Which order is it about? I need the order number."
+    assert out.get("compactions", []) == []

@@ -1,0 +1,128 @@
+"""The runs (threads) in a checkpoint database, for `lgsp runs` (private; used by `commands.py`).
+
+Each thread's newest root checkpoint (checkpoint ids sort by time) holds its status, turn
+and step; the reviews it is waiting on come from the review desk's `list_reviews`. Works on
+any checkpointer that lists across threads (`list(None)`): SQLite and Postgres.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from langgraph_supervisor_pro.review.desk import list_reviews
+
+__all__ = ["RunRow", "list_runs"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRow:
+    """One thread: where its run stands and when it last moved.
+
+    Example:
+        >>> RunRow(thread_id="t1", status="done", turn=1, step=2, pending=0,
+        ...        task="Refund A1001", last_activity=None).to_dict()["status"]
+        'done'
+    """
+
+    thread_id: str
+    """The thread."""
+    status: str
+    """The run's status (`running`, `done`, `halted`, `failed`), or `-` when unknown."""
+    turn: int | None
+    """The conversation's turn (1 for a single request)."""
+    step: int | None
+    """The supervisor's step within the turn."""
+    pending: int
+    """Reviews the run is paused on."""
+    task: str
+    """The turn's task (the latest user message)."""
+    last_activity: datetime | None
+    """When the newest checkpoint was written."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready values (the time in ISO-8601).
+
+        Returns:
+            A dict with the row's fields.
+
+        Example:
+            >>> RunRow(thread_id="t", status="-", turn=None, step=None, pending=1,
+            ...        task="", last_activity=None).to_dict()["pending_reviews"]
+            1
+        """
+        return {
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "turn": self.turn,
+            "step": self.step,
+            "pending_reviews": self.pending,
+            "task": self.task,
+            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
+        }
+
+
+def list_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunRow]:
+    """Every thread in the database, newest activity first.
+
+    Args:
+        checkpointer: An open checkpointer (e.g. from `open_checkpointer`).
+
+    Returns:
+        One row per thread.
+
+    Example:
+        ```python
+        with open_checkpointer("postgresql://app@db/app") as saver:
+            for row in list_runs(saver):
+                print(row.thread_id, row.status, row.pending)
+        ```
+    """
+    latest: dict[str, CheckpointTuple] = {}
+    for item in checkpointer.list(None):
+        configurable = item.config.get("configurable") or {}
+        if configurable.get("checkpoint_ns", ""):
+            continue  # a worker's subgraph, not the run itself
+        thread = str(configurable.get("thread_id", ""))
+        held = latest.get(thread)
+        if held is None or str(configurable.get("checkpoint_id", "")) > str(
+            held.config["configurable"].get("checkpoint_id", "")
+        ):
+            latest[thread] = item
+    pending = Counter(review.thread_id for review in list_reviews(checkpointer))
+    rows = [_row(thread, item, pending[thread]) for thread, item in latest.items()]
+    rows.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
+    rows.reverse()
+    return rows
+
+
+def _row(thread: str, item: CheckpointTuple, pending: int) -> RunRow:
+    values = item.checkpoint.get("channel_values") or {}
+    return RunRow(
+        thread_id=thread,
+        status=str(values.get("status") or "-"),
+        turn=_int(values.get("turn")),
+        step=_int(values.get("step")),
+        pending=pending,
+        task=str(values.get("task") or ""),
+        last_activity=_time(item.checkpoint.get("ts")),
+    )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _time(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
