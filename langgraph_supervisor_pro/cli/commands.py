@@ -19,6 +19,9 @@ Resuming needs the graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR`
 an uncompiled `StateGraph`, or a function returning one, which is compiled with the
 checkpointer opened from `--db`.
 
+`lgsp standby` (in `_standby.py`) resumes, from their last checkpoint, the runs whose
+process died while holding a thread lease (Postgres).
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -33,6 +36,7 @@ Example:
     $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
     $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
     $ lgsp review sweep --db ... --graph ...
+    $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
     ```
 """
 
@@ -70,7 +74,7 @@ from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render, _templates
+from langgraph_supervisor_pro.cli import _demo, _demo_render, _standby, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
     Approve,
@@ -998,6 +1002,9 @@ def review_sweep(
         )
     if errors:
         raise typer.Exit(code=1)
+
+
+app.command("standby", help=_standby.HELP)(_standby.standby_command)
 
 
 def main() -> None:
