@@ -152,9 +152,15 @@ def _why_not(snapshot: StateSnapshot) -> tuple[Outcome, str | None] | None:
         return "nothing_to_do", None
     failed = [t for t in snapshot.tasks if t.error is not None]
     if failed:
-        errors = "; ".join(f"{t.name}: {one_line(str(t.error), 120)}" for t in failed)
+        errors = "; ".join(f"{t.name}: {_error_text(t.error)}" for t in failed)
         return "skipped", f"a task failed before the crash ({errors}); resume it by hand"
     return None
+
+
+def _error_text(error: object) -> str:
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {one_line(str(error), 120)}"
+    return one_line(str(error), 120)
 
 
 def _status(values: object) -> str | None:
@@ -195,7 +201,7 @@ def _take_over(
             except ThreadBusyError as exc:
                 return Takeover(thread_id, head, "failed", pending, error=one_line(str(exc), 300))
             except Exception as exc:
-                error = f"{type(exc).__name__}: {one_line(str(exc), 300)}"
+                error = _error_text(exc)
                 return Takeover(thread_id, head, "failed", pending, error=error)
             after = graph.get_state(_config(thread_id))
             outcome: Outcome = "interrupted" if after.next else "finished"

@@ -8,7 +8,7 @@ import socket
 import sqlite3
 import threading
 import time
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import psycopg
 import pytest
@@ -495,7 +495,7 @@ def build_gated(saver, barrier: threading.Barrier, bodies: list[str]):
     return builder.compile(checkpointer=saver, interrupt_before=["second"])
 
 
-def assert_chain(graph, cfg) -> list:
+def assert_chain(graph, cfg) -> list[Any]:
     """The root history is one chain: each checkpoint's parent is the one before it."""
     history = list(reversed(list(graph.get_state_history(cfg))))
     for parent, child in itertools.pairwise(history):
@@ -573,7 +573,9 @@ def test_fence_refuses_a_stale_put_and_writes_nothing(pg_database):
         assert count_rows(pg_database, "stale")[0] == before[0] + 1
         # Other namespaces (subgraphs) are not fenced.
         sub = {"configurable": {"thread_id": "stale", "checkpoint_ns": "sub:1"}}
-        saver.put(sub, {**nxt, "id": "1fffffff-ffff-6fff-8fff-fffffffffff1"}, {}, {})
+        other = dict(nxt)
+        other["id"] = "1fffffff-ffff-6fff-8fff-fffffffffff1"
+        saver.put(sub, other, {}, {})  # type: ignore[arg-type]
 
 
 def test_time_travel_needs_lgsp_fork(pg_database):
