@@ -199,7 +199,10 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
-        with conn.transaction():
+        # One pipeline: BEGIN, the lock and the head's read go in one round trip (the read
+        # runs after the lock is granted, so it sees the last committed head), the
+        # checkpoint's writes and COMMIT in a second one.
+        with conn.pipeline(), conn.transaction():
             with conn.cursor(row_factory=dict_row) as cur:
                 cur.execute(_FENCE_LOCK, (thread_id,))
                 head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
@@ -242,7 +245,7 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
-        async with conn.transaction():
+        async with conn.pipeline(), conn.transaction():
             async with conn.cursor(row_factory=dict_row) as cur:
                 await cur.execute(_FENCE_LOCK, (thread_id,))
                 await cur.execute(_HEAD, (thread_id,))
