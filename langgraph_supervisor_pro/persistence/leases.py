@@ -119,6 +119,7 @@ _KEEPALIVES: LiteralString = (
     "set_config('tcp_keepalives_count', %s, false)"
 )
 _USER_TIMEOUT: LiteralString = "SELECT set_config('tcp_user_timeout', %s, false)"
+_APPLICATION_NAME: LiteralString = "SELECT set_config('application_name', %s, false)"
 _LOCK_TIMEOUT: LiteralString = "SELECT set_config('lock_timeout', %s, false)"
 _POLL = 0.05
 """Seconds between two looks at a process-local lease while waiting for it."""
@@ -360,9 +361,17 @@ async def _aconnect(url: str, opts: _Options) -> AsyncConnection[Any]:
 
 
 def _settings(conn: Connection[Any] | AsyncConnection[Any], opts: _Options) -> list[Any]:
-    """The statements that prepare the lease's session: (sql, params) pairs."""
+    """The statements that prepare the lease's session: (sql, params) pairs.
+
+    The keepalives, and an `application_name` that shows the lease in
+    `pg_stat_activity` (`lgsp lease <thread>`, cut to Postgres's 63 bytes).
+    """
     idle, interval, count = opts.keepalives
-    steps: list[Any] = [(_KEEPALIVES, (str(idle), str(interval), str(count)))]
+    name = f"lgsp lease {opts.thread_id}".encode()[:63].decode(errors="ignore")
+    steps: list[Any] = [
+        (_KEEPALIVES, (str(idle), str(interval), str(count))),
+        (_APPLICATION_NAME, (name,)),
+    ]
     if conn.info.server_version >= 120000:
         steps.append((_USER_TIMEOUT, (str(int(opts.expires_within * 1000)),)))
     return steps

@@ -46,6 +46,7 @@ from langgraph_supervisor_pro.persistence._connections import DEFAULT_CONNECT_TI
 from langgraph_supervisor_pro.persistence.leases import (
     DEFAULT_EXPIRE_AFTER,
     ThreadBusyError,
+    _options,
     thread_lease,
 )
 
@@ -126,6 +127,11 @@ def _pool(graph: object, where: str) -> ConnectionPool[Any]:
             "opens (a dead run is told from a live one by its Postgres lease)"
         )
     return conn
+
+
+def check_options(owner: object, expire_after: object, connect_timeout: object, where: str) -> None:
+    """Refuse the standby's lease options before any sweep (as `thread_lease` would)."""
+    _options("-", None, owner, expire_after, connect_timeout, where)
 
 
 def _candidates(pool: ConnectionPool[Any]) -> list[str]:
@@ -236,6 +242,7 @@ def resume_orphans(
 
     Raises:
         TypeError: The graph has no Postgres checkpointer over a pool.
+        ValueError: An option is out of range (the message names it).
 
     Example:
         ```python
@@ -245,6 +252,7 @@ def resume_orphans(
         ```
     """
     pool = _pool(graph, "resume_orphans")
+    check_options(owner, expire_after, connect_timeout, "resume_orphans")
     taken: list[Takeover] = []
     for thread_id in _candidates(pool):
         result = _take_over(graph, thread_id, owner, expire_after, connect_timeout, durability)
@@ -278,7 +286,8 @@ def standby(
         on_takeover: Called with each `Takeover` as it happens (e.g. to log it).
 
     Raises:
-        ValueError: `interval` is not a finite number > 0.
+        ValueError: `interval` is not a finite number > 0, or another option is out of
+            range (the message names it).
         TypeError: The graph has no Postgres checkpointer over a pool.
 
     Example:
@@ -291,6 +300,7 @@ def standby(
     """
     pause = check_seconds(interval, "standby interval")
     _pool(graph, "standby")
+    check_options(owner, expire_after, connect_timeout, "standby")
     done = stop if stop is not None else threading.Event()
     for _ in _ticks(done, pause):
         for takeover in resume_orphans(

@@ -310,6 +310,8 @@ def test_postgres_session_gets_the_keepalives(pg_database):
         names = ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count")
         shown = [conn.execute("SELECT current_setting(%s)", (n,)).fetchone()[0] for n in names]
         user_timeout = conn.execute("SELECT current_setting('tcp_user_timeout')").fetchone()[0]
+        shown_name = conn.execute("SELECT current_setting('application_name')").fetchone()[0]
+    assert shown_name == "lgsp lease t"
     if over_tcp:
         assert (shown, user_timeout) == (["7", "1", "3"], "10000")
     else:  # Unix sockets ignore keepalives (a dead local process closes its socket)

@@ -189,3 +189,7 @@ def test_needs_a_postgres_graph_and_a_good_interval(pg_database):
         for bad in (0, -1, float("nan"), float("inf")):
             with pytest.raises(ValueError, match="standby interval"):
                 standby(app, interval=bad)
+        with pytest.raises(ValueError, match="resume_orphans expire_after"):
+            resume_orphans(app, expire_after=1)
+        with pytest.raises(ValueError, match="standby owner"):
+            standby(app, owner="")
