@@ -308,6 +308,8 @@ SUBMODULES: dict[str, set[str]] = {
         "aopen_checkpointer",
         "aopen_effects",
         "aopen_store",
+        "aresume_orphans",
+        "astandby",
         "athread_lease",
         "effect_key",
         "open_checkpointer",
@@ -344,6 +346,8 @@ SUBMODULES: dict[str, set[str]] = {
     },
     "persistence.standby": {
         "Takeover",
+        "aresume_orphans",
+        "astandby",
         "resume_orphans",
         "standby",
     },

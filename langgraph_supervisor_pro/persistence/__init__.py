@@ -20,7 +20,13 @@ from langgraph_supervisor_pro.persistence.memory import (
     output_namespace,
     recall_tool,
 )
-from langgraph_supervisor_pro.persistence.standby import Takeover, resume_orphans, standby
+from langgraph_supervisor_pro.persistence.standby import (
+    Takeover,
+    aresume_orphans,
+    astandby,
+    resume_orphans,
+    standby,
+)
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 
 __all__ = [
@@ -34,6 +40,8 @@ __all__ = [
     "aopen_checkpointer",
     "aopen_effects",
     "aopen_store",
+    "aresume_orphans",
+    "astandby",
     "athread_lease",
     "effect_key",
     "open_checkpointer",

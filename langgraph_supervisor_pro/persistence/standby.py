@@ -10,6 +10,8 @@ the thread's head checkpoint under it, and, when the run stopped mid-run (tasks
 pending, not paused at an interrupt such as a review, no task that failed with an
 error), resumes it from there with `invoke(None, config)`. `standby` sweeps every
 `interval` seconds until stopped; `lgsp standby --db URL --graph ...` runs it.
+`aresume_orphans` / `astandby` are the async twins (a graph compiled with the
+checkpointer `aopen_checkpointer` opened; runs resumed with `ainvoke`).
 
 Only runs that held a lease are taken over: a thread run without one shows no row,
 and its live writer is never raced (the checkpointers' fence would refuse one of them
@@ -28,6 +30,8 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -38,7 +42,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import Durability, StateSnapshot
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro._internal.text import one_line
@@ -47,10 +51,11 @@ from langgraph_supervisor_pro.persistence.leases import (
     DEFAULT_EXPIRE_AFTER,
     ThreadBusyError,
     _options,
+    athread_lease,
     thread_lease,
 )
 
-__all__ = ["Takeover", "resume_orphans", "standby"]
+__all__ = ["Takeover", "aresume_orphans", "astandby", "resume_orphans", "standby"]
 
 DEFAULT_INTERVAL = 5.0
 """Seconds between two sweeps of `standby`."""
@@ -113,19 +118,34 @@ class Takeover:
         }
 
 
-def _pool(graph: object, where: str) -> ConnectionPool[Any]:
+def _saver_pool(graph: object, where: str) -> object:
     if not isinstance(graph, Pregel):
         raise TypeError(
             f"{where}: got {type(graph).__name__}; give a graph compiled with the Postgres "
             "checkpointer open_checkpointer opened"
         )
-    conn = getattr(graph.checkpointer, "conn", None)
+    return getattr(graph.checkpointer, "conn", None)
+
+
+def _needs_postgres(graph: Pregel[Any, Any, Any, Any], where: str, opener: str) -> TypeError:
+    return TypeError(
+        f"{where}: the graph's checkpointer is {type(graph.checkpointer).__name__}; the "
+        f"standby needs the Postgres checkpointer {opener}('postgresql://...') opens (a dead "
+        "run is told from a live one by its Postgres lease)"
+    )
+
+
+def _pool(graph: Pregel[Any, Any, Any, Any], where: str) -> ConnectionPool[Any]:
+    conn = _saver_pool(graph, where)
     if not isinstance(conn, ConnectionPool):
-        raise TypeError(
-            f"{where}: the graph's checkpointer is {type(graph.checkpointer).__name__}; the "
-            "standby needs the Postgres checkpointer open_checkpointer('postgresql://...') "
-            "opens (a dead run is told from a live one by its Postgres lease)"
-        )
+        raise _needs_postgres(graph, where, "open_checkpointer")
+    return conn
+
+
+def _apool(graph: Pregel[Any, Any, Any, Any], where: str) -> AsyncConnectionPool[Any]:
+    conn = _saver_pool(graph, where)
+    if not isinstance(conn, AsyncConnectionPool):
+        raise _needs_postgres(graph, where, "aopen_checkpointer")
     return conn
 
 
@@ -141,6 +161,16 @@ def _candidates(pool: ConnectionPool[Any]) -> list[str]:
         if not present or not present["present"]:
             return []
         return [str(row["thread_id"]) for row in cur.execute(_CANDIDATES).fetchall()]
+
+
+async def _acandidates(pool: AsyncConnectionPool[Any]) -> list[str]:
+    async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(_PRESENT)
+        present = await cur.fetchone()
+        if not present or not present["present"]:
+            return []
+        await cur.execute(_CANDIDATES)
+        return [str(row["thread_id"]) for row in await cur.fetchall()]
 
 
 def _config(thread_id: str) -> RunnableConfig:
@@ -204,16 +234,50 @@ def _take_over(
             kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
             try:
                 graph.invoke(None, _config(thread_id), **kwargs)
-            except ThreadBusyError as exc:
-                return Takeover(thread_id, head, "failed", pending, error=one_line(str(exc), 300))
-            except Exception as exc:
-                error = _error_text(exc)
-                return Takeover(thread_id, head, "failed", pending, error=error)
+            except Exception as exc:  # the fence's ThreadBusyError included
+                return Takeover(thread_id, head, "failed", pending, error=_error_text(exc))
             after = graph.get_state(_config(thread_id))
             outcome: Outcome = "interrupted" if after.next else "finished"
             return Takeover(thread_id, head, outcome, pending, status=_status(after.values))
     except ThreadBusyError:
         return None  # its holder is alive
+
+
+async def _atake_over(
+    graph: Pregel[Any, Any, Any, Any],
+    thread_id: str,
+    owner: str | None,
+    expire_after: float,
+    connect_timeout: float,
+    durability: Durability | None,
+) -> Takeover | None:
+    """Async twin of `_take_over`."""
+    try:
+        lease = athread_lease(
+            graph,
+            thread_id,
+            owner=owner,
+            expire_after=expire_after,
+            connect_timeout=connect_timeout,
+        )
+        async with lease:
+            snapshot = await graph.aget_state(_config(thread_id))
+            head = _head_id(snapshot)
+            refused = _why_not(snapshot)
+            if refused is not None:
+                why, error = refused
+                return Takeover(thread_id, head, why, tuple(snapshot.next), error=error)
+            pending = tuple(snapshot.next)
+            kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
+            try:
+                await graph.ainvoke(None, _config(thread_id), **kwargs)
+            except Exception as exc:
+                return Takeover(thread_id, head, "failed", pending, error=_error_text(exc))
+            after = await graph.aget_state(_config(thread_id))
+            outcome: Outcome = "interrupted" if after.next else "finished"
+            return Takeover(thread_id, head, outcome, pending, status=_status(after.values))
+    except ThreadBusyError:
+        return None
 
 
 def resume_orphans(
@@ -319,3 +383,76 @@ def _ticks(stop: threading.Event, pause: float) -> Iterator[None]:
         started = time.monotonic()
         yield
         stop.wait(max(0.0, pause - (time.monotonic() - started)))
+
+
+async def aresume_orphans(
+    graph: Pregel[Any, Any, Any, Any],
+    *,
+    owner: str | None = None,
+    expire_after: float = DEFAULT_EXPIRE_AFTER,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    durability: Durability | None = "sync",
+) -> list[Takeover]:
+    """Async twin of :func:`resume_orphans` (same arguments), resuming with `ainvoke`.
+
+    The graph is compiled with the checkpointer `aopen_checkpointer` opened.
+
+    Example:
+        ```python
+        async with aopen_checkpointer("postgresql://app@db/app") as saver:
+            app = build_team().compile(checkpointer=saver)
+            done = await aresume_orphans(app, owner="standby-1")
+        ```
+    """
+    pool = _apool(graph, "aresume_orphans")
+    check_options(owner, expire_after, connect_timeout, "aresume_orphans")
+    taken: list[Takeover] = []
+    for thread_id in await _acandidates(pool):
+        result = await _atake_over(
+            graph, thread_id, owner, expire_after, connect_timeout, durability
+        )
+        if result is not None:
+            taken.append(result)
+    return taken
+
+
+async def astandby(
+    graph: Pregel[Any, Any, Any, Any],
+    *,
+    interval: float = DEFAULT_INTERVAL,
+    owner: str | None = None,
+    expire_after: float = DEFAULT_EXPIRE_AFTER,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    durability: Durability | None = "sync",
+    stop: asyncio.Event | None = None,
+    on_takeover: Callable[[Takeover], None] | None = None,
+) -> None:
+    """Async twin of :func:`standby` (`stop` is an `asyncio.Event`; cancelling works too).
+
+    Example:
+        ```python
+        stop = asyncio.Event()
+        task = asyncio.create_task(astandby(app, stop=stop))
+        ...
+        stop.set()
+        await task
+        ```
+    """
+    pause = check_seconds(interval, "astandby interval")
+    _apool(graph, "astandby")
+    check_options(owner, expire_after, connect_timeout, "astandby")
+    done = stop if stop is not None else asyncio.Event()
+    while not done.is_set():
+        started = time.monotonic()
+        for takeover in await aresume_orphans(
+            graph,
+            owner=owner,
+            expire_after=expire_after,
+            connect_timeout=connect_timeout,
+            durability=durability,
+        ):
+            if on_takeover is not None:
+                on_takeover(takeover)
+        remaining = max(0.0, pause - (time.monotonic() - started))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), remaining)

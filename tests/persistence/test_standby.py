@@ -8,6 +8,7 @@ test_standby.py.)
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -17,8 +18,14 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro import open_checkpointer, thread_lease
-from langgraph_supervisor_pro.persistence import Takeover, resume_orphans, standby
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer, thread_lease
+from langgraph_supervisor_pro.persistence import (
+    Takeover,
+    aresume_orphans,
+    astandby,
+    resume_orphans,
+    standby,
+)
 from langgraph_supervisor_pro.persistence.leases import _connect, _options, _postgres_lease
 
 
@@ -193,3 +200,66 @@ def test_needs_a_postgres_graph_and_a_good_interval(pg_database):
             resume_orphans(app, expire_after=1)
         with pytest.raises(ValueError, match="standby owner"):
             standby(app, owner="")
+
+
+def async_builder(bodies: list[str]) -> Any:
+    """`a` then `b`, both async only (no sync function: `invoke` could not run them)."""
+
+    async def a(state: State) -> dict[str, Any]:
+        bodies.append("a")
+        return {"trail": [*state["trail"], "a"]}
+
+    async def b(state: State) -> dict[str, Any]:
+        bodies.append("b")
+        return {"trail": [*state["trail"], "b"]}
+
+    graph = StateGraph(State)
+    graph.add_node("a", a)
+    graph.add_node("b", b)
+    graph.add_edge(START, "a")
+    graph.add_edge("a", "b")
+    return graph
+
+
+async def test_async_twins_resume_an_async_graph(pg_database):
+    bodies: list[str] = []
+    async with aopen_checkpointer(pg_database) as saver:
+        paused = async_builder(bodies).compile(checkpointer=saver, interrupt_before=["b"])
+        await paused.ainvoke({"trail": []}, cfg("async-orphan"), durability="sync")
+        await asyncio.to_thread(die_holding, pg_database, "async-orphan")
+        app = async_builder(bodies).compile(checkpointer=saver)
+        [takeover] = await aresume_orphans(app, owner="standby-a")
+        assert (takeover.thread_id, takeover.outcome, takeover.pending) == (
+            "async-orphan",
+            "finished",
+            ("b",),
+        )
+        assert bodies == ["a", "b"]
+        assert (await app.aget_state(cfg("async-orphan"))).values == {"trail": ["a", "b"]}
+        assert await aresume_orphans(app) == []
+
+        seen: list[Takeover] = []
+        stop = asyncio.Event()
+
+        def report(takeover: Takeover) -> None:
+            seen.append(takeover)
+            stop.set()
+
+        loop = asyncio.create_task(astandby(app, interval=0.1, stop=stop, on_takeover=report))
+        await paused.ainvoke({"trail": []}, cfg("async-later"), durability="sync")
+        await asyncio.to_thread(die_holding, pg_database, "async-later")
+        await asyncio.wait_for(loop, 30)
+        assert [(t.thread_id, t.outcome) for t in seen] == [("async-later", "finished")]
+
+
+async def test_async_twins_need_the_async_postgres_checkpointer(pg_database):
+    with open_checkpointer(pg_database) as saver:
+        app = builder([]).compile(checkpointer=saver)
+        with pytest.raises(TypeError, match="aopen_checkpointer"):
+            await aresume_orphans(app)
+    async with aopen_checkpointer(pg_database) as saver:
+        app = builder([]).compile(checkpointer=saver)
+        with pytest.raises(ValueError, match="astandby interval"):
+            await astandby(app, interval=0)
+        with pytest.raises(TypeError, match="needs the Postgres checkpointer open_checkpointer"):
+            resume_orphans(app)
