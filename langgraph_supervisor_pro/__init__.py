@@ -40,6 +40,12 @@ from langgraph_supervisor_pro.contracts import (
 )
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import effect_key
+from langgraph_supervisor_pro.persistence.leases import (
+    ThreadBusyError,
+    ThreadLease,
+    athread_lease,
+    thread_lease,
+)
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 from langgraph_supervisor_pro.redaction import register_secret
 from langgraph_supervisor_pro.review.guard import ToolGuard
@@ -68,6 +74,8 @@ __all__ = [
     "SupervisorInput",
     "SupervisorState",
     "SupervisorView",
+    "ThreadBusyError",
+    "ThreadLease",
     "Tier",
     "ToolGuard",
     "Worker",
@@ -77,6 +85,7 @@ __all__ = [
     "__version__",
     "aopen_checkpointer",
     "aopen_store",
+    "athread_lease",
     "create_supervisor",
     "effect_key",
     "open_checkpointer",
@@ -84,4 +93,5 @@ __all__ = [
     "register_secret",
     "risk",
     "route_decision_model",
+    "thread_lease",
 ]

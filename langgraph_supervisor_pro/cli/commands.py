@@ -25,6 +25,9 @@ graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names an uncompile
 `StateGraph`, or a function returning one, which is compiled with the checkpointer opened
 from `--db`.
 
+`lgsp standby` (in `_standby.py`) resumes, from their last checkpoint, the runs whose
+process died while holding a thread lease (Postgres).
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -40,6 +43,7 @@ Example:
     $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
     $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
     $ lgsp review sweep --db ... --graph ...
+    $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
     ```
 """
 
@@ -79,7 +83,7 @@ from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _templates
+from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _standby, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review.desk import (
     Approve,
@@ -1194,6 +1198,9 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
         + (f", {paused} paused for review (lgsp review list --db ...)" if paused else "")
         + "."
     )
+
+
+app.command("standby", help=_standby.HELP)(_standby.standby_command)
 
 
 def main() -> None:

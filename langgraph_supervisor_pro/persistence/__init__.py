@@ -1,4 +1,4 @@
-"""Durability: checkpointers and stores, exactly-once side effects, and external memory."""
+"""Durability: checkpointers, stores, leases and standby, side effects, external memory."""
 
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import (
@@ -9,10 +9,23 @@ from langgraph_supervisor_pro.persistence.effects import (
     effect_key,
     open_effects,
 )
+from langgraph_supervisor_pro.persistence.leases import (
+    ThreadBusyError,
+    ThreadLease,
+    athread_lease,
+    thread_lease,
+)
 from langgraph_supervisor_pro.persistence.memory import (
     OutputRef,
     output_namespace,
     recall_tool,
+)
+from langgraph_supervisor_pro.persistence.standby import (
+    Takeover,
+    aresume_orphans,
+    astandby,
+    resume_orphans,
+    standby,
 )
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 
@@ -21,13 +34,22 @@ __all__ = [
     "OutputRef",
     "PostgresEffects",
     "StoreEffects",
+    "Takeover",
+    "ThreadBusyError",
+    "ThreadLease",
     "aopen_checkpointer",
     "aopen_effects",
     "aopen_store",
+    "aresume_orphans",
+    "astandby",
+    "athread_lease",
     "effect_key",
     "open_checkpointer",
     "open_effects",
     "open_store",
     "output_namespace",
     "recall_tool",
+    "resume_orphans",
+    "standby",
+    "thread_lease",
 ]

@@ -34,6 +34,7 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
+from typing import Any, LiteralString
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -47,6 +48,9 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg import AsyncConnection, Connection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import redact_config
 from langgraph_supervisor_pro.persistence._connections import (
@@ -54,6 +58,12 @@ from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_POOL_SIZE,
     aopened,
     opened,
+)
+from langgraph_supervisor_pro.persistence.leases import (
+    FORK_KEY,
+    ThreadBusyError,
+    alease_holder,
+    lease_holder,
 )
 
 __all__ = ["aopen_checkpointer", "open_checkpointer"]
@@ -98,12 +108,161 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
     """`AsyncSqliteSaver` without secrets in checkpoint metadata."""
 
 
+_FENCE_LOCK: LiteralString = (
+    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
+)
+_HEAD: LiteralString = (
+    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+
+
+def _fenced(saver: _PostgresSaver | _AsyncPostgresSaver, config: RunnableConfig) -> bool:
+    """Whether `put` must check the parent: a root checkpoint, fence on, no `lgsp_fork`."""
+    configurable = config.get("configurable") or {}
+    return (
+        saver.fence
+        and not configurable.get("checkpoint_ns")
+        and configurable.get(FORK_KEY) is not True
+    )
+
+
+def _stale(config: RunnableConfig, checkpoint: Checkpoint, head: str | None) -> bool:
+    """Whether a new root checkpoint would fork the thread (its parent is not the head).
+
+    A first checkpoint needs no head; a checkpoint stored again under its own id (the
+    head itself) is the same writer's.
+    """
+    parent = (config.get("configurable") or {}).get("checkpoint_id")
+    return head is not None and head != parent and head != checkpoint["id"]
+
+
+def _fork_refused(
+    config: RunnableConfig, checkpoint: Checkpoint, head: str, holder: str | None
+) -> ThreadBusyError:
+    configurable = config.get("configurable") or {}
+    thread_id = str(configurable.get("thread_id"))
+    parent = configurable.get("checkpoint_id")
+    read = f"checkpoint {parent}" if parent else "no checkpoint (a fresh thread)"
+    held = f" (its lease is held by {holder})" if holder else ""
+    return ThreadBusyError(
+        thread_id,
+        holder,
+        f"thread {thread_id!r} is busy: another writer{held} stored checkpoint {head} "
+        f"after this run read {read}; checkpoint {checkpoint['id']} was not stored, so the "
+        "thread is not forked. Run one writer per thread (take thread_lease(...) around "
+        f"each run). To fork on purpose (time travel from an older checkpoint), pass "
+        f"configurable={{'{FORK_KEY}': True}} with that call, or open the checkpointer "
+        "with fence=False.",
+    )
+
+
+def _head(row: Any) -> str | None:
+    return None if row is None else str(row["checkpoint_id"])
+
+
 class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
-    """`PostgresSaver` without secrets in checkpoint metadata."""
+    """`PostgresSaver` without secrets in checkpoint metadata, fenced against forks.
+
+    With `fence` (the default), a root checkpoint (namespace `""`) is stored only if
+    its parent (`config`'s `checkpoint_id`) is the thread's head, the newest root
+    checkpoint; the check and the write are one transaction under a transaction-scoped
+    advisory lock on the thread, so two writers cannot both pass it. A stale parent
+    raises `ThreadBusyError` and nothing is written.
+    """
+
+    def __init__(self, conn: ConnectionPool[Any] | Connection[Any], *, fence: bool = True) -> None:
+        super().__init__(conn)
+        self.fence = fence
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if not _fenced(self, config):
+            return super().put(config, checkpoint, metadata, new_versions)
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn:
+                return self._fenced_put(conn, config, checkpoint, metadata, new_versions)
+        with self.lock:
+            return self._fenced_put(self.conn, config, checkpoint, metadata, new_versions)
+
+    def _fenced_put(
+        self,
+        conn: Connection[Any],
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id = str(config["configurable"]["thread_id"])
+        # One pipeline: BEGIN, the lock and the head's read go in one round trip (the read
+        # runs after the lock is granted, so it sees the last committed head), the
+        # checkpoint's writes and COMMIT in a second one.
+        with conn.pipeline(), conn.transaction():
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(_FENCE_LOCK, (thread_id,))
+                head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
+                if head is not None and _stale(config, checkpoint, head):
+                    raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
+            bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
+            return bound.put(redact_config(config), checkpoint, metadata, new_versions)
 
 
 class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
-    """`AsyncPostgresSaver` without secrets in checkpoint metadata."""
+    """`AsyncPostgresSaver` without secrets in checkpoint metadata, fenced (see the sync)."""
+
+    def __init__(
+        self, conn: AsyncConnectionPool[Any] | AsyncConnection[Any], *, fence: bool = True
+    ) -> None:
+        super().__init__(conn)
+        self.fence = fence
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        if not _fenced(self, config):
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                return await self._fenced_aput(conn, config, checkpoint, metadata, new_versions)
+        async with self.lock:
+            return await self._fenced_aput(self.conn, config, checkpoint, metadata, new_versions)
+
+    async def _fenced_aput(
+        self,
+        conn: AsyncConnection[Any],
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id = str(config["configurable"]["thread_id"])
+        async with conn.pipeline(), conn.transaction():
+            async with conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(_FENCE_LOCK, (thread_id,))
+                await cur.execute(_HEAD, (thread_id,))
+                head = _head(await cur.fetchone())
+                if head is not None and _stale(config, checkpoint, head):
+                    holder = await alease_holder(conn, thread_id)
+                    raise _fork_refused(config, checkpoint, head, holder)
+            bound = AsyncPostgresSaver(conn, serde=self.serde)
+            return await bound.aput(redact_config(config), checkpoint, metadata, new_versions)
+
+
+def _check_fence(fence: object) -> None:
+    if not isinstance(fence, bool):
+        raise TypeError(
+            f"open_checkpointer fence: got {type(fence).__name__}; give True (refuse "
+            "forks, the default) or False"
+        )
 
 
 @contextmanager
@@ -113,6 +272,7 @@ def open_checkpointer(
     pool_size: int = DEFAULT_POOL_SIZE,
     setup: bool = True,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    fence: bool = True,
 ) -> Iterator[BaseCheckpointSaver[str]]:
     """Open a synchronous checkpointer for ``url`` and close its resources on exit.
 
@@ -127,12 +287,19 @@ def open_checkpointer(
             number > 0: on opening (libpq rounds a connection attempt to whole
             seconds, at least 2) and for a pooled connection at every later read or
             write (then `psycopg_pool.PoolTimeout`, naming the server).
+        fence: Postgres only: refuse to store a root checkpoint whose parent is not
+            the thread's head (another writer moved the thread on), with
+            `ThreadBusyError` and nothing written, so two writers never fork a
+            thread. A deliberate fork (time travel from an older checkpoint) passes
+            `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
+            the check off for this checkpointer.
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``SqliteSaver`` or ``PostgresSaver``.
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
+        TypeError: `fence` is not a bool.
         ConnectionError: The Postgres server cannot be reached (password masked, in
             the message and in every exception chained to it).
 
@@ -145,6 +312,7 @@ def open_checkpointer(
         ...     graph.invoke(1, {"configurable": {"thread_id": "t1"}})
         2
     """
+    _check_fence(fence)
     with opened(
         url,
         pool_size,
@@ -152,7 +320,7 @@ def open_checkpointer(
         connect_timeout,
         memory=_InMemorySaver,
         sqlite=_SqliteSaver,
-        postgres=_PostgresSaver,
+        postgres=lambda pool: _PostgresSaver(pool, fence=fence),
     ) as saver:
         yield saver
 
@@ -164,6 +332,7 @@ async def aopen_checkpointer(
     pool_size: int = DEFAULT_POOL_SIZE,
     setup: bool = True,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    fence: bool = True,
 ) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """Open an asynchronous checkpointer for ``url`` and close its resources on exit.
 
@@ -180,6 +349,12 @@ async def aopen_checkpointer(
             number > 0: on opening (libpq rounds a connection attempt to whole
             seconds, at least 2) and for a pooled connection at every later read or
             write (then `psycopg_pool.PoolTimeout`, naming the server).
+        fence: Postgres only: refuse to store a root checkpoint whose parent is not
+            the thread's head (another writer moved the thread on), with
+            `ThreadBusyError` and nothing written, so two writers never fork a
+            thread. A deliberate fork (time travel from an older checkpoint) passes
+            `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
+            the check off for this checkpointer.
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``AsyncSqliteSaver`` or
@@ -187,6 +362,7 @@ async def aopen_checkpointer(
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
+        TypeError: `fence` is not a bool.
         ConnectionError: The Postgres server cannot be reached (password masked, in
             the message and in every exception chained to it).
 
@@ -202,6 +378,7 @@ async def aopen_checkpointer(
         >>> asyncio.run(main())
         2
     """
+    _check_fence(fence)
     async with aopened(
         url,
         pool_size,
@@ -209,6 +386,6 @@ async def aopen_checkpointer(
         connect_timeout,
         memory=_InMemorySaver,
         sqlite=_AsyncSqliteSaver,
-        postgres=_AsyncPostgresSaver,
+        postgres=lambda pool: _AsyncPostgresSaver(pool, fence=fence),
     ) as saver:
         yield saver

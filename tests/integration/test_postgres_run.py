@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from langgraph_supervisor_pro import (
+    ThreadBusyError,
     Worker,
     WorkerResult,
     WorkerTask,
@@ -431,9 +432,20 @@ def test_time_travel_replays_from_a_checkpoint_without_duplicating_hops(pg_datab
             s for s in history if s.next == ("supervisor",) and len(s.values["ledger"]) == 1
         ]
         runs.clear()
-        replayed = app.invoke(None, after_hop_1.config)
+        # A deliberate fork: the Postgres checkpointer's fence refuses a run from an older
+        # checkpoint unless the call says so (and stores nothing).
+        with pytest.raises(ThreadBusyError, match="lgsp_fork"):
+            app.invoke(None, after_hop_1.config)
+        # (With the default durability="async" the refusal surfaces when LangGraph
+        # collects the background save, after the nodes ran; the thread is unchanged.)
+        assert app.get_state(cfg).config == original_head.config
+        assert len(list(app.get_state_history(cfg))) == len(history)
+        runs.clear()
+        calls_before = len(model.calls)
+        fork = {"configurable": {**after_hop_1.config["configurable"], "lgsp_fork": True}}
+        replayed = app.invoke(None, fork)
         assert runs == [("analyst", 2), ("writer", 3)]  # hop 1 is not re-run
-        assert len(model.calls) == 4 + 3  # decisions for hops 2, 3 and FINISH
+        assert len(model.calls) == calls_before + 3  # decisions for hops 2, 3 and FINISH
         assert replayed["status"] == "done"
         assert [(e["step"], e["worker"]) for e in replayed["ledger"]] == [
             (1, "researcher"),
@@ -469,8 +481,11 @@ def test_time_travel_replays_from_a_checkpoint_without_duplicating_hops(pg_datab
         # re-runs the analyst without asking the supervisor again for that hop.
         (routed_to_analyst,) = [s for s in history if s.next == ("analyst",)]
         runs.clear()
-        again = app.invoke(None, routed_to_analyst.config)
+        calls_before = len(model.calls)
+        again = app.invoke(
+            None, {"configurable": {**routed_to_analyst.config["configurable"], "lgsp_fork": True}}
+        )
         assert runs == [("analyst", 2), ("writer", 3)]
-        assert len(model.calls) == 7 + 2  # hop 3 and FINISH only
+        assert len(model.calls) == calls_before + 2  # hop 3 and FINISH only
         assert [e["step"] for e in again["ledger"]] == [1, 2, 3]
         assert again["status"] == "done"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import socket
 import sqlite3
 import threading
 import time
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
+import psycopg
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -18,7 +20,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 from pydantic import SecretStr
 
-from langgraph_supervisor_pro import register_secret
+from langgraph_supervisor_pro import ThreadBusyError, athread_lease, register_secret
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from tests._pg import database_uri, table_names
 from tests.persistence.test_connections import assert_password_nowhere
@@ -457,3 +459,197 @@ async def test_secrets_stay_out_of_checkpoint_metadata_async(url, request):
         await build(saver).ainvoke(RUN_INPUT, SECRET_CONFIG)
         listed = [t async for t in saver.alist({"configurable": {"thread_id": "thread-s"}})]
     _assert_no_secret_in_metadata([dict(t.metadata) for t in listed])
+
+
+# --- the fence: one writer per thread, even without a lease --------------------------------
+
+FENCE_FIX = "configurable={'lgsp_fork': True}"
+
+
+def count_rows(url: str, thread: str) -> tuple[int, int]:
+    """(checkpoints, blobs) stored for `thread`."""
+    with psycopg.connect(url) as conn:
+        checkpoints = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)
+        ).fetchone()
+        blobs = conn.execute(
+            "SELECT count(*) FROM checkpoint_blobs WHERE thread_id = %s", (thread,)
+        ).fetchone()
+    assert checkpoints is not None and blobs is not None
+    return checkpoints[0], blobs[0]
+
+
+def build_gated(saver, barrier: threading.Barrier, bodies: list[str]):
+    """`first` -> `second`, stopped before `second`; `second` waits at `barrier`."""
+
+    def second(state: State) -> dict[str, object]:
+        bodies.append(threading.current_thread().name)
+        barrier.wait(timeout=30)
+        return {"n": 1, "trail": [f"second by {threading.current_thread().name}"]}
+
+    builder = StateGraph(State)
+    builder.add_node("first", step)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    return builder.compile(checkpointer=saver, interrupt_before=["second"])
+
+
+def assert_chain(graph, cfg) -> list[Any]:
+    """The root history is one chain: each checkpoint's parent is the one before it."""
+    history = list(reversed(list(graph.get_state_history(cfg))))
+    for parent, child in itertools.pairwise(history):
+        assert (
+            child.parent_config["configurable"]["checkpoint_id"]
+            == (parent.config["configurable"]["checkpoint_id"])
+        )
+    return history
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_fence_two_writers_at_once_one_is_refused_no_fork(pg_database, durability):
+    bodies: list[str] = []
+    barrier = threading.Barrier(2)
+    with open_checkpointer(pg_database) as saver:
+        graph = build_gated(saver, barrier, bodies)
+        cfg = config("race")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        assert graph.get_state(cfg).next == ("second",)
+        before = count_rows(pg_database, "race")
+        outcome: dict[str, object] = {}
+
+        def resume() -> None:
+            try:
+                outcome[threading.current_thread().name] = graph.invoke(
+                    None, cfg, durability=durability
+                )
+            except Exception as exc:
+                outcome[threading.current_thread().name] = exc
+
+        callers = [threading.Thread(target=resume, name=name) for name in ("A", "B")]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+        # Without a lease both bodies ran (the lease prevents that); the fence keeps the
+        # stored thread single: one caller's checkpoint, the other refused.
+        assert sorted(bodies) == ["A", "B"]
+        refused = [v for v in outcome.values() if isinstance(v, ThreadBusyError)]
+        stored = [v for v in outcome.values() if isinstance(v, dict)]
+        assert len(refused) == 1 and len(stored) == 1, outcome
+        err = refused[0]
+        assert err.thread_id == "race" and err.holder is None
+        assert "not forked" in str(err) and FENCE_FIX in str(err) and "fence=False" in str(err)
+        [winner] = [name for name, v in outcome.items() if isinstance(v, dict)]
+        head = graph.get_state(cfg)
+        assert head.values["trail"] == ["in", "step", f"second by {winner}"]
+        assert head.next == ()
+        history = assert_chain(graph, cfg)
+        assert count_rows(pg_database, "race")[0] == before[0] + 1 == len(history)
+
+
+def test_fence_refuses_a_stale_put_and_writes_nothing(pg_database):
+    with open_checkpointer(pg_database) as saver:
+        graph = build(saver)
+        cfg = config("stale")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        head = saver.get_tuple(cfg)
+        assert head is not None and head.parent_config is not None
+        older = head.parent_config
+        before = count_rows(pg_database, "stale")
+        stale = {**head.checkpoint, "id": "1fffffff-ffff-6fff-8fff-ffffffffffff"}
+        stale["channel_values"] = {"trail": ["forked"]}
+        with pytest.raises(ThreadBusyError) as caught:
+            saver.put(older, stale, {"source": "loop", "step": 9}, {"trail": "99.0"})
+        assert caught.value.thread_id == "stale"
+        assert head.config["configurable"]["checkpoint_id"] in str(caught.value)
+        assert count_rows(pg_database, "stale") == before
+        assert saver.get_tuple(cfg).config == head.config
+        # A put on the head is the thread's next checkpoint; a first checkpoint needs none.
+        nxt = {**head.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        saver.put(head.config, nxt, {"source": "loop", "step": 2}, {})
+        fresh = {"configurable": {"thread_id": "fresh", "checkpoint_ns": ""}}
+        saver.put(fresh, nxt, {"source": "input", "step": -1}, {})
+        assert count_rows(pg_database, "stale")[0] == before[0] + 1
+        # Other namespaces (subgraphs) are not fenced.
+        sub = {"configurable": {"thread_id": "stale", "checkpoint_ns": "sub:1"}}
+        other = dict(nxt)
+        other["id"] = "1fffffff-ffff-6fff-8fff-fffffffffff1"
+        saver.put(sub, other, {}, {})  # type: ignore[arg-type]
+
+
+def test_time_travel_needs_lgsp_fork(pg_database):
+    with open_checkpointer(pg_database) as saver:
+        graph = build(saver)
+        cfg = config("travel")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        older = next(s for s in graph.get_state_history(cfg) if s.values == AFTER_ONE).config
+        before = count_rows(pg_database, "travel")
+        with pytest.raises(ThreadBusyError, match="lgsp_fork"):
+            graph.invoke(RUN_INPUT, older, durability="sync")
+        with pytest.raises(ThreadBusyError, match="time travel"):
+            graph.update_state(older, {"trail": ["edited"]})
+        assert count_rows(pg_database, "travel") == before
+        forked = {"configurable": {**older["configurable"], "lgsp_fork": True}}
+        assert graph.invoke(RUN_INPUT, forked, durability="sync") == AFTER_TWO
+        assert graph.get_state(cfg).values == AFTER_TWO
+        updated = graph.update_state(forked, {"trail": ["edited"]})
+        assert graph.get_state(cfg).values["trail"] == ["in", "step", "edited"]
+        assert (
+            graph.get_state(cfg).config["configurable"]["checkpoint_id"]
+            == (updated["configurable"]["checkpoint_id"])
+        )
+        # The new head continues normally, no flag needed.
+        graph.update_state(cfg, {"trail": ["more"]})
+        assert graph.get_state(cfg).values["trail"][-1] == "more"
+
+
+def test_fence_false_allows_forks(pg_database):
+    with open_checkpointer(pg_database, fence=False) as saver:
+        graph = build(saver)
+        cfg = config("free")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        graph.invoke(RUN_INPUT, cfg, durability="sync")
+        older = next(s for s in graph.get_state_history(cfg) if s.values == AFTER_ONE).config
+        graph.update_state(older, {"trail": ["edited"]})
+        assert graph.get_state(cfg).values["trail"] == ["in", "step", "edited"]
+
+
+@pytest.mark.parametrize("fence", [None, 1, "yes"])
+def test_bad_fence_is_rejected(fence):
+    with pytest.raises(TypeError, match=r"fence: got .*give True"):
+        open_and_close("memory", fence=fence)
+
+
+async def test_fence_async(pg_database):
+    async with aopen_checkpointer(pg_database) as saver:
+        graph = build(saver)
+        cfg = config("atravel")
+        await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        history = [s async for s in graph.aget_state_history(cfg)]
+        older = next(s for s in history if s.values == AFTER_ONE).config
+        before = count_rows(pg_database, "atravel")
+        with pytest.raises(ThreadBusyError, match="is busy: another writer stored"):
+            await graph.ainvoke(RUN_INPUT, older, durability="sync")
+        with pytest.raises(ThreadBusyError):
+            await graph.aupdate_state(older, {"trail": ["edited"]})
+        assert count_rows(pg_database, "atravel") == before
+        forked = {"configurable": {**older["configurable"], "lgsp_fork": True}}
+        assert await graph.ainvoke(RUN_INPUT, forked, durability="sync") == AFTER_TWO
+        await graph.aupdate_state(forked, {"trail": ["edited"]})
+        assert (await graph.aget_state(cfg)).values["trail"] == ["in", "step", "edited"]
+
+
+async def test_fence_async_names_the_lease_holder(pg_database):
+    async with aopen_checkpointer(pg_database) as saver:
+        graph = build(saver)
+        cfg = config("held")
+        await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        older = (await saver.aget_tuple(cfg)).parent_config
+        async with athread_lease(saver, "held", owner="the-primary"):
+            with pytest.raises(ThreadBusyError) as caught:
+                await graph.ainvoke(RUN_INPUT, older, durability="sync")
+        assert caught.value.holder == "the-primary"
+        assert "its lease is held by the-primary" in str(caught.value)
