@@ -363,6 +363,7 @@ SUBMODULES: dict[str, set[str]] = {
         "VerifierReply",
     },
     "testing": {
+        "FunctionChatModel",
         "ScriptExhaustedError",
         "ScriptReply",
         "ScriptStep",
@@ -370,6 +371,7 @@ SUBMODULES: dict[str, set[str]] = {
         "ScriptedChatModel",
     },
     "testing.scripted": {
+        "FunctionChatModel",
         "ScriptExhaustedError",
         "ScriptReply",
         "ScriptStep",

@@ -11,6 +11,7 @@ Example:
 """
 
 from langgraph_supervisor_pro.testing.scripted import (
+    FunctionChatModel,
     ScriptedCall,
     ScriptedChatModel,
     ScriptExhaustedError,
@@ -19,6 +20,7 @@ from langgraph_supervisor_pro.testing.scripted import (
 )
 
 __all__ = [
+    "FunctionChatModel",
     "ScriptExhaustedError",
     "ScriptReply",
     "ScriptStep",

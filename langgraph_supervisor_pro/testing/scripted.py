@@ -67,6 +67,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 __all__ = [
+    "FunctionChatModel",
     "ScriptExhaustedError",
     "ScriptReply",
     "ScriptStep",
@@ -462,8 +463,35 @@ class ScriptedChatModel(BaseChatModel):
                 kwargs=frozen_kwargs,
                 stop=frozen_stop,
             )
-            state.calls.append(call)
+            if self._records():
+                state.calls.append(call)
 
+        step = self._step(index, messages)
+        reply: object = step
+        if _is_callable_step(step):
+            reply = step(call)  # type: ignore[operator]
+            if inspect.isawaitable(reply):
+                close = getattr(reply, "close", None)
+                if callable(close):
+                    close()  # avoid a "coroutine was never awaited" warning
+                msg = (
+                    f"{self._label()} step {index}: the callable returned an "
+                    "awaitable; async callables are not supported, return the reply "
+                    "directly"
+                )
+                raise TypeError(msg)
+            problem = _step_problem(reply, allow_callable=False)
+            if problem is not None:
+                msg = f"{self._label()} step {index}: the callable returned {problem}"
+                raise TypeError(msg)
+        return self._to_message(reply, index, tools, tool_choice)
+
+    def _records(self) -> bool:
+        """Whether each call is kept in `calls` (always, for a script)."""
+        return True
+
+    def _step(self, index: int, messages: list[BaseMessage]) -> ScriptStep:
+        """The step call `index` takes; `ScriptExhaustedError` past the script's end."""
         if index >= len(self.script):
             last = messages[-1] if messages else None
             shown = _describe_message(last) if last is not None else "(no messages)"
@@ -474,26 +502,7 @@ class ScriptedChatModel(BaseChatModel):
                 f"called again (call index {index}). Last message received: {shown}"
             )
             raise ScriptExhaustedError(msg, script_length=n, call_index=index, last_message=last)
-
-        step = self.script[index]
-        reply: object = step
-        if _is_callable_step(step):
-            reply = step(call)  # type: ignore[operator]
-            if inspect.isawaitable(reply):
-                close = getattr(reply, "close", None)
-                if callable(close):
-                    close()  # avoid a "coroutine was never awaited" warning
-                msg = (
-                    f"{self._label()} script step {index}: the callable returned an "
-                    "awaitable; async callables are not supported, return the reply "
-                    "directly"
-                )
-                raise TypeError(msg)
-            problem = _step_problem(reply, allow_callable=False)
-            if problem is not None:
-                msg = f"{self._label()} script step {index}: the callable returned {problem}"
-                raise TypeError(msg)
-        return self._to_message(reply, index, tools, tool_choice)
+        return self.script[index]
 
     def _to_message(
         self,
@@ -610,6 +619,56 @@ class ScriptedChatModel(BaseChatModel):
 
 
 # ------------------------------------------------------------------------- helpers
+
+
+class FunctionChatModel(ScriptedChatModel):
+    """A chat model whose every reply is computed by a function of the call: no script.
+
+    For offline models that must serve any number of runs, such as a template's or an
+    example's under a long-lived `langgraph dev` server: `reply` decides from what the
+    model is shown (`call.messages`, `call.tools`), it never runs out, and calls are not
+    recorded (a server's memory stays flat); set `record=True` to keep them in `calls`
+    for a test. Everything else is `ScriptedChatModel`'s: the reply forms (text, an
+    `AIMessage`, a structured-output payload, an exception), `bind_tools`,
+    `with_structured_output` and token streaming.
+
+    Example:
+        >>> from langgraph_supervisor_pro.testing import FunctionChatModel
+        >>> model = FunctionChatModel(reply=lambda call: f"{len(call.messages)} seen")
+        >>> model.invoke(["hello", "again"]).content
+        '2 seen'
+        >>> model.calls
+        ()
+    """
+
+    script: Sequence[ScriptStep] = Field(default=(), frozen=True, exclude=True)
+    """Unused: every call is `reply`'s."""
+
+    reply: Callable[[ScriptedCall], ScriptReply] = Field(exclude=True)
+    """Decides each reply from the call (not from how many calls came before)."""
+
+    record: bool = False
+    """Keep every call in `calls` (for tests; a long-lived server should not)."""
+
+    @field_validator("reply", mode="plain")
+    @classmethod
+    def _validate_reply(cls, value: Any) -> Callable[[ScriptedCall], ScriptReply]:
+        if not _is_callable_step(value):
+            msg = (
+                f"FunctionChatModel reply must be a function (ScriptedCall) -> reply, "
+                f"got {type(value).__name__}"
+            )
+            raise TypeError(msg)
+        return value  # type: ignore[no-any-return]
+
+    def _label(self) -> str:
+        return f"FunctionChatModel {self.name!r}" if self.name else "FunctionChatModel"
+
+    def _records(self) -> bool:
+        return self.record
+
+    def _step(self, index: int, messages: list[BaseMessage]) -> ScriptStep:
+        return self.reply
 
 
 def _is_callable_step(step: object) -> bool:

@@ -128,7 +128,7 @@ def test_guard_outside_a_supervisor_graph_uses_the_first_human_message():
         None,
         None,
     )
-    assert context["summary"].startswith("Hop ?:")
+    assert context["summary"] == "Hop ?"  # no hop, no instructions
 
 
 def test_effect_key_inside_a_hop_reads_the_hop_not_the_trace_metadata():

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro.testing import (
+    FunctionChatModel,
     ScriptedCall,
     ScriptedChatModel,
     ScriptExhaustedError,
@@ -723,3 +724,86 @@ def test_batch_consumes_one_step_per_input() -> None:
     replies = model.batch(["1", "2", "3"])
     assert sorted(str(r.content) for r in replies) == ["a", "b", "c"]
     model.assert_complete()
+
+
+# ----------------------------------------------------------------------- FunctionChatModel
+
+
+def _echo_count(call: ScriptedCall) -> str:
+    return f"{len(call.messages)} seen"
+
+
+def test_function_model_never_runs_out_and_keeps_nothing():
+    model = FunctionChatModel(reply=_echo_count)
+    for _ in range(20_000):
+        assert model.invoke(["a", "b"]).content == "2 seen"
+    assert model.calls == ()
+    model.assert_complete()  # no script: nothing can be left over
+
+
+def test_function_model_records_calls_when_asked():
+    model = FunctionChatModel(reply=_echo_count, record=True)
+    model.invoke("x")
+    model.invoke(["x", "y"])
+    assert [(c.index, len(c.messages)) for c in model.calls] == [(0, 1), (1, 2)]
+
+
+def test_function_model_reply_decides_from_what_it_is_shown_not_from_order():
+    def reply(call: ScriptedCall) -> str | AIMessage:
+        if isinstance(call.messages[-1], ToolMessage):
+            return f"The tool said {call.messages[-1].text}."
+        return AIMessage(
+            content="", tool_calls=[{"name": "add", "args": {"a": 1, "b": 2}, "id": "t1"}]
+        )
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    from langchain.agents import create_agent
+
+    agent = create_agent(FunctionChatModel(reply=reply), tools=[add])
+    for _ in range(3):  # the same agent serves any number of runs
+        out = agent.invoke({"messages": [("user", "1 + 2?")]})
+        assert out["messages"][-1].content == "The tool said 3."
+
+
+def test_function_model_streams_and_gives_structured_output():
+    class Route(BaseModel):
+        next: str
+
+    model = FunctionChatModel(reply=lambda call: {"next": "billing"})
+    assert model.with_structured_output(Route).invoke("refund") == Route(next="billing")
+    text = FunctionChatModel(reply=lambda call: "two words")
+    assert [c.content for c in text.stream("x")] == ["two ", "words"]
+
+
+async def test_function_model_works_async():
+    model = FunctionChatModel(reply=_echo_count)
+    assert (await model.ainvoke(["a"])).content == "1 seen"
+    assert [c.content async for c in model.astream(["a", "b"])] == ["2 ", "seen"]
+
+
+def test_function_model_refuses_a_reply_that_is_not_a_function():
+    with pytest.raises(TypeError, match=r"reply must be a function \(ScriptedCall\) -> reply"):
+        FunctionChatModel(reply="hello")  # type: ignore[arg-type]
+
+
+def test_function_model_raises_what_reply_returns_as_an_exception():
+    model = FunctionChatModel(reply=lambda call: ValueError("provider down"))
+    with pytest.raises(ValueError, match="provider down"):
+        model.invoke("x")
+
+
+def test_function_model_refuses_a_bad_or_async_reply_value():
+    model = FunctionChatModel(reply=lambda call: None, name="m")  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match=r"FunctionChatModel 'm' step 0: the callable returned"):
+        model.invoke("x")
+
+    async def later(call: ScriptedCall) -> str:
+        return "x"
+
+    slow = FunctionChatModel(reply=later)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="returned an awaitable"):
+        slow.invoke("x")

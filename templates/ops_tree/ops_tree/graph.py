@@ -49,7 +49,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
 )
 from langgraph_supervisor_pro.synthesis import SynthesisInput
-from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 # --------------------------------------------------------------------------- the systems
 
@@ -428,8 +428,9 @@ def status_page_reply(call: ScriptedCall) -> AIMessage:
 
 
 def _scripted(reply: Callable[[ScriptedCall], AIMessage]) -> BaseChatModel:
-    # Replies depend only on the messages shown, so the script never needs to end.
-    return ScriptedChatModel(script=[reply] * 10_000)
+    # Replies depend only on the messages shown: it never runs out and records nothing,
+    # so one long-lived server serves any number of runs.
+    return FunctionChatModel(reply=reply)
 
 
 # --------------------------------------------------------------------------- answers

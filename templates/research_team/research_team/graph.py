@@ -21,14 +21,12 @@ Models: with `LGSP_MODEL` set (`provider:model`, e.g. `openai:gpt-4.1-mini`) eve
 uses it through `init_chat_model`; `LGSP_SUPERVISOR_MODEL`, `LGSP_RESEARCHER_MODEL`,
 `LGSP_ANALYST_MODEL`, `LGSP_WRITER_MODEL` and `LGSP_SUMMARIZER_MODEL` override it per role.
 Without it the team runs offline: the supervisor is a rule-based router and the other
-models are functions of the messages they are shown (`OfflineChatModel`), never of how
+models are functions of the messages they are shown (`FunctionChatModel`), never of how
 often they were called, so one server serves any number of runs.
 
 `graph` is uncompiled: `langgraph dev` (or your code) supplies the checkpointer and store.
 """
 
-# No `from __future__ import annotations`: `OfflineChatModel` is a pydantic model whose
-# field types must resolve even when this file is loaded by path, outside `sys.modules`.
 import json
 import os
 import re
@@ -37,16 +35,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.tools import ToolRuntime
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
-from langchain_core.tools import BaseTool, tool
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
 from langgraph.graph import StateGraph
 from langgraph_supervisor_pro import Compaction, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.testing import FunctionChatModel
 
 # --------------------------------------------------------------------------- the corpus
 
@@ -453,58 +449,6 @@ def get_sources(ids: list[str], runtime: ToolRuntime) -> str:
 # --------------------------------------------------------------------------- offline models
 
 
-class OfflineChatModel(BaseChatModel):
-    """A chat model whose reply is a function of the messages it is shown.
-
-    It never runs out and keeps nothing between calls (unlike a script, which is used up
-    and records every call), so one long-lived server serves any number of runs with it.
-
-    Example:
-        >>> model = OfflineChatModel(reply=lambda messages: AIMessage(f"{len(messages)} seen"))
-        >>> model.invoke("hello").content
-        '1 seen'
-    """
-
-    reply: Callable[[Sequence[BaseMessage]], AIMessage]
-    """Decides the answer (text or tool calls) from the messages alone."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "research-team-offline"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools as a provider's model would (the reply function picks the calls).
-
-        Args:
-            tools: The tools the agent offers.
-            tool_choice: Ignored: the reply decides.
-            **kwargs: Passed on to `bind`.
-
-        Returns:
-            This model with the tools bound.
-
-        Example:
-            >>> OfflineChatModel(reply=lambda m: AIMessage("ok")).bind_tools([]).invoke("x").text
-            'ok'
-        """
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-
 def _this_hop(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
     """The messages since this hop's prompt (earlier hops and summaries are history)."""
     starts = [
@@ -767,7 +711,14 @@ def summarize_reply(messages: Sequence[BaseMessage]) -> dict[str, Any]:
 
 
 def _offline(reply: Callable[[Sequence[BaseMessage]], AIMessage], name: str) -> BaseChatModel:
-    return OfflineChatModel(name=name, reply=reply)
+    """An offline model: `reply` of the messages it is shown; it never runs out.
+
+    Example:
+        >>> model = _offline(lambda messages: AIMessage(f"{len(messages)} seen"), "m")
+        >>> model.invoke("hello").content
+        '1 seen'
+    """
+    return FunctionChatModel(name=name, reply=lambda call: reply(call.messages))
 
 
 def plan(view: SupervisorView) -> str | list[dict[str, str]]:

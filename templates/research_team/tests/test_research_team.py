@@ -15,10 +15,10 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_supervisor_pro import SupervisorView
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.persistence.memory import output_namespace
+from langgraph_supervisor_pro.testing import FunctionChatModel
 
 from research_team.graph import (
     DEFAULT_CONTEXT_TOKENS,
-    OfflineChatModel,
     build_graph,
     context_tokens,
     get_sources,
@@ -240,7 +240,7 @@ def test_the_plan_goes_on_from_what_the_ledger_shows(done, decision) -> None:
 
 def test_the_offline_models_decide_from_the_messages_and_never_run_out() -> None:
     prompt = HumanMessage(f"Task: {HEAT_PUMP}\n\nInstructions for you: search")
-    model = OfflineChatModel(reply=researcher_reply)
+    model = FunctionChatModel(reply=lambda call: researcher_reply(call.messages))
     replies = [model.invoke([prompt]) for _ in range(20_000)]
     assert {str([c["args"] for c in r.tool_calls]) for r in replies} == {
         "[{'query': 'heat pump cost emission'}]"
@@ -284,7 +284,7 @@ def test_lgsp_model_sets_every_role_and_a_role_variable_overrides_it(monkeypatch
 
     def init_chat_model(name):
         made.append(name)
-        return OfflineChatModel(name=name, reply=researcher_reply)
+        return FunctionChatModel(name=name, reply=lambda call: researcher_reply(call.messages))
 
     monkeypatch.setattr(langchain.chat_models, "init_chat_model", init_chat_model)
     environ = {"LGSP_MODEL": " openai:gpt-4.1-mini ", "LGSP_WRITER_MODEL": "anthropic:claude"}

@@ -43,7 +43,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
 )
 from langgraph_supervisor_pro.compaction import ContextSummary
-from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A1001": {"item": "Pro plan, monthly", "amount": 29.0, "currency": "EUR", "charges": 2},
@@ -366,8 +366,9 @@ def _gist(text: str) -> str:
 
 
 def _scripted(reply: Callable[[ScriptedCall], Any]) -> BaseChatModel:
-    # Replies depend only on the messages shown, so the script never needs to end.
-    return ScriptedChatModel(script=[reply] * 10_000, profile={"max_input_tokens": OFFLINE_WINDOW})
+    # Replies depend only on the messages shown: it never runs out and records nothing,
+    # so one long-lived server serves any number of runs.
+    return FunctionChatModel(reply=reply, profile={"max_input_tokens": OFFLINE_WINDOW})
 
 
 # --------------------------------------------------------------------------- the graph
@@ -415,8 +416,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     """
     policy = ReviewPolicy.from_env(environ)
     compaction = Compaction(
-        summarizer=model_for("summarizer", environ)
-        or ScriptedChatModel(script=[summarize_reply] * 10_000),
+        summarizer=model_for("summarizer", environ) or FunctionChatModel(reply=summarize_reply),
         trigger=0.7,
         keep=2,
         # Real models bring their window in their profile; this is for those without one.
