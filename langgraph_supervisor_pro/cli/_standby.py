@@ -97,6 +97,16 @@ def standby_command(
             show_default=False,
         ),
     ],
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="The store the runs' graph is compiled with (its external memory), in --db's "
+            "forms; give it when the graph uses one, so a resumed run reads its earlier hops' "
+            "outputs.",
+            show_default=False,
+        ),
+    ] = None,
     once: _Once = False,
     interval: _Interval = DEFAULT_INTERVAL,
     owner: _Owner = None,
@@ -131,7 +141,8 @@ def standby_command(
     show = _printer(as_json)
     with ExitStack() as stack:
         saver = commands._open_saver(stack, url, shown)
-        compiled: Any = builder.compile(checkpointer=saver)
+        memory = commands._open_memory(stack, store)
+        compiled: Any = builder.compile(checkpointer=saver, store=memory)
         try:
             if once:
                 takeovers = resume_orphans(compiled, owner=owner, expire_after=expire_after)

@@ -73,6 +73,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, StreamMode
 from rich import box
 from rich.console import Console
@@ -85,6 +86,7 @@ from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
 from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _standby, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
+from langgraph_supervisor_pro.persistence.stores import open_store
 from langgraph_supervisor_pro.review.desk import (
     Approve,
     DecisionInput,
@@ -558,6 +560,14 @@ GraphOption = Annotated[
         "uncompiled StateGraph or a function returning one (compiled with --db).",
     ),
 ]
+StoreOption = Annotated[
+    str | None,
+    _option(
+        "--store",
+        "The store the runs' graph is compiled with (its external memory), in --db's forms; "
+        "give it when the graph uses one, so a resumed run reads its earlier hops' outputs.",
+    ),
+]
 ThreadOption = Annotated[str, _option("--thread", "The thread the run is paused on.")]
 IdOption = Annotated[
     str | None,
@@ -623,32 +633,35 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {one_line(str(exc), 300)}"
 
 
-def _db_url(db: str) -> tuple[str, str]:
-    """The checkpointer URL for `--db`, and how to show it (password masked)."""
+def _db_url(db: str, *, flag: str = "--db") -> tuple[str, str]:
+    """The URL for `--db` (or `flag`), and how to show it (password masked)."""
     text = db.strip()
     if not text:
-        _fail("--db must not be empty; give postgresql://..., sqlite:///path.db or a file")
+        _fail(f"{flag} must not be empty; give postgresql://..., sqlite:///path.db or a file")
     if text == "memory" or text.lower() == "sqlite:///:memory:":
-        _fail(f"--db {text} is a fresh, empty in-process database; give the database the runs use")
+        _fail(
+            f"{flag} {text} is a fresh, empty in-process database; give the database the runs use"
+        )
     match = _SCHEME.match(text)
     scheme = match.group(1).lower() if match and len(match.group(1)) > 1 else ""
     if scheme in ("postgresql", "postgres"):
         return text, mask_url(text)
     if scheme == "sqlite":
         if not text.lower().startswith("sqlite:///") or len(text) == len("sqlite:///"):
-            _fail(f"--db {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
+            _fail(f"{flag} {text}: give sqlite:///relative/path.db or sqlite:////absolute/path.db")
         path = Path(text[len("sqlite:///") :]).expanduser()
     elif scheme:
         _fail(
-            f"--db {mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
+            f"{flag} {mask_url(text)}: unsupported scheme {scheme!r}; give postgresql://..., "
             "sqlite:///path.db or a SQLite file path"
         )
     else:
         path = Path(text).expanduser()
     if path.is_dir():
-        _fail(f"--db {path} is a directory; give the SQLite file the runs use")
+        _fail(f"{flag} {path} is a directory; give the SQLite file the runs use")
     if not path.is_file():
-        _fail(f"no checkpoint database at {path} (--db); give the database the runs use")
+        what = "checkpoint database" if flag == "--db" else "store database"
+        _fail(f"no {what} at {path} ({flag}); give the database the runs use")
     return f"sqlite:///{path.resolve()}", str(path)
 
 
@@ -877,14 +890,26 @@ def _outcome(
 
 @contextmanager
 def _compiled(
-    db: str, graph_spec: str
+    db: str, graph_spec: str, store: str | None = None
 ) -> Iterator[tuple[Pregel[Any, Any, Any, Any], BaseCheckpointSaver[str]]]:
-    """The `--graph` graph compiled with the `--db` checkpointer (closed on exit)."""
+    """The `--graph` graph compiled with the `--db` checkpointer and the `--store` store."""
     url, shown = _db_url(db)
     builder = _load_graph(graph_spec)
     with ExitStack() as stack:
         saver = _open_saver(stack, url, shown)
-        yield builder.compile(checkpointer=saver), saver
+        memory = _open_memory(stack, store)
+        yield builder.compile(checkpointer=saver, store=memory), saver
+
+
+def _open_memory(stack: ExitStack, store: str | None) -> BaseStore | None:
+    """The `--store` store (closed with `stack`), or None when none was given."""
+    if store is None:
+        return None
+    url, shown = _db_url(store, flag="--store")
+    try:
+        return stack.enter_context(open_store(url))
+    except Exception as exc:  # every backend's error, reported in one line
+        _fail(f"cannot open the store {shown}: {one_line(str(exc), 300)}")
 
 
 def _policy(path: Path | None) -> ReviewPolicy | None:
@@ -910,6 +935,7 @@ def _resolve(
     decision: DecisionInput,
     reviewer: str | None = None,
     policy_file: Path | None = None,
+    store: str | None = None,
 ) -> None:
     """Answer the review on `thread` with `decision`, resume the run, report the outcome.
 
@@ -922,7 +948,7 @@ def _resolve(
     except ValueError as exc:
         _fail(str(exc))
     policy = _policy(policy_file)
-    with _compiled(db, graph_spec) as (graph, saver):
+    with _compiled(db, graph_spec, store) as (graph, saver):
         try:
             review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
             resolve_review(
@@ -989,6 +1015,7 @@ def review_approve(
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Approve a pending review: the action runs as requested, and the run goes on.
@@ -999,7 +1026,9 @@ def review_approve(
             --thread t1 --as alice
         ```
     """
-    _resolve(db, graph, thread, interrupt_id, as_json, "approved", Approve(), reviewer, policy)
+    _resolve(
+        db, graph, thread, interrupt_id, as_json, "approved", Approve(), reviewer, policy, store
+    )
 
 
 @review_app.command("reject")
@@ -1011,6 +1040,7 @@ def review_reject(
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Reject a pending review: the action does not run; the message goes back to the worker.
@@ -1030,6 +1060,7 @@ def review_reject(
         Reject(message=message),
         reviewer,
         policy,
+        store,
     )
 
 
@@ -1043,6 +1074,7 @@ def review_edit(
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run the reviewed action with changed arguments.
@@ -1059,7 +1091,7 @@ def review_edit(
     if not isinstance(parsed, dict):
         _fail(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
     decision = Edit(args=parsed, name=action or None)
-    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision, reviewer, policy)
+    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision, reviewer, policy, store)
 
 
 @review_app.command("respond")
@@ -1071,6 +1103,7 @@ def review_respond(
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Answer instead of the action: the message stands in for its result.
@@ -1090,6 +1123,7 @@ def review_respond(
         Respond(message=message),
         reviewer,
         policy,
+        store,
     )
 
 
@@ -1098,6 +1132,7 @@ def review_sweep(
     db: DbOption,
     graph: GraphOption,
     now: _SweepNow = None,
+    store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Apply the on-timeout action to every expired review: reject, or escalate.
@@ -1111,7 +1146,7 @@ def review_sweep(
         ```
     """
     moment = _now(now)
-    with _compiled(db, graph) as (compiled, saver):
+    with _compiled(db, graph, store) as (compiled, saver):
         try:
             actions = sweep_reviews(compiled, saver, now=moment, durability="sync")
         except Exception as exc:

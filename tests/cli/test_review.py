@@ -615,3 +615,102 @@ def test_the_review_commands_on_postgres(tmp_path, pg_database):
     assert setup.refunds() == [{"order_id": "O-7", "amount": 30}]
     assert json.loads(ok(lgsp("review", "list", "--db", pg_database, "--json"))) == []
     assert setup.state("pg-1").values["status"] == setup.state("pg-2").values["status"] == "done"
+
+
+# ----------------------------------------------------------------------- --store
+
+STORE_APP = '''\
+"""A team whose answer is written from every hop's full result (kept in the store)."""
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+
+from langgraph_supervisor_pro import ReviewPolicy, Worker, create_supervisor
+from langgraph_supervisor_pro.testing import FunctionChatModel
+
+
+def notes(task):
+    return {"status": "success", "result": {"note": "customer-since-2019"}, "summary": "noted"}
+
+
+@tool
+def refund(order_id: str) -> str:
+    """Refund an order."""
+    return f"refunded {order_id}"
+
+
+def step(call):
+    if isinstance(call.messages[-1], ToolMessage):
+        return "Done"
+    return AIMessage(content="", tool_calls=[{"name": "refund", "args": {"order_id": "O-7"},
+                                               "id": "call_1"}])
+
+
+def router(view):
+    return ["notes", "billing", "FINISH"][min(len(view.ledger), 2)]
+
+
+def answer(inp):
+    return " + ".join(hop.result.result_text() or "(missing)" for hop in inp.hops)
+
+
+def build():
+    return create_supervisor(
+        [
+            Worker(name="notes", description="Keeps notes.", agent=notes),
+            Worker(name="billing", description="Refunds.", model=FunctionChatModel(reply=step),
+                   tools=[refund], risks={"refund": "high"}),
+        ],
+        router=router,
+        synthesizer=answer,
+        review=ReviewPolicy(tier="supervised"),
+    )
+
+
+graph = build()
+'''
+
+
+@pytest.mark.parametrize("give_store", [True, False])
+def test_approve_compiles_with_the_store_the_run_used(tmp_path, give_store):
+    from langgraph_supervisor_pro import open_store
+
+    module_file = tmp_path / f"storeapp_{uuid.uuid4().hex[:8]}.py"
+    module_file.write_text(STORE_APP)
+    spec = importlib.util.spec_from_file_location(module_file.stem, module_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    db, store_db = tmp_path / "runs.db", tmp_path / "store.db"
+    config = {"configurable": {"thread_id": "t1"}}
+    with open_checkpointer(f"sqlite:///{db}") as saver, open_store(f"sqlite:///{store_db}") as st:
+        out = (
+            module.build()
+            .compile(checkpointer=saver, store=st)
+            .invoke({"messages": [("user", TASK)]}, config)
+        )
+    assert out["__interrupt__"]
+    store_args = ["--store", str(store_db)] if give_store else []
+    args = ["review", "approve", "--db", str(db), "--graph", f"{module_file}:graph", *store_args]
+    out = flat(ok(lgsp(*args, "--thread", "t1")))
+    assert "Run status: done." in out
+    # The answer is written after the resume from every hop's full result: the notes
+    # worker's is in the store the run was compiled with, which only --store gives back.
+    notes = '{"note": "customer-since-2019"}' if give_store else "(missing)"
+    assert f"Answer: {notes} + Done" in out
+
+
+def test_a_missing_store_file_is_a_one_line_error(setup):
+    setup.pause("t1")
+    args = ["--db", setup.db, "--graph", setup.spec, "--thread", "t1"]
+    missing = str(setup.tmp_path / "nope.db")
+    fails(
+        lgsp("review", "approve", *args, "--store", missing),
+        2,
+        f"no store database at {missing} (--store)",
+    )
+    fails(
+        lgsp("review", "sweep", "--db", setup.db, "--graph", setup.spec, "--store", "redis://x"),
+        2,
+        "--store redis://x: unsupported scheme 'redis'",
+    )
+    assert setup.state("t1").next  # the run was not touched

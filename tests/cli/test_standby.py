@@ -132,3 +132,34 @@ def test_unreachable_database_is_one_line_without_the_password(app_file):
     assert result.exit_code != 0
     assert "s3cret" not in result.output
     assert "cannot open the checkpoint database" in result.output
+
+
+STORE_APP_FILE = APP_FILE.replace(
+    '    return {"trail": [*state["trail"], "b"]}',
+    "    from langgraph.config import get_store\n\n"
+    '    get_store().put(("standby",), "b", {"ran": True})\n'
+    '    return {"trail": [*state["trail"], "b"]}',
+)
+
+
+def test_the_store_option_compiles_the_resumed_graph_with_it(pg_database, tmp_path):
+    from langgraph_supervisor_pro import open_store
+
+    path = tmp_path / "store_team.py"
+    path.write_text(STORE_APP_FILE)
+    with open_checkpointer(pg_database) as saver:
+        stop_before_b(saver, "orphan-s", [])
+    die_holding(pg_database, "orphan-s")
+    result = run("--db", pg_database, "--graph", f"{path}:graph", "--store", pg_database, "--once")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[0].endswith("; finished")
+    with open_store(pg_database) as store:
+        item = store.get(("standby",), "b")
+    assert item is not None and item.value == {"ran": True}
+
+
+def test_a_bad_store_is_a_usage_error(pg_database, app_file, tmp_path):
+    missing = tmp_path / "nope.db"
+    result = run("--db", pg_database, "--graph", app_file, "--store", str(missing), "--once")
+    assert result.exit_code == 2, result.output
+    assert f"no store database at {missing} (--store)" in " ".join(result.output.split())

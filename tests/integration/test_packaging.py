@@ -387,13 +387,11 @@ def test_the_demo_runs_from_the_wheel(installed: Path, elsewhere: Path) -> None:
     env = clean_env(installed)
     lgsp = installed / "bin" / "lgsp"
     help_text = run([lgsp, "demo", "--help"], cwd=elsewhere, env=env).stdout
-    for option in ("--plain", "--delay", "--db"):
+    for option in ("--yes", "--plain", "--delay", "--db"):
         assert option in help_text
-    # `--yes` approves the demo's review without asking; older demos have no review to answer.
-    approve = ["--yes"] if "--yes" in help_text else []
     database = elsewhere / "runs" / "demo.db"
     demo = run(
-        [lgsp, "demo", *approve, "--plain", "--delay", "0", "--db", database],
+        [lgsp, "demo", "--yes", "--plain", "--delay", "0", "--db", database],
         cwd=elsewhere,
         env=env,
         check=False,
@@ -402,6 +400,10 @@ def test_the_demo_runs_from_the_wheel(installed: Path, elsewhere: Path) -> None:
     # Exit code 0: the run finished with status "done" (1 otherwise, 2 for a usage error).
     assert demo.returncode == 0, output[-6000:]
     assert "\x1b[" not in demo.stdout  # --plain: no colours
+    # The wheel's copy of the template (no checkout here) played its three points.
+    for shown in ("Review gate", "Approved refund (--yes)", "refused by the allowlist"):
+        assert shown in demo.stdout, output[-6000:]
+    assert "compaction: billing" in demo.stdout, output[-6000:]
     with sqlite3.connect(database) as db:
         (checkpoints,) = db.execute("SELECT count(*) FROM checkpoints").fetchone()
     assert checkpoints > 0
