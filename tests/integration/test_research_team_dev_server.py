@@ -158,13 +158,15 @@ def test_a_streamed_run_shows_every_worker_and_the_writers_report_as_studio_does
         assert {"research_team", "researcher", "analyst", "writer", "synthesis"} <= ran
         namespaces = {event.split("|")[1].split(":")[0] for event, _ in events if "|" in event}
         assert namespaces == {"researcher", "analyst", "writer"}
-        # The writer's model streamed its report (a message of the writer's own namespace).
-        streamed = [
-            data[0].get("content", "")
-            for event, data in events
-            if event.startswith("messages") and event != "messages/metadata" and "writer" in event
-        ]
-        assert any("## Sources" in text for text in streamed if isinstance(text, str))
+        # The writer's model streamed its report token by token, in the writer's namespace.
+        streamed: dict[str, list[str]] = {}
+        for event, data in events:
+            if event.startswith("messages") and event != "messages/metadata" and "writer" in event:
+                content = data[0].get("content", "")
+                if isinstance(content, str):
+                    streamed.setdefault(data[0].get("id") or "", []).append(content)
+        reports = ["".join(parts) for parts in streamed.values() if len(parts) > 1]
+        assert any("## Sources" in report for report in reports), list(streamed.values())[:3]
         state = await client.threads.get_state(thread["thread_id"])
         assert state["values"]["status"] == "done"
 
