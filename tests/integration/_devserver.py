@@ -18,6 +18,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,35 @@ def serve(config: str, log: Path, *, app: Path = APP) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serve_template(template: str, root: Path) -> Iterator[str]:
+    """A project `lgsp new TEMPLATE` writes under `root`, served by `langgraph dev`."""
+    from typer.testing import CliRunner
+
+    from langgraph_supervisor_pro.cli import app
+
+    project = root / template
+    result = CliRunner().invoke(app, ["new", template, str(project)])
+    assert result.exit_code == 0, result.output
+    with serve("langgraph.json", root / "server.log", app=project) as url:
+        yield url
+
+
+def client(url: str) -> Any:
+    """A `langgraph_sdk` client of the server at `url`."""
+    from langgraph_sdk import get_client
+
+    return get_client(url=url)
+
+
+async def assistant_id(sdk: Any, graph_id: str) -> str:
+    """The id of the one assistant the server made for `graph_id`."""
+    (assistant,) = await sdk.assistants.search(graph_id=graph_id)
+    return str(assistant["assistant_id"])
+
+
+def interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pending interrupt of a thread the server returned, at any depth."""
+    return [i for group in (thread.get("interrupts") or {}).values() for i in group]

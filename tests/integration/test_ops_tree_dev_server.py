@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from langgraph_supervisor_pro.cli import app
-from tests.integration._devserver import serve
+from tests.integration._devserver import assistant_id, interrupts, serve_template
+from tests.integration._devserver import client as sdk_client
 
 pytestmark = pytest.mark.integration
 
@@ -32,33 +31,14 @@ PATH = ["infrastructure", "deployer"]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a `langgraph dev` serving the ops_tree project; stopped after."""
-    root = tmp_path_factory.mktemp("ops_tree")
-    project = root / "ops"
-    result = CliRunner().invoke(app, ["new", "ops_tree", str(project)])
-    assert result.exit_code == 0, result.output
-    with serve("langgraph.json", root / "server.log", app=project) as url:
+    with serve_template("ops_tree", tmp_path_factory.mktemp("ops_tree")) as url:
         yield url
-
-
-def _client(url: str) -> Any:
-    from langgraph_sdk import get_client
-
-    return get_client(url=url)
-
-
-async def _assistant(client: Any) -> str:
-    (assistant,) = await client.assistants.search(graph_id="ops_tree")
-    return str(assistant["assistant_id"])
-
-
-def _interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
-    return [i for group in (thread.get("interrupts") or {}).values() for i in group]
 
 
 def test_the_graph_with_xray_shows_every_level_of_the_tree(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "ops_tree")
         deep = {n["id"] for n in (await client.assistants.get_graph(assistant, xray=True))["nodes"]}
         # The root: its supervisor (named after the graph), review and synthesis.
         assert {"ops_tree", "review", "synthesis"} <= deep
@@ -89,8 +69,8 @@ def test_the_graph_with_xray_shows_every_level_of_the_tree(server: str) -> None:
 
 def test_the_input_and_output_schemas_are_served(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        schemas = await client.assistants.get_schemas(await _assistant(client))
+        client = sdk_client(server)
+        schemas = await client.assistants.get_schemas(await assistant_id(client, "ops_tree"))
         # Null on Python < 3.12 when a state schema is a `typing.TypedDict`.
         assert schemas["input_schema"] is not None and schemas["output_schema"] is not None
         assert "messages" in schemas["input_schema"]["properties"]
@@ -109,7 +89,7 @@ async def _to_the_review(client: Any, assistant: str) -> tuple[str, dict[str, An
     )
     thread = await client.threads.get(tid)
     assert thread["status"] == "interrupted"
-    (pending,) = _interrupts(thread)
+    (pending,) = interrupts(thread)
     value = pending["value"]
     (request,) = value["action_requests"]
     assert (request["name"], request["args"]) == (
@@ -127,8 +107,8 @@ def test_a_run_pauses_inside_the_domain_and_resumes_to_an_answer_run_after_run(
     server: str,
 ) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "ops_tree")
         # The offline models serve every run of a long-lived server, whatever was answered.
         for decision in ["approve", "reject", "approve"]:
             tid, pending = await _to_the_review(client, assistant)
@@ -168,14 +148,14 @@ def test_a_run_pauses_inside_the_domain_and_resumes_to_an_answer_run_after_run(
 
 def test_an_invalid_answer_leaves_the_thread_interrupted_not_in_error(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "ops_tree")
         tid, pending = await _to_the_review(client, assistant)
         for bad in ["approve", {"decisions": [{"type": "maybe"}]}]:
             await client.runs.wait(tid, assistant, command={"resume": bad})
             thread = await client.threads.get(tid)
             assert thread["status"] == "interrupted"
-            (again,) = _interrupts(thread)
+            (again,) = interrupts(thread)
             assert again["id"] == pending["id"]
             assert again["value"]["action_requests"] == pending["value"]["action_requests"]
             assert "invalid_answer" in again["value"]["context"]

@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from langgraph_supervisor_pro.cli import app
-from tests.integration._devserver import serve
+from tests.integration._devserver import assistant_id, serve_template
+from tests.integration._devserver import client as sdk_client
 
 pytestmark = pytest.mark.integration
 
@@ -32,29 +31,14 @@ HEAT_PUMP = (
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a `langgraph dev` serving a project `lgsp new` wrote; stopped after."""
-    root = tmp_path_factory.mktemp("template")
-    project = root / "team"
-    result = CliRunner().invoke(app, ["new", "research_team", str(project)])
-    assert result.exit_code == 0, result.output
-    with serve("langgraph.json", root / "server.log", app=project) as url:
+    with serve_template("research_team", tmp_path_factory.mktemp("research_team")) as url:
         yield url
-
-
-def _client(url: str) -> Any:
-    from langgraph_sdk import get_client
-
-    return get_client(url=url)
-
-
-async def _assistant(client: Any) -> str:
-    (assistant,) = await client.assistants.search(graph_id="research_team")
-    return str(assistant["assistant_id"])
 
 
 def test_the_assistant_graph_and_schemas_are_served(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "research_team")
         nodes = {
             n["id"] for n in (await client.assistants.get_graph(assistant, xray=True))["nodes"]
         }
@@ -86,8 +70,8 @@ def _this_turn(out: dict[str, Any]) -> list[tuple[int, str, str]]:
 
 def test_a_question_fans_out_and_ends_with_a_cited_report_run_after_run(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "research_team")
         reports = []
         for _ in range(2):  # the offline models serve every run of a long-lived server
             thread = await client.threads.create()
@@ -122,8 +106,8 @@ def test_a_question_fans_out_and_ends_with_a_cited_report_run_after_run(server: 
 
 def test_a_follow_up_question_on_the_same_thread_researches_again(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "research_team")
         thread = await client.threads.create()
         tid = thread["thread_id"]
         await _ask(client, assistant, tid, HEAT_PUMP)
@@ -140,8 +124,8 @@ def test_a_streamed_run_shows_every_worker_and_the_writers_report_as_studio_does
     server: str,
 ) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "research_team")
         thread = await client.threads.create()
         events: list[tuple[str, Any]] = []
         async for part in client.runs.stream(

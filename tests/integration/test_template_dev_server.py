@@ -14,10 +14,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from langgraph_supervisor_pro.cli import app
-from tests.integration._devserver import serve
+from tests.integration._devserver import assistant_id, interrupts, serve_template
+from tests.integration._devserver import client as sdk_client
 
 pytestmark = pytest.mark.integration
 
@@ -27,33 +26,14 @@ DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a `langgraph dev` serving a project `lgsp new` wrote; stopped after."""
-    root = tmp_path_factory.mktemp("template")
-    project = root / "desk"
-    result = CliRunner().invoke(app, ["new", "support_desk", str(project)])
-    assert result.exit_code == 0, result.output
-    with serve("langgraph.json", root / "server.log", app=project) as url:
+    with serve_template("support_desk", tmp_path_factory.mktemp("support_desk")) as url:
         yield url
-
-
-def _client(url: str) -> Any:
-    from langgraph_sdk import get_client
-
-    return get_client(url=url)
-
-
-async def _assistant(client: Any) -> str:
-    (assistant,) = await client.assistants.search(graph_id="support_desk")
-    return str(assistant["assistant_id"])
-
-
-def _interrupts(thread: dict[str, Any]) -> list[dict[str, Any]]:
-    return [i for group in (thread.get("interrupts") or {}).values() for i in group]
 
 
 def test_the_assistant_graph_and_schemas_are_served(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "support_desk")
         nodes = {
             n["id"] for n in (await client.assistants.get_graph(assistant, xray=True))["nodes"]
         }
@@ -78,7 +58,7 @@ async def _refund_run(client: Any, assistant: str) -> dict[str, Any]:
     )
     thread = await client.threads.get(tid)
     assert thread["status"] == "interrupted"
-    (pending,) = _interrupts(thread)
+    (pending,) = interrupts(thread)
     request = pending["value"]["action_requests"][0]
     assert request["name"] == "refund"
     assert request["args"]["order_id"] == "A1001"
@@ -93,8 +73,8 @@ async def _refund_run(client: Any, assistant: str) -> dict[str, Any]:
 
 def test_a_refund_pauses_for_review_and_an_approval_refunds_twice_over(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "support_desk")
         for _ in range(2):  # the offline models serve every run of a long-lived server
             out = await _refund_run(client, assistant)
             assert out["status"] == "done"
@@ -108,8 +88,8 @@ def test_a_refund_pauses_for_review_and_an_approval_refunds_twice_over(server: s
 
 def test_other_requests_reach_the_other_workers(server: str) -> None:
     async def go() -> None:
-        client = _client(server)
-        assistant = await _assistant(client)
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "support_desk")
         for text, worker in [
             ("The app crashes when I open a note", "tech_support"),
             ("Please change my account email", "account"),
