@@ -355,6 +355,11 @@ SUBMODULES: dict[str, set[str]] = {
         "aopen_store",
         "open_store",
     },
+    "models": {
+        "MODEL_ENV",
+        "model_from_env",
+        "model_variable",
+    },
     "verification": {
         "DEFAULT_CHECKER_PROMPT",
         "OutputSchema",

@@ -48,6 +48,7 @@ from langgraph_supervisor_pro import (
     WorkerResult,
     create_supervisor,
 )
+from langgraph_supervisor_pro.models import model_from_env
 from langgraph_supervisor_pro.synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
@@ -516,19 +517,14 @@ def model_for(role: str, environ: Mapping[str, str] = os.environ) -> BaseChatMod
         environ: Where `LGSP_<ROLE>_MODEL` and `LGSP_MODEL` are read.
 
     Returns:
-        `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None.
+        `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None
+        (`langgraph_supervisor_pro.models.model_from_env`).
 
     Example:
         >>> model_for("deployer", {}) is None
         True
     """
-    name = environ.get(f"LGSP_{role.upper()}_MODEL", "").strip()
-    name = name or environ.get("LGSP_MODEL", "").strip()
-    if not name:
-        return None
-    from langchain.chat_models import init_chat_model
-
-    return init_chat_model(name)
+    return model_from_env(role, environ=environ)
 
 
 def _worker(

@@ -42,6 +42,7 @@ from langchain_core.tools import tool
 from langgraph.graph import StateGraph
 from langgraph_supervisor_pro import Compaction, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
+from langgraph_supervisor_pro.models import model_from_env
 from langgraph_supervisor_pro.testing import FunctionChatModel
 
 # --------------------------------------------------------------------------- the corpus
@@ -764,19 +765,14 @@ def model_for(role: str, environ: Mapping[str, str] = os.environ) -> BaseChatMod
         environ: Where `LGSP_<ROLE>_MODEL` and `LGSP_MODEL` are read.
 
     Returns:
-        `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None.
+        `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None
+        (`langgraph_supervisor_pro.models.model_from_env`).
 
     Example:
         >>> model_for("writer", {}) is None
         True
     """
-    name = environ.get(f"LGSP_{role.upper()}_MODEL", "").strip()
-    name = name or environ.get("LGSP_MODEL", "").strip()
-    if not name:
-        return None
-    from langchain.chat_models import init_chat_model
-
-    return init_chat_model(name)
+    return model_from_env(role, environ=environ)
 
 
 def context_tokens(environ: Mapping[str, str] = os.environ) -> int:
