@@ -104,3 +104,33 @@ def test_other_requests_reach_the_other_workers(server: str) -> None:
             assert [e["worker"] for e in out["ledger"]] == [worker]
 
     asyncio.run(go())
+
+
+def test_an_invalid_answer_leaves_the_thread_interrupted_then_a_reject_ends_it(
+    server: str,
+) -> None:
+    async def go() -> None:
+        client = sdk_client(server)
+        assistant = await assistant_id(client, "support_desk")
+        thread = await client.threads.create()
+        tid = str(thread["thread_id"])
+        await client.runs.wait(
+            tid, assistant, input={"messages": [{"role": "user", "content": DUPLICATE}]}
+        )
+        (pending,) = interrupts(await client.threads.get(tid))
+        for bad in ["approve", {"decisions": [{"type": "maybe"}]}]:
+            await client.runs.wait(tid, assistant, command={"resume": bad})
+            thread = await client.threads.get(tid)
+            assert thread["status"] == "interrupted"  # not "error": the review is re-asked
+            (again,) = interrupts(thread)
+            assert again["id"] == pending["id"]
+            assert "invalid_answer" in again["value"]["context"]
+        reject = {"decisions": [{"type": "reject", "message": "over the refund limit"}]}
+        out = await client.runs.wait(tid, assistant, command={"resume": {pending["id"]: reject}})
+        assert (await client.threads.get(tid))["status"] == "idle"
+        assert out["status"] == "done"
+        assert "nothing was refunded" in out["messages"][-1]["content"]
+        (record,) = out["reviews"]
+        assert record["decision"] == "reject"
+
+    asyncio.run(go())
