@@ -62,6 +62,7 @@ from langgraph_supervisor_pro._internal.twins import (
 from langgraph_supervisor_pro.breakers import BREAKER_LOGGER, Breaker, breaker_namespace
 from langgraph_supervisor_pro.compaction.compactor import is_summary_message
 from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.observability._propagation import trace_context_metadata
 from langgraph_supervisor_pro.persistence.memory import (
     aload_result,
     latest_results,
@@ -351,6 +352,9 @@ class WorkerNode:
             "lgsp_autonomy": hop.autonomy,
             "lgsp_dispatched_at": hop.route.get("at"),
             "lgsp_path": "/".join(context.path),
+            # W3C trace context of the hop's span, if one is in progress: a remote
+            # graph's server continues the trace from it (observability/_propagation.py).
+            **trace_context_metadata(),
         }
         tags = [f"lgsp:worker:{self.worker.name}"]
         if runner is not self._own:
