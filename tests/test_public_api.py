@@ -383,6 +383,12 @@ SUBMODULES: dict[str, set[str]] = {
         "ScriptedCall",
         "ScriptedChatModel",
     },
+    "observability": {
+        "OTelCallbackHandler",
+    },
+    "observability.otel": {
+        "OTelCallbackHandler",
+    },
     "cli": {
         "DEFAULT_DEMO_DB",
         "app",
@@ -398,7 +404,7 @@ SUBMODULES: dict[str, set[str]] = {
 }
 """Every public module and subpackage (relative to the package) and its `__all__`."""
 
-SUBPACKAGES = ("compaction", "review", "persistence", "testing", "cli")
+SUBPACKAGES = ("compaction", "review", "persistence", "testing", "cli", "observability")
 
 
 def test_all_is_the_public_api():

@@ -56,7 +56,8 @@ class _Run:
 
     parent: UUID | None
     span: Span | None = None
-    token: object | None = None
+    previous: otel_context.Context | None = None
+    """The OpenTelemetry context current before the span was made current."""
     role: str | None = None
     name: str = ""
     handed_off: bool = False
@@ -170,6 +171,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
             _record_decision(run.span, outputs)
         elif run.role == "worker":
             _record_hop(run.span, run.name, outputs)
+        elif run.parent is None:
+            _record_outcome(run.span, outputs)
         self._close(run)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -262,14 +265,18 @@ class OTelCallbackHandler(BaseCallbackHandler):
             attributes["lgsp.path"] = str(path)
         span.set_attributes(attributes)
         run.span = span
-        # Current while the run runs: a model call's provider instrumentation, and a
-        # nested graph run in another context, find it as their parent.
-        run.token = otel_context.attach(trace.set_span_in_context(span))
+        # Current while the run runs: a model call's provider instrumentation finds it as
+        # its parent, and so does the W3C trace context the hop sends a remote graph.
+        run.previous = otel_context.get_current()
+        otel_context.attach(trace.set_span_in_context(span))
 
     def _close(self, run: _Run) -> None:
         assert run.span is not None
-        if run.token is not None and trace.get_current_span() is run.span:
-            otel_context.detach(run.token)  # type: ignore[arg-type]
+        # Restore what was current, where the span still is. Not `detach(token)`: under
+        # `ainvoke` a run may end in a copy of the context it started in, where the
+        # token is foreign (each task's context is its own copy, dropped with the task).
+        if run.previous is not None and trace.get_current_span() is run.span:
+            otel_context.attach(run.previous)
         run.span.end()
 
     def _pop(self, run_id: UUID) -> _Run | None:
@@ -379,6 +386,21 @@ def _record_decision(span: Span, outputs: Any) -> None:
             span.set_attribute("lgsp.decided_by", str(route["decided_by"]))
         if route.get("step") is not None:
             span.set_attribute("lgsp.step", int(route["step"]))
+    _record_outcome(span, update)
+
+
+def _record_outcome(span: Span, values: Any) -> None:
+    """A run's (or a decision's) status and halt: a failed run is an error span."""
+    if not isinstance(values, Mapping):
+        return
+    if values.get("halt_reason"):
+        span.set_attribute("lgsp.halt_reason", str(values["halt_reason"]))
+    if values.get("status") in ("done", "failed", "halted"):
+        span.set_attribute("lgsp.status", str(values["status"]))
+    if values.get("status") == "failed":
+        span.set_attribute("error.type", str(values.get("halt_reason") or "failed"))
+        detail = values.get("halt_detail") or values.get("halt_reason") or "failed"
+        span.set_status(Status(StatusCode.ERROR, _first_line(detail)))
 
 
 def _record_hop(span: Span, worker: str, outputs: Any) -> None:
