@@ -91,6 +91,26 @@ class OTelCallbackHandler(BaseCallbackHandler):
     run_inline = True
     """Callbacks run in the caller's context, so a span can be made current for the run."""
 
+    @property
+    def ignore_llm(self) -> bool:
+        """Model calls are left to a provider instrumentation (see the module's docstring)."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Model calls are left to a provider instrumentation (see the module's docstring)."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Retrievers get no span of ours."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Custom events (`get_stream_writer`, `dispatch_custom_event`) get no span."""
+        return True
+
     def __init__(
         self,
         *,

@@ -155,15 +155,23 @@ def test_each_hop_has_one_handoff_event_from_its_supervisor(provider, exporter):
     }
 
 
-@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "uncompiled"])
-def test_a_three_level_tree_nests_each_domain_under_its_hop_in_one_trace(
-    provider, exporter, compiled
+@pytest.mark.parametrize(
+    ("compiled", "mode"),
+    [(True, "invoke"), (False, "invoke"), (True, "ainvoke")],
+    ids=["compiled", "uncompiled", "compiled-ainvoke"],
+)
+async def test_a_three_level_tree_nests_each_domain_under_its_hop_in_one_trace(
+    provider, exporter, compiled, mode
 ):
     app = create_supervisor([_three_levels(compiled)], router=_once("ops")).compile(
         checkpointer=InMemorySaver()
     )
     config, thread_id = _traced(provider)
-    assert app.invoke(ask(), config)["status"] == "done"
+    if mode == "invoke":
+        out = app.invoke(ask(), config)
+    else:
+        out = await app.ainvoke(ask(), config)
+    assert out["status"] == "done"
     spans = exporter.get_finished_spans()
     assert len({s.context.trace_id for s in spans}) == 1
     assert {s.attributes["gen_ai.conversation.id"] for s in spans} == {thread_id}
@@ -482,6 +490,33 @@ async def test_a_provider_instrumentations_model_span_nests_under_the_hop(provid
     (chat,) = _named(spans, "chat fake-model")
     assert chat.parent is not None and chat.parent.span_id == hop.context.span_id
     assert chat.context.trace_id == hop.context.trace_id
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_parallel_branches_model_spans_nest_under_their_own_branch(provider, exporter, mode):
+    provider_tracer = trace.get_tracer("fake.provider", tracer_provider=provider)
+
+    def talker(name: str) -> Worker:
+        def reply(call: ScriptedCall) -> str:
+            with provider_tracer.start_as_current_span(f"chat {name}-model"):
+                return f"{name} answered."
+
+        return Worker(name=name, description=name, model=FunctionChatModel(reply=reply))
+
+    def fan(view: SupervisorView) -> Any:
+        return "FINISH" if view.ledger else ["a", "b"]
+
+    app = create_supervisor([talker("a"), talker("b")], router=fan, parallel=True).compile(
+        checkpointer=InMemorySaver()
+    )
+    config, _ = _traced(provider)
+    out = app.invoke(ask(), config) if mode == "invoke" else await app.ainvoke(ask(), config)
+    assert out["status"] == "done"
+    spans = exporter.get_finished_spans()
+    for name in ("a", "b"):
+        (hop,) = _named(spans, f"invoke_agent {name}")
+        (chat,) = _named(spans, f"chat {name}-model")
+        assert chat.parent is not None and chat.parent.span_id == hop.context.span_id
 
 
 def test_a_hops_agent_carries_the_hops_traceparent_and_a_root_continues_one(provider, exporter):
