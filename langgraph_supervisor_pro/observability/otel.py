@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -60,7 +60,8 @@ class _Run:
     """The OpenTelemetry context current before the span was made current."""
     role: str | None = None
     name: str = ""
-    handed_off: bool = False
+    handed_to: set[str] = field(default_factory=set)
+    """For a hop: whose agents it has handed the task to (its own, then a fallback's)."""
     last_decider: str | None = None
     """For a span a graph runs in: the name of its latest supervisor decision."""
     decider: str | None = None
@@ -322,22 +323,24 @@ class OTelCallbackHandler(BaseCallbackHandler):
     def _hand_off(self, parent_run_id: UUID, meta: Mapping[str, Any]) -> None:
         """A hop's agent run starts: the handoff event on the hop's span (once per hop)."""
         owner = self._owner(parent_run_id)
-        if owner is None or owner.role != "worker" or owner.handed_off:
-            return
+        fallback = meta.get("lgsp_fallback")
+        to = str(fallback or meta["lgsp_worker"])
+        if owner is None or owner.role != "worker" or to in owner.handed_to:
+            return  # not a hop's agent run, or a retry of an agent already handed to
         assert owner.span is not None
-        owner.handed_off = True
+        owner.handed_to.add(to)
         path = str(meta.get("lgsp_path") or meta["lgsp_worker"]).split("/")
         instructions = str(meta.get("lgsp_instructions") or "")
         attributes: dict[str, Any] = {
             "lgsp.handoff.from": owner.decider or (path[-2] if len(path) > 1 else "supervisor"),
-            "lgsp.handoff.to": str(meta["lgsp_worker"]),
+            "lgsp.handoff.to": to,
             "lgsp.handoff.step": int(meta["lgsp_step"]),
             "lgsp.handoff.instructions_length": len(instructions),
         }
         if meta.get("lgsp_turn") is not None:
             attributes["lgsp.handoff.turn"] = int(meta["lgsp_turn"])
-        if meta.get("lgsp_fallback") is not None:
-            attributes["lgsp.handoff.fallback"] = str(meta["lgsp_fallback"])
+        if fallback is not None:
+            attributes["lgsp.handoff.fallback_for"] = str(meta["lgsp_worker"])
         if self.capture_content:
             attributes["lgsp.handoff.instructions"] = self._text(instructions)
         owner.span.add_event("lgsp.handoff", attributes)

@@ -351,6 +351,40 @@ def test_a_failing_function_worker_is_an_error_span_and_the_run_goes_on(provider
     assert root.status.status_code is StatusCode.UNSET
 
 
+def test_a_fallback_worker_is_a_second_handoff_on_the_same_hop(provider, exporter):
+    attempts: list[int] = []
+
+    def broken(task: WorkerTask) -> str:
+        attempts.append(1)
+        raise RuntimeError("quotes feed down")
+
+    quotes = Worker(
+        name="quotes",
+        description="Fetches quotes.",
+        agent=broken,
+        retry=LGRetryPolicy(
+            max_attempts=2, initial_interval=0.01, jitter=False, retry_on=RuntimeError
+        ),
+        fallback="backup",
+    )
+    backup = Worker(name="backup", description="Backup quotes.", agent=lambda t: "ACME at 10")
+    app = create_supervisor([quotes, backup], router=_once("quotes")).compile(
+        checkpointer=InMemorySaver()
+    )
+    config, _ = _traced(provider)
+    out = app.invoke(ask(), config)
+    assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("quotes", "success")]
+    assert len(attempts) == 2
+    (hop,) = _named(exporter.get_finished_spans(), "invoke_agent quotes")
+    handoffs = [dict(e.attributes or {}) for e in hop.events if e.name == "lgsp.handoff"]
+    assert [(h["lgsp.handoff.to"], h.get("lgsp.handoff.fallback_for")) for h in handoffs] == [
+        ("quotes", None),
+        ("backup", "quotes"),
+    ]
+    assert hop.status.status_code is StatusCode.UNSET
+    assert "quotes feed down" in str(hop.attributes["lgsp.fallback_reason"])
+
+
 def test_a_supervisor_that_fails_is_an_error_decision_and_a_failed_run(provider, exporter):
     def broken(view: SupervisorView) -> str:
         raise RuntimeError("router bug")
