@@ -158,8 +158,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
         name = str(kwargs.get("name") or (serialized or {}).get("name") or "")
         run = _Run(parent=parent_run_id, name=name)
         if parent_run_id is None:
-            self._open(run, f"invoke_agent {name}", _root_context(meta), meta)
-            run.span.set_attributes(  # type: ignore[union-attr]
+            span = self._open(run, f"invoke_agent {name}", _root_context(meta), meta)
+            span.set_attributes(
                 {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
             )
         elif _is_node_run(name, tags, meta):
@@ -172,8 +172,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
             elif owner is not None and role == "worker":
                 run.decider = owner.last_decider
             if role in _AGENT_ROLES:
-                self._open(run, f"invoke_agent {name}", parent, meta)
-                run.span.set_attributes(  # type: ignore[union-attr]
+                span = self._open(run, f"invoke_agent {name}", parent, meta)
+                span.set_attributes(
                     {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
                 )
             elif role in _INTERNAL_ROLES:
@@ -225,9 +225,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
         name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
         run = _Run(parent=parent_run_id, name=name, role="tool")
         parent = self._span_of(parent_run_id) if parent_run_id is not None else None
-        self._open(run, f"execute_tool {name}", parent, meta)
-        assert run.span is not None
-        run.span.set_attributes(
+        span = self._open(run, f"execute_tool {name}", parent, meta)
+        span.set_attributes(
             {
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": name,
@@ -236,10 +235,10 @@ class OTelCallbackHandler(BaseCallbackHandler):
         )
         call_id = kwargs.get("tool_call_id")
         if call_id:
-            run.span.set_attribute("gen_ai.tool.call.id", str(call_id))
+            span.set_attribute("gen_ai.tool.call.id", str(call_id))
         if self.capture_content:
             arguments = input_str if inputs is None else repr(inputs)
-            run.span.set_attribute("gen_ai.tool.call.arguments", self._text(arguments))
+            span.set_attribute("gen_ai.tool.call.arguments", self._text(arguments))
         with self._lock:
             self._runs[run_id] = run
 
@@ -272,7 +271,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
         span_name: str,
         parent: otel_context.Context | Span | None,
         meta: Mapping[str, Any],
-    ) -> None:
+    ) -> Span:
         context = trace.set_span_in_context(parent) if isinstance(parent, Span) else parent
         span = self._tracer.start_span(span_name, context=context, kind=SpanKind.INTERNAL)
         attributes: dict[str, Any] = {}
@@ -290,6 +289,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
         # its parent, and so does the W3C trace context the hop sends a remote graph.
         run.previous = otel_context.get_current()
         otel_context.attach(trace.set_span_in_context(span))
+        return span
 
     def _close(self, run: _Run) -> None:
         assert run.span is not None
@@ -344,9 +344,9 @@ class OTelCallbackHandler(BaseCallbackHandler):
         if self.capture_content:
             attributes["lgsp.handoff.instructions"] = self._text(instructions)
         owner.span.add_event("lgsp.handoff", attributes)
-        owner.span.set_attributes(
-            {k.replace("lgsp.handoff.", "lgsp."): v for k, v in attributes.items() if "step" in k}
-        )
+        owner.span.set_attribute("lgsp.step", attributes["lgsp.handoff.step"])
+        if "lgsp.handoff.turn" in attributes:
+            owner.span.set_attribute("lgsp.turn", attributes["lgsp.handoff.turn"])
 
     def _note_agent_error(self, parent_run_id: UUID, error: BaseException) -> None:
         """An exception inside a hop (its agent raised): an exception event on the hop."""
