@@ -4,7 +4,8 @@
 decision and who decided it, each hop's result, reviews (decision, reviewer, time),
 refused tools, side effects with their keys, compactions and the run's end. `--json`
 prints the trail as one JSON object. Exit codes: 0, or 2 for a usage error (the
-database cannot be opened, the thread is empty or has no checkpoints).
+database cannot be opened, the thread id is empty, the thread has no checkpoints or
+no supervisor events).
 """
 
 from __future__ import annotations
@@ -125,13 +126,15 @@ def audit_command(
         except Exception as exc:
             commands._fail(f"cannot read thread {thread!r} in {shown}: {commands._error(exc)}")
     events = trail.events
+    if not events:
+        commands._fail(
+            f"thread {thread!r} in {shown} has checkpoints but no supervisor events (it is "
+            "not a run of a supervisor graph)"
+        )
     if as_json:
         typer.echo(json.dumps(trail.to_dict(), indent=2, default=str, ensure_ascii=False))
         return
     console = Console(highlight=False, emoji=False)
-    if not events:
-        console.print(f"Thread {thread} in {shown} has checkpoints but no supervisor events.")
-        return
     table = Table(
         title=f"Audit trail of {thread} in {shown}", title_justify="left", box=box.SIMPLE_HEAD
     )

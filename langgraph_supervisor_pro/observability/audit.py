@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
@@ -356,6 +356,7 @@ class _Level:
     def __init__(self, path: tuple[str, ...]) -> None:
         self.path = path
         self.turn: int | None = None
+        self.status: object = None
         self.events: list[AuditEvent] = []
         self._decided: set[tuple[int | None, int | None, str]] = set()
 
@@ -378,26 +379,8 @@ class _Level:
             if isinstance(branches, Mapping):
                 for branch in branches.values():
                     self._decision(branch, at)
-        for entries in by_channel.get("ledger", ()):
-            for entry in entries or ():
-                self.events.append(self._hop(entry, at))
-        if not self.path:  # a domain's reviews are copied to each level above
-            for entries in by_channel.get("reviews", ()):
-                for entry in entries or ():
-                    self.events.append(self._review(entry, at))
-        for entries in by_channel.get("security", ()):
-            for entry in entries or ():
-                self.events.append(
-                    RefusalEvent(
-                        at=at,
-                        turn=_int(entry.get("turn")),
-                        step=_int(entry.get("step")),
-                        path=self.path,
-                        worker=_clean(entry.get("worker")),
-                        tool=_clean(entry.get("tool")),
-                        reason=_clean(entry.get("reason")),
-                    )
-                )
+        # In the order they happened within a step: compactions run before the hop,
+        # tools are refused or reviewed during it, its ledger line ends it.
         for entries in by_channel.get("compactions", ()):
             for entry in entries or ():
                 self.events.append(
@@ -414,9 +397,30 @@ class _Level:
                         error=_opt(entry.get("error")),
                     )
                 )
+        for entries in by_channel.get("security", ()):
+            for entry in entries or ():
+                self.events.append(
+                    RefusalEvent(
+                        at=at,
+                        turn=_int(entry.get("turn")),
+                        step=_int(entry.get("step")),
+                        path=self.path,
+                        worker=_clean(entry.get("worker")),
+                        tool=_clean(entry.get("tool")),
+                        reason=_clean(entry.get("reason")),
+                    )
+                )
+        if not self.path:  # a domain's reviews are copied to each level above
+            for entries in by_channel.get("reviews", ()):
+                for entry in entries or ():
+                    self.events.append(self._review(entry, at))
+        for entries in by_channel.get("ledger", ()):
+            for entry in entries or ():
+                self.events.append(self._hop(entry, at))
         for status in by_channel.get("status", ()):
-            if status not in ("done", "failed", "halted"):
-                continue
+            previous, self.status = self.status, status
+            if status not in ("done", "failed", "halted") or status == previous:
+                continue  # running, or the same end written again (the answer's node)
             if self.path and status == "done":
                 continue  # a domain that finished is its parent's hop
             reasons = by_channel.get("halt_reason") or [None]
@@ -577,6 +581,35 @@ def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
     return found
 
 
+def _with_effects(events: list[AuditEvent], effects: list[EffectEvent]) -> list[AuditEvent]:
+    """Each effect just before the end of the hop that performed it (with the hop's path).
+
+    An effect store's clock is not the checkpoints' (SQLite's is to the second), so an
+    effect is placed by its key's turn, step and worker; one whose hop never ended
+    (the hop crashed after it) is placed by its own time.
+    """
+    pending: dict[tuple[int | None, int | None, str | None], list[EffectEvent]] = {}
+    for effect in effects:
+        pending.setdefault((effect.turn, effect.step, effect.worker), []).append(effect)
+    out: list[AuditEvent] = []
+    for event in events:
+        if isinstance(event, HopEvent):
+            for effect in pending.pop((event.turn, event.step, event.worker), ()):
+                out.append(replace(effect, path=event.path))
+        out.append(event)
+    for effect in (e for group in pending.values() for e in group):
+        index = next(
+            (
+                i
+                for i, e in enumerate(out)
+                if effect.at is not None and e.at is not None and e.at > effect.at
+            ),
+            len(out),
+        )
+        out.insert(index, effect)
+    return out
+
+
 def audit_trail(
     checkpointer_or_graph: BaseCheckpointSaver[Any] | Any,
     thread_id: str,
@@ -617,13 +650,14 @@ def audit_trail(
     events: list[AuditEvent] = []
     for namespace, chain in sorted(_levels(items).items()):
         events.extend(_events_of(namespace, chain))
+    order = {id(e): i for i, e in enumerate(events)}
+    events.sort(key=lambda e: (e.at is None, e.at or datetime.min, order[id(e)]))
     sources = (
         [effects]
         if isinstance(effects, (PostgresEffects, StoreEffects, BaseStore))
         else list(effects or ())
     )
-    for source in sources:
-        events.extend(_effects(source, thread))
-    order = {id(e): i for i, e in enumerate(events)}
-    events.sort(key=lambda e: (e.at is None, e.at or datetime.min, order[id(e)]))
+    recorded = [e for source in sources for e in _effects(source, thread)]
+    if recorded:
+        events = _with_effects(events, recorded)
     return AuditTrail(thread_id=thread, events=tuple(events))

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_supervisor_pro import (
@@ -63,10 +64,20 @@ def assert_times(trail: AuditTrail) -> None:
 # ---------------------------------------------------------------------------- decisions
 
 
-def checking_run(saver: BaseCheckpointSaver[Any], thread_id: str = "run-1"):
-    """Router then model decisions, a failed hop and its retry, an exactly-once effect."""
-    store = InMemoryStore()
-    effects = StoreEffects(store)
+def checking_run(
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str = "run-1",
+    *,
+    effects: Any = None,
+    store: BaseStore | None = None,
+) -> tuple[Any, Any]:
+    """Router then model decisions, a failed hop and its retry, an exactly-once effect.
+
+    The effect is recorded in `effects` (a `StoreEffects` over `store` by default, or
+    `PostgresEffects`).
+    """
+    store = store if store is not None else InMemoryStore()
+    effects = effects if effects is not None else StoreEffects(store)
     tries: list[int] = []
 
     def ledger(task: WorkerTask) -> str:
@@ -76,7 +87,7 @@ def checking_run(saver: BaseCheckpointSaver[Any], thread_id: str = "run-1"):
         return "Checked the ledger. All fine."
 
     def cashier(task: WorkerTask) -> str:
-        outcome = effects.run(effect_key("charge"), lambda key: {"payment_id": 7})
+        outcome = effects.run(effect_key("charge"), lambda _: {"payment_id": 7})
         return f"Charged, payment {outcome['payment_id']}."
 
     def router(view: SupervisorView) -> RouteDecision | None:
