@@ -156,8 +156,8 @@ class HopEvent(AuditEvent):
     def line(self) -> str:
         """One sentence: the worker, its status, its summary and error."""
         text = f"{self.worker}: {self.status}"
-        if self.summary:
-            text += f": {self.summary}"
+        if self.summary and not (self.error and self.error in self.summary):
+            text += f": {self.summary}"  # (a failed hop's summary is often its error)
         if self.error:
             text += f" (error: {self.error})"
         if self.fallback:

@@ -118,14 +118,7 @@ def checking_run(
 EXPECTED_CHECKING = [
     ("turn", "", 1, None, "turn 1: Charge order A1"),
     ("decision", "", 1, 1, "router chose ledger: check the ledger"),
-    (
-        "hop",
-        "",
-        1,
-        1,
-        "ledger: failed: failed: RuntimeError: ledger service unavailable "
-        "(error: RuntimeError: ledger service unavailable)",
-    ),
+    ("hop", "", 1, 1, "ledger: failed (error: RuntimeError: ledger service unavailable)"),
     ("decision", "", 1, 2, "model chose ledger: try again"),
     ("hop", "", 1, 2, "ledger: success: Checked the ledger."),
     ("decision", "", 1, 3, "model chose cashier: charge 30 EUR"),
@@ -146,9 +139,10 @@ def test_decisions_hops_a_retry_and_an_effect_in_order() -> None:
     decisions = [e for e in trail.events if isinstance(e, DecisionEvent)]
     assert [e.decided_by for e in decisions] == ["router", "model", "model", "model"]
     failed = next(e for e in trail.events if isinstance(e, HopEvent))
-    assert (failed.worker, failed.status, failed.error, failed.fallback) == (
+    assert (failed.worker, failed.status, failed.summary, failed.error, failed.fallback) == (
         "ledger",
         "failed",
+        "failed: RuntimeError: ledger service unavailable",
         "RuntimeError: ledger service unavailable",
         None,
     )
