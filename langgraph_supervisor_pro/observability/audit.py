@@ -188,7 +188,8 @@ class ReviewEvent(AuditEvent):
     def line(self) -> str:
         """One sentence: the decision, by whom, on what."""
         who = self.reviewer or "nobody named"
-        return f"{self.decision} by {who} on {self.action} at {self.answered_at}"
+        where = f" in {'/'.join(self.review_path)}" if len(self.review_path) > 1 else ""
+        return f"{self.decision} by {who} on {self.action}{where} at {self.answered_at}"
 
     def to_dict(self) -> dict[str, Any]:
         """The event as JSON-ready values."""
@@ -364,6 +365,13 @@ class _Level:
         by_channel: dict[str, list[Any]] = {}
         for channel, value in writes:
             by_channel.setdefault(channel, []).append(value)
+        for channel in ("ledger", "security", "reviews", "compactions"):
+            # Parallel branches write in one step, in the order their tasks were saved
+            # (which need not be the branches' order): list them by hop.
+            if channel in by_channel:
+                entries = [e for batch in by_channel[channel] for e in batch or ()]
+                entries.sort(key=lambda e: (_int(e.get("turn")) or 0, _int(e.get("step")) or 0))
+                by_channel[channel] = [entries]
         for value in by_channel.get("turn", ()):
             if _int(value) is not None:
                 self.turn = cast(int, value)

@@ -398,3 +398,75 @@ def test_a_graph_without_a_checkpointer_is_refused() -> None:
         audit_trail(app, "t")
     with pytest.raises(TypeError, match="got str"):
         audit_trail("postgresql://db", "t")
+
+
+def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> None:
+    billing = Worker(
+        name="billing",
+        description="Refunds orders.",
+        model=ScriptedChatModel(script=[_clerk] * 10),
+        tools=[refund],
+        risks={"refund": "high"},
+    )
+    orders = create_supervisor(
+        [billing], router=lambda view: "FINISH" if view.ledger else "billing", name="orders"
+    )
+    pager = Worker(name="pager", description="Pages.", agent=lambda task: "Paged.")
+    ops = create_supervisor([pager], router=lambda view: "pager", max_steps=1, name="ops")
+
+    def router(view: SupervisorView) -> Any:
+        if not view.ledger:
+            return ["ops", "notes"]  # in parallel
+        return "FINISH" if len(view.ledger) >= 3 else "orders"
+
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [
+            Worker(name="orders", description="Orders.", agent=orders),
+            Worker(name="ops", description="Operations.", agent=ops),
+            Worker(name="notes", description="Takes notes.", agent=lambda task: "Noted."),
+        ],
+        router=router,
+        parallel=True,
+    ).compile(checkpointer=saver)
+    app.invoke(ask("Refund order A1"), config("forest"))
+    out = resolve_review(app, thread_id="forest", decision=Approve(), reviewer="alice")
+    assert out["status"] == "done"
+    trail = audit_trail(saver, "forest")
+    answered = out["reviews"][0]["answered_at"]
+    ops_halt = next(e for e in trail.events if isinstance(e, EndEvent) and e.path == ("ops",))
+    assert (ops_halt.status, ops_halt.halt_reason) == ("halted", "max_steps")
+    ops_hop = next(e for e in trail.events if isinstance(e, HopEvent) and e.worker == "ops")
+    assert ops_hop.status == "failed" and ops_hop.path == ()
+    assert ops_hop.error is not None and ops_hop.error.startswith("domain 'ops' halted (max_steps)")
+    assert sorted((e["step"], e["worker"]) for e in out["ledger"]) == [
+        (1, "ops"),
+        (2, "notes"),
+        (3, "orders"),
+    ]
+    assert [(k, p, t, s) for k, p, t, s, _ in rows(trail)] == [
+        ("turn", "", 1, None),
+        ("decision", "", 1, 1),
+        ("decision", "", 1, 2),
+        ("decision", "ops", 1, 1),
+        ("hop", "ops", 1, 1),
+        ("end", "ops", 1, None),
+        ("hop", "", 1, 1),  # the branches' hops end in one step, listed by step
+        ("hop", "", 1, 2),
+        ("decision", "", 1, 3),
+        ("decision", "orders", 1, 1),
+        ("refusal", "orders", 1, 1),
+        ("hop", "orders", 1, 1),
+        ("decision", "orders", 1, 1),
+        ("review", "", 1, 3),
+        ("hop", "", 1, 3),
+        ("decision", "", 1, 3),
+        ("end", "", 1, None),
+    ]
+    lines = [r[4] for r in rows(trail)]
+    assert lines[1:3] == ["router chose ops", "router chose notes"]
+    assert lines[10] == "billing was refused wipe_database: not in the worker's allowlist"
+    assert lines[13] == f"approve by alice on refund in orders/billing at {answered}"
+    (review,) = [e for e in trail.events if isinstance(e, ReviewEvent)]
+    assert review.review_path == ("orders", "billing")
+    assert_times(trail)
