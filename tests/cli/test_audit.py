@@ -22,7 +22,7 @@ from langgraph_supervisor_pro import (
 from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.persistence.effects import open_effects
 from tests._helpers import ask
-from tests.observability.test_audit import EXPECTED_CHECKING, checking_run
+from tests.observability.test_audit import EXPECTED_CHECKING, EXPECTED_TREE, checking_run, tree_run
 
 WIDE = {"COLUMNS": "220"}
 
@@ -50,10 +50,10 @@ def table_rows(output: str) -> list[tuple[str, str, str, str]]:
     return [m.groups() for m in pattern.finditer(output)]  # type: ignore[misc]
 
 
-def expected_rows() -> list[tuple[str, str, str, str]]:
+def expected_rows(expected: list[tuple[Any, ...]] = EXPECTED_CHECKING) -> list[tuple[Any, ...]]:
     return [
         (f"{turn}.{step}" if step is not None else str(turn), path or "root", kind, line)
-        for kind, path, turn, step, line in EXPECTED_CHECKING
+        for kind, path, turn, step, line in expected
     ]
 
 
@@ -75,6 +75,15 @@ def test_audit_prints_the_timeline_on_sqlite(tmp_path: Path) -> None:
     plain = lgsp("audit", "--db", f"sqlite:///{db}", "--thread", "run-1")
     assert plain.exit_code == 0, plain.output
     assert table_rows(plain.output) == [r for r in expected_rows() if r[2] != "effect"]
+
+
+def test_audit_shows_a_tree_s_domains_by_path(tmp_path: Path) -> None:
+    db = tmp_path / "tree.db"
+    with open_checkpointer(f"sqlite:///{db}") as saver:
+        tree_run(saver)
+    result = lgsp("audit", "--db", str(db), "--thread", "tree")
+    assert result.exit_code == 0, result.output
+    assert table_rows(result.output) == expected_rows(EXPECTED_TREE)
 
 
 def test_audit_json_is_the_trail(tmp_path: Path) -> None:

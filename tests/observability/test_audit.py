@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
+from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import (
     Compaction,
@@ -313,7 +314,9 @@ def test_a_compaction_and_a_halt() -> None:
 # ---------------------------------------------------------------------------- trees
 
 
-def test_a_tree_shows_each_domains_hops_with_their_path() -> None:
+def tree_run(saver: BaseCheckpointSaver[Any]) -> None:
+    """A three-level tree on thread `tree`: root -> ops -> incident -> pager."""
+
     def pager(task: WorkerTask) -> str:
         return "Paged the on-call."
 
@@ -327,26 +330,33 @@ def test_a_tree_shows_each_domains_hops_with_their_path() -> None:
         router=lambda view: "FINISH" if view.ledger else "incident",
         name="ops",
     )
-    saver = InMemorySaver()
     app = create_supervisor(
         [Worker(name="ops", description="Operations.", agent=ops)],
         router=lambda view: "FINISH" if view.ledger else "ops",
     ).compile(checkpointer=saver)
     app.invoke(ask("The database is down"), config("tree"))
+
+
+EXPECTED_TREE = [
+    ("turn", "", 1, None, "turn 1: The database is down"),
+    ("decision", "", 1, 1, "router chose ops"),
+    ("decision", "ops", 1, 1, "router chose incident"),
+    ("decision", "ops/incident", 1, 1, "router chose pager"),
+    ("hop", "ops/incident", 1, 1, "pager: success: Paged the on-call."),
+    ("decision", "ops/incident", 1, 1, "router chose FINISH"),
+    ("hop", "ops", 1, 1, "incident: success: Paged the on-call."),
+    ("decision", "ops", 1, 1, "router chose FINISH"),
+    ("hop", "", 1, 1, "ops: success: Paged the on-call."),
+    ("decision", "", 1, 1, "router chose FINISH"),
+    ("end", "", 1, None, "run done"),
+]
+
+
+def test_a_tree_shows_each_domains_hops_with_their_path() -> None:
+    saver = InMemorySaver()
+    tree_run(saver)
     trail = audit_trail(saver, "tree")
-    assert rows(trail) == [
-        ("turn", "", 1, None, "turn 1: The database is down"),
-        ("decision", "", 1, 1, "router chose ops"),
-        ("decision", "ops", 1, 1, "router chose incident"),
-        ("decision", "ops/incident", 1, 1, "router chose pager"),
-        ("hop", "ops/incident", 1, 1, "pager: success: Paged the on-call."),
-        ("decision", "ops/incident", 1, 1, "router chose FINISH"),
-        ("hop", "ops", 1, 1, "incident: success: Paged the on-call."),
-        ("decision", "ops", 1, 1, "router chose FINISH"),
-        ("hop", "", 1, 1, "ops: success: Paged the on-call."),
-        ("decision", "", 1, 1, "router chose FINISH"),
-        ("end", "", 1, None, "run done"),
-    ]
+    assert rows(trail) == EXPECTED_TREE
     assert_times(trail)
 
 
@@ -470,3 +480,42 @@ def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> 
     (review,) = [e for e in trail.events if isinstance(e, ReviewEvent)]
     assert review.review_path == ("orders", "billing")
     assert_times(trail)
+
+
+def test_the_supervisor_s_fallback_and_a_worker_s_fallback() -> None:
+    def broken(task: WorkerTask) -> str:
+        raise RuntimeError("feed down")
+
+    model = ScriptedChatModel(
+        script=[{"next": "nobody"}, {"next": "nobody"}, {"next": "FINISH", "instructions": ""}]
+    )
+    saver = InMemorySaver()
+    app = create_supervisor(
+        [
+            Worker(
+                name="quotes",
+                description="Fetches quotes.",
+                agent=broken,
+                retry=RetryPolicy(max_attempts=1),
+                fallback=lambda task: "ACME at 9.9 (cached)",
+            ),
+        ],
+        model=model,
+        fallback="quotes",
+    ).compile(checkpointer=saver)
+    out = app.invoke(ask("Quote ACME"), config("fallbacks"))
+    assert out["status"] == "done"
+    trail = audit_trail(saver, "fallbacks")
+    (decision, finish) = [e for e in trail.events if isinstance(e, DecisionEvent)]
+    assert (decision.worker, decision.decided_by) == ("quotes", "fallback")
+    assert (finish.worker, finish.decided_by) == ("FINISH", "model")
+    (hop,) = [e for e in trail.events if isinstance(e, HopEvent)]
+    assert (hop.status, hop.summary, hop.fallback) == (
+        "success",
+        "ACME at 9.9 (cached)",
+        out["ledger"][0]["fallback"],
+    )
+    assert hop.fallback is not None and "feed down" in hop.fallback
+    assert (
+        hop.line() == f"quotes: success: ACME at 9.9 (cached) (fallback answered: {hop.fallback})"
+    )
