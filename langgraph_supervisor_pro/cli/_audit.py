@@ -158,3 +158,10 @@ def audit_command(
         f"decision{'' if counts['decision'] == 1 else 's'}, {counts['hop']} "
         f"hop{'' if counts['hop'] == 1 else 's'}."
     )
+    if trail.pending_reviews:
+        many = trail.pending_reviews != 1
+        console.print(
+            f"Paused: {trail.pending_reviews} review{'s' if many else ''} pending "
+            "(lgsp review list --db ...).",
+            style="bold yellow",
+        )

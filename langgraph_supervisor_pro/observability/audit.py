@@ -44,7 +44,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
-from langgraph_supervisor_pro.persistence.effects import PostgresEffects, StoreEffects
+from langgraph_supervisor_pro.persistence.effects import (
+    PostgresEffects,
+    StoreEffects,
+    _part,
+    _store_namespace,
+)
+from langgraph_supervisor_pro.review.desk import list_reviews
 
 __all__ = [
     "AuditEvent",
@@ -277,11 +283,15 @@ class AuditTrail:
 
     Example:
         >>> AuditTrail(thread_id="t", events=()).to_dict()
-        {'thread_id': 't', 'events': []}
+        {'thread_id': 't', 'pending_reviews': 0, 'events': []}
     """
 
     thread_id: str
+    """The thread (run)."""
     events: tuple[AuditEvent, ...]
+    """What happened, oldest first."""
+    pending_reviews: int = 0
+    """Reviews the run is paused on now (its latest events are not its end)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The trail as JSON-ready values.
@@ -290,7 +300,11 @@ class AuditTrail:
             >>> AuditTrail(thread_id="t", events=()).to_dict()["events"]
             []
         """
-        return {"thread_id": self.thread_id, "events": [e.to_dict() for e in self.events]}
+        return {
+            "thread_id": self.thread_id,
+            "pending_reviews": self.pending_reviews,
+            "events": [e.to_dict() for e in self.events],
+        }
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -506,6 +520,10 @@ def _levels(items: Iterable[CheckpointTuple]) -> dict[str, list[CheckpointTuple]
     return by_ns
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_PAGE = 500
+"""Effects read from a store per search."""
+
 EffectsSource = PostgresEffects | StoreEffects | BaseStore
 """Where side effects were recorded: `open_effects(url)`, a `StoreEffects`, or its store."""
 
@@ -563,8 +581,9 @@ def _effect(key: str, outcome: Any, at: object) -> EffectEvent:
 def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
     if isinstance(effects, PostgresEffects):
         with effects.pool.connection() as conn:
-            found = conn.execute("SELECT to_regclass('lgsp_effects') IS NOT NULL AS found")
-            exists = found.fetchone()
+            exists = conn.execute(
+                "SELECT to_regclass('lgsp_effects') IS NOT NULL AS found"
+            ).fetchone()
             if not (exists["found"] if isinstance(exists, dict) else exists and exists[0]):
                 return []  # no effect was ever recorded in this database
             rows = conn.execute(
@@ -580,13 +599,19 @@ def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
             )
         ]
     store = effects.store if isinstance(effects, StoreEffects) else effects
-    head = thread_id.replace("%", "%25").replace("/", "%2F").replace(".", "%2E")
-    items = store.search(("lgsp", "effects", head), limit=10_000)
-    found = [
-        _effect(item.key, (item.value or {}).get("outcome"), item.created_at) for item in items
-    ]
-    found.sort(key=lambda e: (e.at is None, e.at, e.key))
-    return found
+    namespace = _store_namespace(f"{_part(thread_id)}/")  # where StoreEffects keeps it
+    recorded: list[EffectEvent] = []
+    offset = 0
+    while True:
+        page = store.search(namespace, limit=_PAGE, offset=offset)
+        offset += len(page)
+        recorded.extend(
+            _effect(item.key, (item.value or {}).get("outcome"), item.created_at) for item in page
+        )
+        if len(page) < _PAGE:
+            break
+    recorded.sort(key=lambda e: (e.at is None, e.at or _EPOCH, e.key))
+    return recorded
 
 
 def _with_effects(events: list[AuditEvent], effects: list[EffectEvent]) -> list[AuditEvent]:
@@ -668,4 +693,5 @@ def audit_trail(
     recorded = [e for source in sources for e in _effects(source, thread)]
     if recorded:
         events = _with_effects(events, recorded)
-    return AuditTrail(thread_id=thread, events=tuple(events))
+    pending = len(list_reviews(saver, thread_ids=[thread]))
+    return AuditTrail(thread_id=thread, events=tuple(events), pending_reviews=pending)

@@ -86,12 +86,37 @@ def test_audit_shows_a_tree_s_domains_by_path(tmp_path: Path) -> None:
     assert table_rows(result.output) == expected_rows(EXPECTED_TREE)
 
 
+def test_audit_says_a_run_is_paused_at_a_review(tmp_path: Path) -> None:
+    from langgraph_supervisor_pro.testing import ScriptedChatModel
+    from tests.observability.test_audit import _clerk, refund
+
+    db = tmp_path / "paused.db"
+    billing = Worker(
+        name="billing",
+        description="Refunds orders.",
+        model=ScriptedChatModel(script=[_clerk] * 10),
+        tools=[refund],
+        risks={"refund": "high"},
+    )
+    with open_checkpointer(f"sqlite:///{db}") as saver:
+        graph = create_supervisor(
+            [billing], router=lambda view: "FINISH" if view.step >= 1 else "billing"
+        ).compile(checkpointer=saver)
+        graph.invoke(ask("Refund order A2"), {"configurable": {"thread_id": "p"}})
+    result = lgsp("audit", "--db", str(db), "--thread", "p")
+    assert result.exit_code == 0, result.output
+    assert [r[2] for r in table_rows(result.output)] == ["turn", "decision"]
+    assert "Paused: 1 review pending (lgsp review list --db ...)." in result.output
+    data = json.loads(lgsp("audit", "--db", str(db), "--thread", "p", "--json").output)
+    assert data["pending_reviews"] == 1
+
+
 def test_audit_json_is_the_trail(tmp_path: Path) -> None:
     db, memory = record_sqlite(tmp_path)
     result = lgsp("audit", "--db", str(db), "--thread", "run-1", "--store", str(memory), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["thread_id"] == "run-1"
+    assert (data["thread_id"], data["pending_reviews"]) == ("run-1", 0)
     assert [(e["kind"], e["turn"], e["step"]) for e in data["events"]] == [
         (kind, turn, step) for kind, _, turn, step, _ in EXPECTED_CHECKING
     ]

@@ -224,6 +224,12 @@ def test_a_refused_tool_and_two_reviews_over_two_turns() -> None:
     ).compile(checkpointer=saver)
     paused = app.invoke(ask("Refund order A1"), config("desk"))
     assert "__interrupt__" in paused
+    so_far = audit_trail(saver, "desk")
+    assert so_far.pending_reviews == 1 and so_far.to_dict()["pending_reviews"] == 1
+    assert [(e.kind, e.line()) for e in so_far.events] == [
+        ("turn", "turn 1: Refund order A1"),
+        ("decision", "router chose billing"),
+    ]  # the refusal is written with the hop, when it ends
     resolve_review(app, thread_id="desk", decision=Approve(), reviewer="alice")
     app.invoke(ask("Refund order B2"), config("desk"))
     out = resolve_review(
@@ -231,6 +237,7 @@ def test_a_refused_tool_and_two_reviews_over_two_turns() -> None:
     )
     assert out["status"] == "done"
     trail = audit_trail(saver, "desk")
+    assert trail.pending_reviews == 0
     reviews = [e for e in trail.events if isinstance(e, ReviewEvent)]
     assert [(r.decision, r.reviewer, r.action, r.review_kind, r.worker) for r in reviews] == [
         ("approve", "alice", "refund", "tool", "billing"),
