@@ -112,12 +112,9 @@ def audit_command(
         saver = commands._open_saver(stack, url, shown)
         memory = commands._open_memory(stack, store)
         sources: list[Any] = [] if memory is None else [memory]
-        if url.lower().startswith(("postgresql://", "postgres://")):
-            try:
-                sources.append(stack.enter_context(open_effects(url, setup=False)))
-            except Exception as exc:
-                commands._fail(f"cannot open the effects of {shown}: {commands._error(exc)}")
         try:
+            if url.lower().startswith(("postgresql://", "postgres://")):
+                sources.append(stack.enter_context(open_effects(url, setup=False)))
             trail = audit_trail(saver, thread, effects=sources)
         except LookupError:
             commands._fail(

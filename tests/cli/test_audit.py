@@ -246,3 +246,20 @@ def test_a_corrupt_checkpoint_table_is_an_error(tmp_path: Path) -> None:
         conn.execute("DROP TABLE checkpoints")
         conn.execute("CREATE TABLE checkpoints (x TEXT)")  # kept by the saver's setup
     error_line(lgsp("audit", "--db", str(db), "--thread", "run-1"), "cannot read thread 'run-1'")
+
+
+def test_an_unreadable_effects_table_on_postgres_is_an_error(pg_database: str) -> None:
+    import psycopg
+
+    with open_checkpointer(pg_database) as saver:
+        checking_run(saver)
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute("CREATE TABLE lgsp_effects (x int)")  # not the effects table
+    error_line(
+        lgsp("audit", "--db", pg_database, "--thread", "run-1"),
+        "cannot read thread 'run-1'",
+        "UndefinedColumn",
+    )
+    error_line(
+        lgsp("audit", "--db", pg_database, "--thread", "nobody"), "no run with thread 'nobody'"
+    )
