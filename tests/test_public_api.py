@@ -384,10 +384,34 @@ SUBMODULES: dict[str, set[str]] = {
         "ScriptedChatModel",
     },
     "observability": {
+        "AuditEvent",
+        "AuditTrail",
+        "CompactionEvent",
+        "DecisionEvent",
+        "EffectEvent",
+        "EndEvent",
+        "HopEvent",
         "OTelCallbackHandler",
+        "RefusalEvent",
+        "ReviewEvent",
+        "TurnEvent",
+        "audit_trail",
     },
     "observability.otel": {
         "OTelCallbackHandler",
+    },
+    "observability.audit": {
+        "AuditEvent",
+        "AuditTrail",
+        "CompactionEvent",
+        "DecisionEvent",
+        "EffectEvent",
+        "EndEvent",
+        "HopEvent",
+        "RefusalEvent",
+        "ReviewEvent",
+        "TurnEvent",
+        "audit_trail",
     },
     "cli": {
         "DEFAULT_DEMO_DB",
@@ -589,6 +613,20 @@ def test_review_desk_signatures_are_pinned():
         assert dataclasses.is_dataclass(cls), cls
         assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009
         assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == expected, cls
+
+
+def test_audit_trail_signature_and_frozen_events_are_pinned():
+    from langgraph_supervisor_pro.observability import audit
+
+    assert str(inspect.signature(audit.audit_trail)) == (
+        "(checkpointer_or_graph: 'BaseCheckpointSaver[Any] | Any', thread_id: 'str', *, "
+        "effects: 'EffectsSource | Sequence[EffectsSource] | None' = None) -> 'AuditTrail'"
+    )
+    for name in audit.__all__:
+        cls = getattr(audit, name)
+        if inspect.isclass(cls):
+            assert dataclasses.is_dataclass(cls), name
+            assert getattr(cls, "__dataclass_params__").frozen, name  # noqa: B009
 
 
 def test_review_answer_signatures_are_pinned():

@@ -26,7 +26,8 @@ graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names an uncompile
 from `--db`.
 
 `lgsp standby` (in `_standby.py`) resumes, from their last checkpoint, the runs whose
-process died while holding a thread lease (Postgres).
+process died while holding a thread lease (Postgres). `lgsp audit` (in `_audit.py`) shows
+the timeline of one run for a compliance reader.
 
 Example:
     ```console
@@ -84,7 +85,7 @@ from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _standby, _templates
+from langgraph_supervisor_pro.cli import _audit, _demo, _demo_render, _runs, _standby, _templates
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.persistence.stores import open_store
 from langgraph_supervisor_pro.review.desk import (
@@ -1236,6 +1237,7 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
 
 
 app.command("standby", help=_standby.HELP)(_standby.standby_command)
+app.command("audit", help=_audit.HELP)(_audit.audit_command)
 
 
 def main() -> None:

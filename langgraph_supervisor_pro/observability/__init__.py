@@ -1,7 +1,10 @@
-"""Observability: OpenTelemetry traces of supervisor runs (the `otel` extra).
+"""Observability: what runs did, as OpenTelemetry traces and read back from checkpoints.
 
-The package imports without OpenTelemetry installed: `OTelCallbackHandler` is loaded on
-first use, and says which extra to install when OpenTelemetry is missing.
+- `OTelCallbackHandler` (the `otel` extra): a run's decisions, hops and tool calls as
+  OpenTelemetry GenAI spans. Loaded on first use, so the package imports without
+  OpenTelemetry; without it, using the name says which extra to install.
+- `audit_trail(checkpointer_or_graph, thread_id)`: the timeline of one run for a
+  compliance reader (`lgsp audit`).
 
 Example:
     >>> from langgraph_supervisor_pro.observability import OTelCallbackHandler
@@ -13,10 +16,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from langgraph_supervisor_pro.observability.audit import (
+    AuditEvent,
+    AuditTrail,
+    CompactionEvent,
+    DecisionEvent,
+    EffectEvent,
+    EndEvent,
+    HopEvent,
+    RefusalEvent,
+    ReviewEvent,
+    TurnEvent,
+    audit_trail,
+)
+
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
 
-__all__ = ["OTelCallbackHandler"]
+__all__ = [
+    "AuditEvent",
+    "AuditTrail",
+    "CompactionEvent",
+    "DecisionEvent",
+    "EffectEvent",
+    "EndEvent",
+    "HopEvent",
+    "OTelCallbackHandler",
+    "RefusalEvent",
+    "ReviewEvent",
+    "TurnEvent",
+    "audit_trail",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -609,6 +609,22 @@ class StoreEffects:
     def __init__(self, store: BaseStore) -> None:
         self.store = store
 
+    @staticmethod
+    def thread_namespace(thread_id: str) -> tuple[str, ...]:
+        """The store namespace holding the outcomes of `thread_id`'s effects.
+
+        Args:
+            thread_id: The run's thread id.
+
+        Returns:
+            `("lgsp", "effects", <thread_id, escaped as in the keys>)`.
+
+        Example:
+            >>> StoreEffects.thread_namespace("order.7")
+            ('lgsp', 'effects', 'order%2E7')
+        """
+        return _store_namespace(f"{_part(thread_id)}/")
+
     def run(self, key: str, effect: Callable[[str], T]) -> T:
         """Return the outcome recorded for `key`, or run `effect(key)` and record it.
 
