@@ -84,7 +84,14 @@ from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _demo, _demo_render, _runs, _standby, _templates
+from langgraph_supervisor_pro.cli import (
+    _demo,
+    _demo_render,
+    _metrics,
+    _runs,
+    _standby,
+    _templates,
+)
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.persistence.stores import open_store
 from langgraph_supervisor_pro.review.desk import (
@@ -1236,6 +1243,7 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
 
 
 app.command("standby", help=_standby.HELP)(_standby.standby_command)
+app.command("metrics", help=_metrics.HELP)(_metrics.metrics_command)
 
 
 def main() -> None:
