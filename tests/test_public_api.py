@@ -383,6 +383,52 @@ SUBMODULES: dict[str, set[str]] = {
         "ScriptedCall",
         "ScriptedChatModel",
     },
+    "observability": {
+        "DEFAULT_LOOP_VISITS",
+        "DEFAULT_UTILISATION_ALERT",
+        "CompactionMetrics",
+        "CompletionMetrics",
+        "DelegationMetrics",
+        "DomainRecord",
+        "EdgeMetrics",
+        "ExpectedRoutes",
+        "RefusalMetrics",
+        "ReviewMetrics",
+        "RoutingMetrics",
+        "RoutingScore",
+        "ThreadRecord",
+        "UtilisationMetrics",
+        "WorkerMetrics",
+        "compute_metrics",
+        "delegation_metrics",
+        "expected_routes",
+        "load_expected",
+        "parse_since",
+        "read_threads",
+    },
+    "observability.metrics": {
+        "DEFAULT_LOOP_VISITS",
+        "DEFAULT_UTILISATION_ALERT",
+        "CompactionMetrics",
+        "CompletionMetrics",
+        "DelegationMetrics",
+        "DomainRecord",
+        "EdgeMetrics",
+        "ExpectedRoutes",
+        "RefusalMetrics",
+        "ReviewMetrics",
+        "RoutingMetrics",
+        "RoutingScore",
+        "ThreadRecord",
+        "UtilisationMetrics",
+        "WorkerMetrics",
+        "compute_metrics",
+        "delegation_metrics",
+        "expected_routes",
+        "load_expected",
+        "parse_since",
+        "read_threads",
+    },
     "cli": {
         "DEFAULT_DEMO_DB",
         "app",
@@ -398,7 +444,7 @@ SUBMODULES: dict[str, set[str]] = {
 }
 """Every public module and subpackage (relative to the package) and its `__all__`."""
 
-SUBPACKAGES = ("compaction", "review", "persistence", "testing", "cli")
+SUBPACKAGES = ("compaction", "review", "persistence", "testing", "cli", "observability")
 
 
 def test_all_is_the_public_api():

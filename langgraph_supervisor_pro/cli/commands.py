@@ -28,6 +28,9 @@ from `--db`.
 `lgsp standby` (in `_standby.py`) resumes, from their last checkpoint, the runs whose
 process died while holding a thread lease (Postgres).
 
+`lgsp metrics` (in `_metrics.py`) prints the delegation metrics of a checkpoint database
+(`observability.metrics`): completion, routing, handoffs, workers, utilisation, reviews.
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -44,6 +47,7 @@ Example:
     $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
     $ lgsp review sweep --db ... --graph ...
     $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
+    $ lgsp metrics --db postgresql://app@db/app --since 24h --json
     ```
 """
 

@@ -464,6 +464,7 @@ SUBCOMMANDS = [
     ["demo"],
     ["new"],
     ["runs"],
+    ["metrics"],
     ["review"],
     ["review", "list"],
     ["review", "approve"],
