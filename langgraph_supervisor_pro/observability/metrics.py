@@ -54,10 +54,15 @@ from pathlib import Path
 from typing import Any, cast, get_type_hints
 
 from langgraph.channels import DeltaChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.types import Interrupt
 
-from langgraph_supervisor_pro.review.desk import INTERRUPT_CHANNEL, list_reviews
+from langgraph_supervisor_pro.review.desk import (
+    INTERRUPT_CHANNEL,
+    PendingReview,
+    alist_reviews,
+    list_reviews,
+)
 from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER
 from langgraph_supervisor_pro.state import (
     CompactionEntry,
@@ -79,11 +84,14 @@ __all__ = [
     "ExpectedRoutes",
     "RefusalMetrics",
     "ReviewMetrics",
+    "ReviewOpening",
     "RoutingMetrics",
     "RoutingScore",
     "ThreadRecord",
     "UtilisationMetrics",
     "WorkerMetrics",
+    "adelegation_metrics",
+    "aread_threads",
     "compute_metrics",
     "delegation_metrics",
     "expected_routes",
@@ -145,9 +153,18 @@ class DomainRecord:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Opening:
+class ReviewOpening:
+    """When a run first paused on a review, and the deadline the review then had.
+
+    Example:
+        >>> ReviewOpening(first_seen=None, first_deadline=None).first_seen is None
+        True
+    """
+
     first_seen: datetime | None
+    """The time of the first root checkpoint whose pending writes hold the review's interrupt."""
     first_deadline: datetime | None
+    """The deadline in its payload then (escalations move it later)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,7 +204,7 @@ class ThreadRecord:
     """Reviews the run is paused on."""
     overdue_reviews: int = 0
     """Those whose deadline has passed."""
-    openings: Mapping[str, _Opening] = field(default_factory=dict, repr=False)
+    openings: Mapping[str, ReviewOpening] = field(default_factory=dict, repr=False)
     """By interrupt id: when the run first paused on it and the deadline it first had."""
 
 
@@ -247,15 +264,19 @@ def _time(value: object) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _values(saver: BaseCheckpointSaver[Any], item: CheckpointTuple) -> dict[str, tuple[Any, ...]]:
-    """The delta channels' values at `item`, rebuilt like LangGraph rebuilds them."""
+def _replay(item: CheckpointTuple) -> list[str]:
+    """The delta channels of `item` to rebuild from the saver's history."""
     checkpoint = item.checkpoint
     stored = checkpoint.get("channel_values") or {}
     versions = checkpoint.get("channel_versions") or {}
-    replay = [k for k in _DELTA if k in versions and k not in stored]
-    histories = (
-        saver.get_delta_channel_history(config=item.config, channels=replay) if replay else {}
-    )
+    return [k for k in _DELTA if k in versions and k not in stored]
+
+
+def _rebuild(
+    item: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]
+) -> dict[str, tuple[Any, ...]]:
+    """The delta channels' values at `item`, rebuilt like LangGraph rebuilds them."""
+    stored = item.checkpoint.get("channel_values") or {}
     out: dict[str, tuple[Any, ...]] = {}
     for name in _DELTA:
         spec = _SPECS[name]
@@ -287,6 +308,129 @@ def _interrupts(writes: Iterable[Sequence[Any]]) -> Iterable[Interrupt]:
                 yield item
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Thread:
+    """One kept thread's newest root checkpoint and its domains' newest checkpoints."""
+
+    root: CheckpointTuple
+    domains: tuple[tuple[str, CheckpointTuple], ...]
+
+
+class _Scan:
+    """What one pass over every checkpoint finds: the newest per namespace, the openings."""
+
+    def __init__(self) -> None:
+        self.newest: dict[str, dict[str, CheckpointTuple]] = defaultdict(dict)
+        self.openings: dict[str, dict[str, ReviewOpening]] = defaultdict(dict)
+
+    def add(self, item: CheckpointTuple) -> None:
+        configurable = _config_of(item)
+        thread = str(configurable.get("thread_id", ""))
+        namespace = str(configurable.get("checkpoint_ns", ""))
+        held = self.newest[thread].get(namespace)
+        checkpoint_id = str(configurable.get("checkpoint_id", ""))
+        if held is None or checkpoint_id > str(_config_of(held).get("checkpoint_id", "")):
+            self.newest[thread][namespace] = item
+        if namespace:
+            return
+        seen = _time(item.checkpoint.get("ts"))
+        for interrupt in _interrupts(item.pending_writes or ()):
+            openings = self.openings[thread]
+            openings[interrupt.id] = _earliest(openings.get(interrupt.id), seen, interrupt.value)
+
+    def kept(self, start: datetime | None, graph: str | None) -> list[_Thread]:
+        """The threads the filters keep, with their supervisor-state domains."""
+        out: list[_Thread] = []
+        for namespaces in self.newest.values():
+            root = namespaces.get("")
+            if root is None:
+                continue
+            if graph is not None and (root.metadata or {}).get("graph_id") != graph:
+                continue
+            last = _time(root.checkpoint.get("ts"))
+            if start is not None and (last is None or last < start):
+                continue
+            domains = tuple(
+                (ns, item)
+                for ns, item in sorted(namespaces.items())
+                if ns and "ledger" in (item.checkpoint.get("channel_versions") or {})
+            )
+            out.append(_Thread(root=root, domains=domains))
+        return out
+
+    def record(
+        self,
+        thread: _Thread,
+        histories: Sequence[Mapping[str, DeltaChannelHistory]],
+        pending: Counter[str],
+        overdue: Counter[str],
+    ) -> ThreadRecord:
+        """The thread's record, from the histories of its root, then of each domain."""
+        root = thread.root
+        thread_id = str(_config_of(root).get("thread_id", ""))
+        values = root.checkpoint.get("channel_values") or {}
+        delta = _rebuild(root, histories[0])
+        domains: list[DomainRecord] = []
+        for (namespace, item), history in zip(thread.domains, histories[1:], strict=True):
+            own = _rebuild(item, history)
+            domains.append(
+                DomainRecord(
+                    path=_domain_path(namespace),
+                    ledger=cast(tuple[LedgerEntry, ...], own["ledger"]),
+                    usage=cast(tuple[UsageEntry, ...], own["usage"]),
+                    compactions=cast(tuple[CompactionEntry, ...], own["compactions"]),
+                    security=cast(tuple[SecurityEntry, ...], own["security"]),
+                )
+            )
+        status = values.get("status")
+        halt = values.get("halt_reason")
+        graph_id = (root.metadata or {}).get("graph_id")
+        return ThreadRecord(
+            thread_id=thread_id,
+            status=str(status) if status else "-",
+            halt_reason=str(halt) if halt else None,
+            last_activity=_time(root.checkpoint.get("ts")),
+            graph_id=None if graph_id is None else str(graph_id),
+            ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
+            usage=cast(tuple[UsageEntry, ...], delta["usage"]),
+            compactions=cast(tuple[CompactionEntry, ...], delta["compactions"]),
+            security=cast(tuple[SecurityEntry, ...], delta["security"]),
+            reviews=cast(tuple[ReviewEntry, ...], delta["reviews"]),
+            domains=tuple(domains),
+            pending_reviews=pending[thread_id],
+            overdue_reviews=overdue[thread_id],
+            openings=dict(self.openings.get(thread_id, {})),
+        )
+
+
+def _filters(
+    since: datetime | str | None, graph: str | None, now: datetime | None
+) -> tuple[datetime, datetime | None]:
+    moment = _aware(now, "now")
+    start = _since(since, moment)
+    if graph is not None and (not isinstance(graph, str) or not graph.strip()):
+        raise ValueError(f"graph: got {graph!r}; give a graph id (a non-empty name)")
+    return moment, start
+
+
+def _pending(
+    reviews: Iterable[PendingReview], moment: datetime
+) -> tuple[Counter[str], Counter[str]]:
+    pending: Counter[str] = Counter()
+    overdue: Counter[str] = Counter()
+    for review in reviews:
+        pending[review.thread_id] += 1
+        if review.expired(moment):
+            overdue[review.thread_id] += 1
+    return pending, overdue
+
+
+def _newest_first(records: list[ThreadRecord]) -> list[ThreadRecord]:
+    records.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
+    records.reverse()
+    return records
+
+
 def read_threads(
     checkpointer: BaseCheckpointSaver[Any],
     *,
@@ -308,7 +452,7 @@ def read_threads(
         One record per thread.
 
     Raises:
-        ValueError: If `since` or `graph` is invalid (naming the field).
+        ValueError: If `since`, `graph` or `now` is invalid (naming the field).
 
     Example:
         ```python
@@ -316,105 +460,68 @@ def read_threads(
             records = read_threads(saver, since="7d", graph="support")
         ```
     """
-    moment = _aware(now, "now")
-    start = _since(since, moment)
-    if graph is not None and (not isinstance(graph, str) or not graph.strip()):
-        raise ValueError(f"graph: got {graph!r}; give a graph id (a non-empty name)")
-    newest: dict[tuple[str, str], CheckpointTuple] = {}
-    openings: dict[str, dict[str, _Opening]] = defaultdict(dict)
+    moment, start = _filters(since, graph, now)
+    scan = _Scan()
     for item in checkpointer.list(None):
-        configurable = _config_of(item)
-        thread = str(configurable.get("thread_id", ""))
-        namespace = str(configurable.get("checkpoint_ns", ""))
-        key = (thread, namespace)
-        held = newest.get(key)
-        checkpoint_id = str(configurable.get("checkpoint_id", ""))
-        if held is None or checkpoint_id > str(_config_of(held).get("checkpoint_id", "")):
-            newest[key] = item
-        if namespace:
-            continue
-        seen = _time(item.checkpoint.get("ts"))
-        for interrupt in _interrupts(item.pending_writes or ()):
-            openings[thread][interrupt.id] = _earliest(
-                openings[thread].get(interrupt.id), seen, interrupt.value
-            )
-    pending: Counter[str] = Counter()
-    overdue: Counter[str] = Counter()
-    for review in list_reviews(checkpointer):
-        pending[review.thread_id] += 1
-        if review.expired(moment):
-            overdue[review.thread_id] += 1
+        scan.add(item)
+    pending, overdue = _pending(list_reviews(checkpointer), moment)
     records: list[ThreadRecord] = []
-    for (thread, namespace), item in newest.items():
-        if namespace:
-            continue
-        metadata = item.metadata or {}
-        graph_id = metadata.get("graph_id")
-        if graph is not None and graph_id != graph:
-            continue
-        last = _time(item.checkpoint.get("ts"))
-        if start is not None and (last is None or last < start):
-            continue
-        values = item.checkpoint.get("channel_values") or {}
-        delta = _values(checkpointer, item)
-        domains = [
-            _domain(checkpointer, ns, tup)
-            for (t, ns), tup in sorted(newest.items(), key=lambda kv: kv[0][1])
-            if t == thread and ns
+    for thread in scan.kept(start, graph):
+        histories = [
+            checkpointer.get_delta_channel_history(config=item.config, channels=_replay(item))
+            if _replay(item)
+            else {}
+            for item in (thread.root, *(d for _, d in thread.domains))
         ]
-        status = values.get("status")
-        halt = values.get("halt_reason")
-        records.append(
-            ThreadRecord(
-                thread_id=thread,
-                status=str(status) if status else "-",
-                halt_reason=str(halt) if halt else None,
-                last_activity=last,
-                graph_id=None if graph_id is None else str(graph_id),
-                ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
-                usage=cast(tuple[UsageEntry, ...], delta["usage"]),
-                compactions=cast(tuple[CompactionEntry, ...], delta["compactions"]),
-                security=cast(tuple[SecurityEntry, ...], delta["security"]),
-                reviews=cast(tuple[ReviewEntry, ...], delta["reviews"]),
-                domains=tuple(d for d in domains if d is not None),
-                pending_reviews=pending[thread],
-                overdue_reviews=overdue[thread],
-                openings=dict(openings.get(thread, {})),
+        records.append(scan.record(thread, histories, pending, overdue))
+    return _newest_first(records)
+
+
+async def aread_threads(
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    since: datetime | str | None = None,
+    graph: str | None = None,
+    now: datetime | None = None,
+) -> list[ThreadRecord]:
+    """Async twin of `read_threads`, for async checkpointers (`alist`, ...).
+
+    Example:
+        ```python
+        async with aopen_checkpointer("postgresql://app@db/app") as saver:
+            records = await aread_threads(saver, since="24h")
+        ```
+    """
+    moment, start = _filters(since, graph, now)
+    scan = _Scan()
+    async for item in checkpointer.alist(None):
+        scan.add(item)
+    pending, overdue = _pending(await alist_reviews(checkpointer), moment)
+    records: list[ThreadRecord] = []
+    for thread in scan.kept(start, graph):
+        histories: list[Mapping[str, DeltaChannelHistory]] = []
+        for item in (thread.root, *(d for _, d in thread.domains)):
+            channels = _replay(item)
+            histories.append(
+                await checkpointer.aget_delta_channel_history(config=item.config, channels=channels)
+                if channels
+                else {}
             )
-        )
-    records.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
-    records.reverse()
-    return records
+        records.append(scan.record(thread, histories, pending, overdue))
+    return _newest_first(records)
 
 
-def _earliest(held: _Opening | None, seen: datetime | None, payload: object) -> _Opening:
+def _earliest(held: ReviewOpening | None, seen: datetime | None, payload: object) -> ReviewOpening:
     deadline = None
     if isinstance(payload, Mapping):
         context = payload.get("context")
         if isinstance(context, Mapping):
             deadline = _time(context.get("deadline"))
     if held is None:
-        return _Opening(first_seen=seen, first_deadline=deadline)
+        return ReviewOpening(first_seen=seen, first_deadline=deadline)
     if seen is not None and (held.first_seen is None or seen < held.first_seen):
-        return _Opening(first_seen=seen, first_deadline=deadline or held.first_deadline)
+        return ReviewOpening(first_seen=seen, first_deadline=deadline or held.first_deadline)
     return held
-
-
-def _domain(
-    saver: BaseCheckpointSaver[Any], namespace: str, item: CheckpointTuple
-) -> DomainRecord | None:
-    """A domain's record, or None for a namespace that is not a supervisor's (an agent's)."""
-    versions = item.checkpoint.get("channel_versions") or {}
-    if "ledger" not in versions:
-        return None
-    delta = _values(saver, item)
-    return DomainRecord(
-        path=_domain_path(namespace),
-        ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
-        usage=cast(tuple[UsageEntry, ...], delta["usage"]),
-        compactions=cast(tuple[CompactionEntry, ...], delta["compactions"]),
-        security=cast(tuple[SecurityEntry, ...], delta["security"]),
-    )
 
 
 def _aware(now: datetime | None, where: str) -> datetime:
@@ -1297,6 +1404,32 @@ def delegation_metrics(
     _check_settings(utilisation_alert, loop_visits)
     labels = None if expected is None else expected_routes(expected)
     records = read_threads(checkpointer, since=since, graph=graph, now=now)
+    return compute_metrics(
+        records, expected=labels, utilisation_alert=utilisation_alert, loop_visits=loop_visits
+    )
+
+
+async def adelegation_metrics(
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    since: datetime | str | None = None,
+    graph: str | None = None,
+    expected: ExpectedRoutes | Sequence[Mapping[str, Any]] | None = None,
+    utilisation_alert: float = DEFAULT_UTILISATION_ALERT,
+    loop_visits: int = DEFAULT_LOOP_VISITS,
+    now: datetime | None = None,
+) -> DelegationMetrics:
+    """Async twin of `delegation_metrics` (`aread_threads`, then `compute_metrics`).
+
+    Example:
+        ```python
+        async with aopen_checkpointer("postgresql://app@db/app") as saver:
+            report = await adelegation_metrics(saver, since="24h")
+        ```
+    """
+    _check_settings(utilisation_alert, loop_visits)
+    labels = None if expected is None else expected_routes(expected)
+    records = await aread_threads(checkpointer, since=since, graph=graph, now=now)
     return compute_metrics(
         records, expected=labels, utilisation_alert=utilisation_alert, loop_visits=loop_visits
     )

@@ -13,10 +13,12 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_supervisor_pro import open_checkpointer
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.observability import (
     DelegationMetrics,
     ThreadRecord,
+    adelegation_metrics,
+    aread_threads,
     compute_metrics,
     delegation_metrics,
     expected_routes,
@@ -362,3 +364,47 @@ def test_parse_since_takes_durations_and_iso_times() -> None:
     assert parse_since("2030-01-01T01:00:00+01:00") == datetime(2030, 1, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match=r"^--since: got '7 days'"):
         parse_since("7 days", where="--since")
+
+
+async def test_the_async_twins_read_the_same_figures(tmp_path: Path) -> None:
+    memory = InMemorySaver()
+    record(memory)
+    sync = delegation_metrics(memory, expected=LABELS, now=FUTURE).to_dict()
+    assert (await adelegation_metrics(memory, expected=LABELS, now=FUTURE)).to_dict() == sync
+    db = tmp_path / "runs.db"
+    with open_checkpointer(f"sqlite:///{db}") as saver:
+        record(saver)
+        on_disk = delegation_metrics(saver, expected=LABELS, now=FUTURE).to_dict()
+    async with aopen_checkpointer(f"sqlite:///{db}") as asaver:
+        report = await adelegation_metrics(asaver, expected=LABELS, now=FUTURE)
+        assert report.to_dict() == on_disk
+        records = await aread_threads(asaver, graph="team")
+    assert sorted(r.thread_id for r in records) == ["broken", "loop", "retry"]
+    # The same runs on another backend: the same figures but the review times.
+    same = {k: v for k, v in on_disk.items() if k != "reviews"}
+    assert same == {k: v for k, v in sync.items() if k != "reviews"}
+    with pytest.raises(ValueError, match=r"^loop_visits: got 0;"):
+        await adelegation_metrics(memory, loop_visits=0)
+
+
+def test_a_compiled_domain_visited_twice_counts_each_visits_namespace() -> None:
+    from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
+    from tests.observability._record import _leaf, _routes
+
+    def twice(view: SupervisorView) -> str:
+        return "ops" if len(view.ledger) < 2 else "FINISH"
+
+    ops = create_supervisor([_leaf("pager")], router=_routes("pager"), name="ops").compile()
+    saver = InMemorySaver()
+    root = create_supervisor(
+        [Worker(name="ops", description="Operations.", agent=ops)], router=twice
+    ).compile(checkpointer=saver)
+    root.invoke({"messages": [("user", "Page twice")]}, {"configurable": {"thread_id": "t"}})
+    (thread,) = read_threads(saver)
+    assert [d.path for d in thread.domains] == [("ops",), ("ops",)]  # one namespace per visit
+    report = compute_metrics([thread])
+    assert [(e.source, e.target, e.hops, e.succeeded) for e in report.edges] == [
+        ("ops", "pager", 2, 2),
+        ("supervisor", "ops", 2, 2),
+    ]
+    assert [(w.worker, w.visits) for w in report.workers] == [("ops", 2), ("ops/pager", 2)]
