@@ -164,7 +164,8 @@ class ReviewOpening:
     first_seen: datetime | None
     """The time of the first root checkpoint whose pending writes hold the review's interrupt."""
     first_deadline: datetime | None
-    """The deadline in its payload then (escalations move it later)."""
+    """The deadline it was first given: the payload's, or, once escalated (which moves the
+    deadline), the first escalation's `previous_deadline`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -511,12 +512,21 @@ async def aread_threads(
     return _newest_first(records)
 
 
+def _first_deadline(escalations: object) -> datetime | None:
+    """The deadline a review had before its first escalation (which moved it), if any."""
+    if isinstance(escalations, list | tuple) and escalations:
+        first = escalations[0]
+        if isinstance(first, Mapping):
+            return _time(first.get("previous_deadline"))
+    return None
+
+
 def _earliest(held: ReviewOpening | None, seen: datetime | None, payload: object) -> ReviewOpening:
     deadline = None
     if isinstance(payload, Mapping):
         context = payload.get("context")
         if isinstance(context, Mapping):
-            deadline = _time(context.get("deadline"))
+            deadline = _first_deadline(context.get("escalations")) or _time(context.get("deadline"))
     if held is None:
         return ReviewOpening(first_seen=seen, first_deadline=deadline)
     if seen is not None and (held.first_seen is None or seen < held.first_seen):
@@ -1344,8 +1354,9 @@ def _reviews(records: Sequence[ThreadRecord]) -> ReviewMetrics:
                 continue
             if opening.first_seen is not None:
                 durations.append(max((at - opening.first_seen).total_seconds(), 0.0))
-            if (opening.first_deadline is not None and at >= opening.first_deadline) or (
-                opening.first_deadline is None and review.get("reviewer") == SWEEP_REVIEWER
+            deadline = _first_deadline(review.get("escalations")) or opening.first_deadline
+            if (deadline is not None and at >= deadline) or (
+                deadline is None and review.get("reviewer") == SWEEP_REVIEWER
             ):
                 breaches += 1
     overdue = sum(r.overdue_reviews for r in records)

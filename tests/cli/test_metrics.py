@@ -56,8 +56,8 @@ def _row(output: str, first: str, table: str = "") -> list[str]:
 
 
 def check_table(output: str, shown: str) -> None:
-    assert f"Delegation metrics of 7 runs in {shown}: 15 hops, completion 57.1%." in output
-    assert "Status: done 4, failed 1, halted 1, running 1" in output
+    assert f"Delegation metrics of 8 runs in {shown}: 16 hops, completion 62.5%." in output
+    assert "Status: done 5, failed 1, halted 1, running 1" in output
     assert "Halt reasons: max_steps 1, supervisor_error 1" in output
     assert _row(output, "supervisor -> flaky") == [
         "supervisor -> flaky",
@@ -77,8 +77,8 @@ def check_table(output: str, shown: str) -> None:
     assert "Compactions: 1 (within_hop 1), 0 failed," in output
     assert "Refused tool calls: 1 (refund 1)." in output
     assert re.search(
-        r"Reviews: 2 answered \(approve 2\), escalation rate 0\.0%, time in review average "
-        r"\d+\.\ds, p99 \d+\.\ds, 1 deadline breach, 1 pending \(0 overdue\)\.",
+        r"Reviews: 3 answered \(approve 3\), escalation rate 33\.3%, time in review average "
+        r"\d+\.\ds, p99 \d+\.\ds, 2 deadline breaches, 1 pending \(0 overdue\)\.",
         output,
     ), output
 
@@ -135,17 +135,17 @@ def test_metrics_json(db: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["completion"] == {
-        "runs": 7,
-        "by_status": {"done": 4, "failed": 1, "halted": 1, "running": 1},
+        "runs": 8,
+        "by_status": {"done": 5, "failed": 1, "halted": 1, "running": 1},
         "by_halt_reason": {"max_steps": 1, "supervisor_error": 1},
-        "completion_rate": 0.571429,
+        "completion_rate": 0.625,
     }
-    assert data["hops"] == 15 and data["routing"] is None
+    assert data["hops"] == 16 and data["routing"] is None
     assert [(e["source"], e["target"], e["hops"]) for e in data["edges"]] == [
         ("ops", "incident", 1),
         ("ops", "notes", 2),
         ("ops/incident", "pager", 1),
-        ("supervisor", "billing", 3),
+        ("supervisor", "billing", 4),
         ("supervisor", "flaky", 2),
         ("supervisor", "looper", 3),
         ("supervisor", "ops", 1),
@@ -162,7 +162,8 @@ def test_metrics_json(db: Path) -> None:
         "by_worker": {"tech_support": 1},
         "by_tool": {"refund": 1},
     }
-    assert data["reviews"]["answered"] == 2 and data["reviews"]["deadline_breaches"] == 1
+    assert data["reviews"]["answered"] == 3 and data["reviews"]["deadline_breaches"] == 2
+    assert data["reviews"]["escalation_rate"] == 0.333333
     assert data["reviews"]["pending"] == 1
 
 
@@ -171,7 +172,7 @@ def test_metrics_filters_by_since_and_graph(db: Path) -> None:
     assert data["completion"]["runs"] == 3
     assert data["completion"]["by_status"] == {"done": 1, "failed": 1, "halted": 1}
     recent = json.loads(lgsp("metrics", "--db", str(db), "--since", "1h", "--json").output)
-    assert recent["completion"]["runs"] == 7
+    assert recent["completion"]["runs"] == 8
     future = lgsp("metrics", "--db", str(db), "--since", "2999-01-01T00:00:00", "--json")
     assert json.loads(future.output)["completion"] == {
         "runs": 0,

@@ -7,6 +7,9 @@
   a tool call the allowlist refuses, a compaction inside billing's hop;
 - `late` (graph `desk`, its first turn): the refund review approved 5 s after its deadline;
 - `waiting` (graph `desk`, its first turn): paused on the refund review (pending);
+- `escalated` (graph `desk`, its first turn, with a policy that escalates to `leads`): the
+  sweep escalates the refund review past its deadline, carol approves it 10 s after that
+  first deadline;
 - `retry` (graph `team`): flaky fails, is sent again and succeeds, then writer: done;
 - `loop` (graph `team`): the router keeps sending looper until `max_steps=3`: halted;
 - `broken` (graph `team`): the router raises: failed with `supervisor_error`;
@@ -15,8 +18,10 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -24,8 +29,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, RetryPolicy
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
-from langgraph_supervisor_pro.cli._demo import load_desk
-from langgraph_supervisor_pro.review.desk import list_reviews
+from langgraph_supervisor_pro.cli._demo import _import, load_desk
+from langgraph_supervisor_pro.review.desk import list_reviews, sweep_reviews
 
 NO_WAIT = RetryPolicy(max_attempts=1)
 
@@ -91,6 +96,31 @@ def _desk(
     assert "__interrupt__" in out
     for thread in ("desk", "late", "waiting"):
         states[thread] = dict(graph.get_state(config(thread, "desk")).values)
+    with tempfile.TemporaryDirectory() as folder:
+        policy = Path(folder) / "policy.toml"
+        policy.write_text('reviewers = "support"\non_timeout = "escalate"\nescalate_to = "leads"\n')
+        module = _import(desk.source)
+        escalating = module.build_graph(
+            {"LGSP_AUTONOMY": "supervised", "LGSP_POLICY_FILE": str(policy)}
+        ).compile(checkpointer=saver)
+    where = config("escalated", "desk")
+    out = escalating.invoke({"messages": [HumanMessage(desk.conversation[0])]}, where)
+    assert "__interrupt__" in out
+    paused, deadline = _paused_at(saver, "escalated")
+    (swept,) = sweep_reviews(
+        escalating, saver, now=deadline + timedelta(seconds=1), thread_ids=["escalated"]
+    )
+    assert swept.action == "escalate", swept
+    at = deadline + timedelta(seconds=10)
+    seconds["escalated"] = (at - paused).total_seconds()
+    resume = {
+        "decisions": [{"type": "approve"}],
+        "reviewer": "carol",
+        "answered_at": at.isoformat(),
+    }
+    out = escalating.invoke(Command(resume=resume), where)
+    assert "__interrupt__" not in out
+    states["escalated"] = dict(escalating.get_state(where).values)
 
 
 def _leaf(name: str, fail_first: bool = False) -> Worker:

@@ -62,7 +62,16 @@ def _usage(recorded: Recorded) -> dict[str, list[float]]:
 def test_the_reader_rebuilds_each_threads_state_as_its_graph_sees_it(recorded) -> None:
     saver, truth = recorded
     records = {r.thread_id: r for r in read_threads(saver)}
-    assert set(records) == {"desk", "late", "waiting", "retry", "loop", "broken", "tree"}
+    assert set(records) == {
+        "desk",
+        "late",
+        "waiting",
+        "escalated",
+        "retry",
+        "loop",
+        "broken",
+        "tree",
+    }
     for thread, state in truth.states.items():
         got = records[thread]
         assert got.status == state["status"]
@@ -85,12 +94,12 @@ def test_every_figure_of_the_recorded_runs(recorded) -> None:
     report = delegation_metrics(saver, expected=LABELS, now=FUTURE)
     assert isinstance(report, DelegationMetrics)
     # Completion.
-    assert report.completion.runs == 7
-    assert report.completion.by_status == {"done": 4, "failed": 1, "halted": 1, "running": 1}
+    assert report.completion.runs == 8
+    assert report.completion.by_status == {"done": 5, "failed": 1, "halted": 1, "running": 1}
     assert report.completion.by_halt_reason == {"max_steps": 1, "supervisor_error": 1}
-    assert report.completion.completion_rate == 4 / 7
-    # Hops at every level: 11 at the roots, 3 in ops, 1 in incident.
-    assert report.hops == 15
+    assert report.completion.completion_rate == 5 / 8
+    # Hops at every level: 12 at the roots, 3 in ops, 1 in incident.
+    assert report.hops == 16
     # Handoffs per edge.
     assert [
         (e.source, e.target, e.hops, e.succeeded, e.failed, e.needs_review, e.success_rate)
@@ -99,7 +108,7 @@ def test_every_figure_of_the_recorded_runs(recorded) -> None:
         ("ops", "incident", 1, 1, 0, 0, 1.0),
         ("ops", "notes", 2, 1, 1, 0, 0.5),
         ("ops/incident", "pager", 1, 1, 0, 0, 1.0),
-        ("supervisor", "billing", 3, 3, 0, 0, 1.0),
+        ("supervisor", "billing", 4, 4, 0, 0, 1.0),
         ("supervisor", "flaky", 2, 1, 1, 0, 0.5),
         ("supervisor", "looper", 3, 3, 0, 0, 1.0),
         ("supervisor", "ops", 1, 1, 0, 0, 1.0),
@@ -111,7 +120,7 @@ def test_every_figure_of_the_recorded_runs(recorded) -> None:
         (w.worker, w.visits, w.succeeded, w.failed, w.retries, w.loop_flags, w.refused_tools)
         for w in report.workers
     ] == [
-        ("billing", 3, 3, 0, 0, 0, 0),
+        ("billing", 4, 4, 0, 0, 0, 0),
         ("flaky", 2, 1, 1, 1, 0, 0),
         ("looper", 3, 3, 0, 0, 1, 0),
         ("ops", 1, 1, 0, 0, 0, 0),
@@ -172,23 +181,27 @@ def test_every_figure_of_the_recorded_runs(recorded) -> None:
         {"refund": 1},
     )
     # Reviews: desk's approved 30 s after the pause, late's 5 s after its deadline,
+    # escalated's escalated by the sweep then approved 10 s after its first deadline,
     # waiting's still pending (and overdue in 2999).
     reviews = report.reviews
-    assert (reviews.answered, reviews.by_decision, reviews.escalated) == (2, {"approve": 2}, 0)
-    assert reviews.escalation_rate == 0.0
-    late = truth.review_seconds["late"]
-    assert truth.review_seconds["desk"] == 30.0 and late > 86400
-    assert reviews.timed == 2
-    assert reviews.average_seconds == pytest.approx((30.0 + late) / 2, abs=1e-6)
-    assert reviews.p99_seconds == pytest.approx(late, abs=1e-6)
-    assert reviews.max_seconds == pytest.approx(late, abs=1e-6)
-    assert (reviews.pending, reviews.overdue, reviews.deadline_breaches) == (1, 1, 2)
+    assert (reviews.answered, reviews.by_decision, reviews.escalated) == (3, {"approve": 3}, 1)
+    assert reviews.escalation_rate == 1 / 3
+    seconds = truth.review_seconds
+    assert seconds["desk"] == 30.0 and seconds["late"] > 86400
+    assert seconds["escalated"] == pytest.approx(seconds["late"] + 5, abs=0.1)
+    assert reviews.timed == 3
+    assert reviews.average_seconds == pytest.approx(sum(seconds.values()) / 3, abs=1e-6)
+    assert reviews.p99_seconds == pytest.approx(seconds["escalated"], abs=1e-6)
+    assert reviews.max_seconds == pytest.approx(seconds["escalated"], abs=1e-6)
+    assert (reviews.pending, reviews.overdue, reviews.deadline_breaches) == (1, 1, 3)
+    (escalation,) = truth.states["escalated"]["reviews"][0]["escalations"]
+    assert escalation["to"] == "leads"
     # JSON: the same figures.
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["completion"]["completion_rate"] == round(4 / 7, 6)
+    assert data["completion"]["completion_rate"] == 0.625
     assert data["routing"]["missing"] == ["nowhere"]
     assert data["alerts"] == ["summarizer"]
-    assert data["reviews"]["deadline_breaches"] == 2
+    assert data["reviews"]["deadline_breaches"] == 3
     assert data["edges"][1] == {
         "source": "ops",
         "target": "notes",
@@ -207,7 +220,7 @@ def test_today_no_pending_review_is_overdue_and_routing_is_not_scored(recorded) 
     assert (report.reviews.pending, report.reviews.overdue, report.reviews.deadline_breaches) == (
         1,
         0,
-        1,
+        2,
     )
 
 
