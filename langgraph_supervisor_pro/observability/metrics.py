@@ -188,7 +188,8 @@ class ThreadRecord:
     last_activity: datetime | None
     """When its newest root checkpoint was written."""
     graph_id: str | None
-    """The `graph_id` of its checkpoints' metadata (the LangGraph server sets it)."""
+    """The `graph_id` of its checkpoints' metadata (the LangGraph server sets it): the
+    newest root checkpoint's that has one."""
     ledger: tuple[LedgerEntry, ...] = ()
     """The root's hops."""
     usage: tuple[UsageEntry, ...] = ()
@@ -323,6 +324,8 @@ class _Scan:
     def __init__(self) -> None:
         self.newest: dict[str, dict[str, CheckpointTuple]] = defaultdict(dict)
         self.openings: dict[str, dict[str, ReviewOpening]] = defaultdict(dict)
+        self.graph_ids: dict[str, tuple[str, str]] = {}
+        """By thread: the newest root checkpoint's id that names a `graph_id`, and it."""
 
     def add(self, item: CheckpointTuple) -> None:
         configurable = _config_of(item)
@@ -334,6 +337,9 @@ class _Scan:
             self.newest[thread][namespace] = item
         if namespace:
             return
+        graph_id = (item.metadata or {}).get("graph_id")
+        if graph_id is not None and checkpoint_id > self.graph_ids.get(thread, ("", ""))[0]:
+            self.graph_ids[thread] = (checkpoint_id, str(graph_id))
         seen = _time(item.checkpoint.get("ts"))
         for interrupt in _interrupts(item.pending_writes or ()):
             openings = self.openings[thread]
@@ -342,11 +348,11 @@ class _Scan:
     def kept(self, start: datetime | None, graph: str | None) -> list[_Thread]:
         """The threads the filters keep, with their supervisor-state domains."""
         out: list[_Thread] = []
-        for namespaces in self.newest.values():
+        for thread, namespaces in self.newest.items():
             root = namespaces.get("")
             if root is None:
                 continue
-            if graph is not None and (root.metadata or {}).get("graph_id") != graph:
+            if graph is not None and self.graph_id(thread) != graph:
                 continue
             last = _time(root.checkpoint.get("ts"))
             if start is not None and (last is None or last < start):
@@ -358,6 +364,14 @@ class _Scan:
             )
             out.append(_Thread(root=root, domains=domains))
         return out
+
+    def graph_id(self, thread: str) -> str | None:
+        """The thread's `graph_id`: the newest root checkpoint's that has one.
+
+        A resume without the metadata (e.g. by `lgsp review`) writes checkpoints without it.
+        """
+        held = self.graph_ids.get(thread)
+        return None if held is None else held[1]
 
     def record(
         self,
@@ -385,13 +399,13 @@ class _Scan:
             )
         status = values.get("status")
         halt = values.get("halt_reason")
-        graph_id = (root.metadata or {}).get("graph_id")
+        graph_id = self.graph_id(thread_id)
         return ThreadRecord(
             thread_id=thread_id,
             status=str(status) if status else "-",
             halt_reason=str(halt) if halt else None,
             last_activity=_time(root.checkpoint.get("ts")),
-            graph_id=None if graph_id is None else str(graph_id),
+            graph_id=graph_id,
             ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
             usage=cast(tuple[UsageEntry, ...], delta["usage"]),
             compactions=cast(tuple[CompactionEntry, ...], delta["compactions"]),

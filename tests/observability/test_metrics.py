@@ -421,3 +421,18 @@ def test_a_compiled_domain_visited_twice_counts_each_visits_namespace() -> None:
         ("supervisor", "ops", 2, 2),
     ]
     assert [(w.worker, w.visits) for w in report.workers] == [("ops", 2), ("ops/pager", 2)]
+
+
+def test_a_thread_resumed_without_its_graph_id_keeps_it() -> None:
+    from langgraph_supervisor_pro import create_supervisor
+    from tests.observability._record import _leaf
+
+    saver = InMemorySaver()
+    team = create_supervisor(
+        [_leaf("writer")], router=lambda view: "FINISH" if view.ledger else "writer"
+    ).compile(checkpointer=saver)
+    tagged = {"configurable": {"thread_id": "t"}, "metadata": {"graph_id": "team"}}
+    team.invoke({"messages": [("user", "First")]}, tagged)
+    team.invoke({"messages": [("user", "Second")]}, {"configurable": {"thread_id": "t"}})
+    (thread,) = read_threads(saver, graph="team")
+    assert thread.graph_id == "team" and len(thread.ledger) == 2
