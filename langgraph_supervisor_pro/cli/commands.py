@@ -29,6 +29,9 @@ from `--db`.
 process died while holding a thread lease (Postgres). `lgsp audit` (in `_audit.py`) shows
 the timeline of one run for a compliance reader.
 
+`lgsp metrics` (in `_metrics.py`) prints the delegation metrics of a checkpoint database
+(`observability.metrics`): completion, routing, handoffs, workers, utilisation, reviews.
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -45,6 +48,7 @@ Example:
     $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
     $ lgsp review sweep --db ... --graph ...
     $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
+    $ lgsp metrics --db postgresql://app@db/app --since 24h --json
     ```
 """
 
@@ -85,7 +89,15 @@ from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.text import content_text, one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.cli import _audit, _demo, _demo_render, _runs, _standby, _templates
+from langgraph_supervisor_pro.cli import (
+    _audit,
+    _demo,
+    _demo_render,
+    _metrics,
+    _runs,
+    _standby,
+    _templates,
+)
 from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
 from langgraph_supervisor_pro.persistence.stores import open_store
 from langgraph_supervisor_pro.review.desk import (
@@ -1238,6 +1250,7 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
 
 app.command("standby", help=_standby.HELP)(_standby.standby_command)
 app.command("audit", help=_audit.HELP)(_audit.audit_command)
+app.command("metrics", help=_metrics.HELP)(_metrics.metrics_command)
 
 
 def main() -> None:

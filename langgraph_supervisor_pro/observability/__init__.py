@@ -5,6 +5,8 @@
   OpenTelemetry; without it, using the name says which extra to install.
 - `audit_trail(checkpointer_or_graph, thread_id)`: the timeline of one run for a
   compliance reader (`lgsp audit`).
+- `delegation_metrics(checkpointer, ...)`: completion, routing, handoffs, workers,
+  utilisation and reviews across a database's runs (`lgsp metrics`).
 
 Example:
     >>> from langgraph_supervisor_pro.observability import OTelCallbackHandler
@@ -29,23 +31,73 @@ from langgraph_supervisor_pro.observability.audit import (
     TurnEvent,
     audit_trail,
 )
+from langgraph_supervisor_pro.observability.metrics import (
+    DEFAULT_LOOP_VISITS,
+    DEFAULT_UTILISATION_ALERT,
+    CompactionMetrics,
+    CompletionMetrics,
+    DelegationMetrics,
+    DomainRecord,
+    EdgeMetrics,
+    ExpectedRoutes,
+    RefusalMetrics,
+    ReviewMetrics,
+    ReviewOpening,
+    RoutingMetrics,
+    RoutingScore,
+    ThreadRecord,
+    UtilisationMetrics,
+    WorkerMetrics,
+    adelegation_metrics,
+    aread_threads,
+    compute_metrics,
+    delegation_metrics,
+    expected_routes,
+    load_expected,
+    parse_since,
+    read_threads,
+)
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
 
 __all__ = [
+    "DEFAULT_LOOP_VISITS",
+    "DEFAULT_UTILISATION_ALERT",
     "AuditEvent",
     "AuditTrail",
     "CompactionEvent",
+    "CompactionMetrics",
+    "CompletionMetrics",
     "DecisionEvent",
+    "DelegationMetrics",
+    "DomainRecord",
+    "EdgeMetrics",
     "EffectEvent",
     "EndEvent",
+    "ExpectedRoutes",
     "HopEvent",
     "OTelCallbackHandler",
     "RefusalEvent",
+    "RefusalMetrics",
     "ReviewEvent",
+    "ReviewMetrics",
+    "ReviewOpening",
+    "RoutingMetrics",
+    "RoutingScore",
+    "ThreadRecord",
     "TurnEvent",
+    "UtilisationMetrics",
+    "WorkerMetrics",
+    "adelegation_metrics",
+    "aread_threads",
     "audit_trail",
+    "compute_metrics",
+    "delegation_metrics",
+    "expected_routes",
+    "load_expected",
+    "parse_since",
+    "read_threads",
 ]
 
 

@@ -1,0 +1,243 @@
+"""`lgsp metrics`: delegation metrics of the runs in a checkpoint database.
+
+`lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
+[--alert 0.7] [--loop-visits 3] [--json]` reads every run (see
+`langgraph_supervisor_pro.observability.metrics`) and prints its figures as tables, or as
+one JSON object with `--json`. Every error is one line on stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.observability.metrics import (
+    DEFAULT_LOOP_VISITS,
+    DEFAULT_UTILISATION_ALERT,
+    DelegationMetrics,
+    compute_metrics,
+    load_expected,
+    parse_since,
+    read_threads,
+)
+
+__all__: list[str] = []
+
+HELP = (
+    "Delegation metrics of the runs in a checkpoint database.\n\n"
+    "Completion by status and halt reason, handoff success per edge (supervisor to worker, "
+    "parent to domain), visits, retries and loop flags per worker, context utilisation per "
+    "role with an alert at --alert, compactions, refused tool calls, reviews (escalations, "
+    "time in review, deadline breaches), and routing precision/recall/F1 per worker "
+    "against --expected. --db takes a SQLite file (or sqlite:///path.db) or a "
+    "postgresql:// URL."
+)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}s"
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "-"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0)
+    return table
+
+
+def render(console: Console, report: DelegationMetrics, shown: str) -> None:
+    """Print `report` as tables."""
+    completion = report.completion
+    console.print(
+        f"Delegation metrics of {completion.runs} run{'' if completion.runs == 1 else 's'} "
+        f"in {shown}: {report.hops} hop{'' if report.hops == 1 else 's'}, "
+        f"completion {_percent(completion.completion_rate)}."
+    )
+    console.print(f"Status: {_counts(completion.by_status)}")
+    console.print(f"Halt reasons: {_counts(completion.by_halt_reason)}")
+    if report.edges:
+        table = _table("Handoffs per edge", "Edge", "Hops", "Success", "Failed", "Review", "Rate")
+        for edge in report.edges:
+            table.add_row(
+                f"{edge.source} -> {edge.target}",
+                str(edge.hops),
+                str(edge.succeeded),
+                str(edge.failed),
+                str(edge.needs_review),
+                _percent(edge.success_rate),
+            )
+        console.print(table)
+    if report.workers:
+        table = _table("Workers", "Worker", "Visits", "Failed", "Retries", "Loops", "Refused")
+        for worker in report.workers:
+            table.add_row(
+                worker.worker,
+                str(worker.visits),
+                str(worker.failed),
+                str(worker.retries),
+                Text(str(worker.loop_flags), style="bold yellow" if worker.loop_flags else ""),
+                str(worker.refused_tools),
+            )
+        console.print(table)
+    if report.utilisation:
+        table = _table("Context utilisation", "Role", "Calls", "Average", "p99", "Peak", "Alert")
+        for usage in report.utilisation:
+            table.add_row(
+                usage.role,
+                str(usage.calls),
+                _percent(usage.average),
+                _percent(usage.p99),
+                _percent(usage.peak),
+                Text(
+                    f"ALERT (>= {usage.threshold:.0%})" if usage.alert else "ok",
+                    style="bold red" if usage.alert else "green",
+                ),
+            )
+        console.print(table)
+    compactions = report.compactions
+    console.print(
+        f"Compactions: {compactions.total} ({_counts(compactions.by_reason)}), "
+        f"{compactions.failed} failed, {compactions.tokens_saved} tokens saved."
+    )
+    refusals = report.refusals
+    console.print(f"Refused tool calls: {refusals.total} ({_counts(refusals.by_tool)}).")
+    reviews = report.reviews
+    console.print(
+        f"Reviews: {reviews.answered} answered ({_counts(reviews.by_decision)}), "
+        f"escalation rate {_percent(reviews.escalation_rate)}, time in review average "
+        f"{_seconds(reviews.average_seconds)}, p99 {_seconds(reviews.p99_seconds)}, "
+        f"{reviews.deadline_breaches} deadline breach"
+        f"{'' if reviews.deadline_breaches == 1 else 'es'}, {reviews.pending} pending "
+        f"({reviews.overdue} overdue)."
+    )
+    routing = report.routing
+    if routing is None:
+        return
+    table = _table("Routing", "Worker", "TP", "FP", "FN", "Precision", "Recall", "F1")
+    for score in routing.per_worker:
+        table.add_row(
+            score.worker,
+            str(score.true_positives),
+            str(score.false_positives),
+            str(score.false_negatives),
+            _percent(score.precision),
+            _percent(score.recall),
+            _percent(score.f1),
+        )
+    console.print(table)
+    console.print(
+        f"Routing: {routing.labelled} labelled run{'' if routing.labelled == 1 else 's'}, "
+        f"{routing.exact_matches} exact, micro precision {_percent(routing.micro_precision)}, "
+        f"recall {_percent(routing.micro_recall)}, F1 {_percent(routing.micro_f1)}"
+        + (f"; not found: {', '.join(routing.missing)}" if routing.missing else "")
+        + "."
+    )
+
+
+def metrics_command(
+    db: Annotated[
+        str,
+        typer.Option(
+            "--db",
+            help="The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file.",
+            show_default=False,
+        ),
+    ],
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Only runs active since then: a duration back from now (30m, 24h, 7d, 2w) "
+            "or an ISO-8601 time (UTC when no offset is given).",
+            show_default=False,
+        ),
+    ] = None,
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            help="Only runs whose checkpoints' metadata has this graph_id (the LangGraph "
+            "server sets it; or run with config={'metadata': {'graph_id': NAME}}).",
+            show_default=False,
+        ),
+    ] = None,
+    expected: Annotated[
+        Path | None,
+        typer.Option(
+            "--expected",
+            help='Expected routes to score routing: a JSON file, {"thread": ["worker", ...]} '
+            'or [{"thread_id": ..., "expected": [...]}].',
+            show_default=False,
+        ),
+    ] = None,
+    alert: Annotated[
+        float,
+        typer.Option("--alert", help="The context utilisation share that raises the alert."),
+    ] = DEFAULT_UTILISATION_ALERT,
+    loop_visits: Annotated[
+        int,
+        typer.Option("--loop-visits", help="Visits of one worker in one turn that flag a loop."),
+    ] = DEFAULT_LOOP_VISITS,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+    ] = False,
+) -> None:
+    """Print the delegation metrics of a checkpoint database (the body of `lgsp metrics`).
+
+    Example:
+        ```console
+        $ lgsp metrics --db .lgsp/demo.db
+        $ lgsp metrics --db postgresql://app@db/app --since 24h --graph support --json
+        $ lgsp metrics --db runs.db --expected labels.json --alert 0.8
+        ```
+    """
+    from langgraph_supervisor_pro.cli import commands
+
+    url, shown = commands._db_url(db)
+    try:
+        start = None if since is None else parse_since(since, where="--since")
+    except ValueError as exc:
+        commands._fail(str(exc))
+    if graph is not None and not graph.strip():
+        commands._fail("--graph: give a graph id (a non-empty name)")
+    labels = None
+    if expected is not None:
+        try:
+            labels = load_expected(expected)
+        except ValueError as exc:
+            commands._fail(f"--expected {exc}")
+    if not 0 < alert <= 1:
+        commands._fail(f"--alert: got {alert!r}; give a share of the window in (0, 1], e.g. 0.7")
+    if loop_visits < 2:
+        commands._fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
+    with ExitStack() as stack:
+        saver = commands._open_saver(stack, url, shown)
+        try:
+            records = read_threads(saver, since=start, graph=graph)
+        except Exception as exc:
+            commands._fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
+    report = compute_metrics(
+        records, expected=labels, utilisation_alert=alert, loop_visits=loop_visits
+    )
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    render(Console(highlight=False, emoji=False), report, shown)

@@ -1,0 +1,190 @@
+"""Realistic runs for the metrics tests: real graphs, scripted or offline models, one saver.
+
+`record(saver)` writes these threads, each with `graph_id` in its checkpoints' metadata:
+
+- `desk` (graph `desk`, the support_desk template's offline graph, every turn of its demo
+  conversation): a refund reviewed and approved by alice 30 s after the run paused on it,
+  a tool call the allowlist refuses, a compaction inside billing's hop;
+- `late` (graph `desk`, its first turn): the refund review approved 5 s after its deadline;
+- `waiting` (graph `desk`, its first turn): paused on the refund review (pending);
+- `escalated` (graph `desk`, its first turn, with a policy that escalates to `leads`): the
+  sweep escalates the refund review past its deadline, carol approves it 10 s after that
+  first deadline;
+- `retry` (graph `team`): flaky fails, is sent again and succeeds, then writer: done;
+- `loop` (graph `team`): the router keeps sending looper until `max_steps=3`: halted;
+- `broken` (graph `team`): the router raises: failed with `supervisor_error`;
+- `tree` (graph `tree`): root -> ops -> incident -> pager, and ops -> notes failing once.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command, RetryPolicy
+
+from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro.cli._demo import _import, load_desk
+from langgraph_supervisor_pro.review.desk import list_reviews, sweep_reviews
+
+NO_WAIT = RetryPolicy(max_attempts=1)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the tests compare the metrics with: the graphs' own final states."""
+
+    states: dict[str, dict[str, Any]]
+    """Each thread's final values, read through its graph (`get_state`)."""
+    review_seconds: dict[str, float]
+    """Each answered review's time from its pause to its answer, by thread."""
+
+
+def config(thread: str, graph: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}, "metadata": {"graph_id": graph}}
+
+
+def _paused_at(saver: BaseCheckpointSaver[Any], thread: str) -> tuple[datetime, datetime]:
+    """When the thread's one pending review paused it, and the review's deadline."""
+    (review,) = [r for r in list_reviews(saver) if r.thread_id == thread]
+    item = saver.get_tuple(
+        {
+            "configurable": {
+                "thread_id": thread,
+                "checkpoint_ns": "",
+                "checkpoint_id": review.checkpoint_id,
+            }
+        }
+    )
+    assert item is not None and review.deadline is not None
+    return datetime.fromisoformat(item.checkpoint["ts"]), review.deadline
+
+
+def _desk(
+    saver: BaseCheckpointSaver[Any], states: dict[str, Any], seconds: dict[str, float]
+) -> None:
+    desk = load_desk()
+    graph = desk.compile(saver)
+
+    def answer(thread: str, late: bool) -> Any:
+        paused, deadline = _paused_at(saver, thread)
+        at = deadline + timedelta(seconds=5) if late else paused + timedelta(seconds=30)
+        seconds[thread] = (at - paused).total_seconds()
+        resume = {
+            "decisions": [{"type": "approve"}],
+            "reviewer": "alice",
+            "answered_at": at.isoformat(),
+        }
+        return graph.invoke(Command(resume=resume), config(thread, "desk"))
+
+    for turn, text in enumerate(desk.conversation):
+        out = graph.invoke({"messages": [HumanMessage(text)]}, config("desk", "desk"))
+        if "__interrupt__" in out:
+            out = answer("desk", late=False)
+            assert "__interrupt__" not in out, turn
+    out = graph.invoke({"messages": [HumanMessage(desk.conversation[0])]}, config("late", "desk"))
+    assert "__interrupt__" in out
+    answer("late", late=True)
+    out = graph.invoke(
+        {"messages": [HumanMessage(desk.conversation[0])]}, config("waiting", "desk")
+    )
+    assert "__interrupt__" in out
+    for thread in ("desk", "late", "waiting"):
+        states[thread] = dict(graph.get_state(config(thread, "desk")).values)
+    with tempfile.TemporaryDirectory() as folder:
+        policy = Path(folder) / "policy.toml"
+        policy.write_text('reviewers = "support"\non_timeout = "escalate"\nescalate_to = "leads"\n')
+        module = _import(desk.source)
+        escalating = module.build_graph(
+            {"LGSP_AUTONOMY": "supervised", "LGSP_POLICY_FILE": str(policy)}
+        ).compile(checkpointer=saver)
+    where = config("escalated", "desk")
+    out = escalating.invoke({"messages": [HumanMessage(desk.conversation[0])]}, where)
+    assert "__interrupt__" in out
+    paused, deadline = _paused_at(saver, "escalated")
+    (swept,) = sweep_reviews(
+        escalating, saver, now=deadline + timedelta(seconds=1), thread_ids=["escalated"]
+    )
+    assert swept.action == "escalate", swept
+    at = deadline + timedelta(seconds=10)
+    seconds["escalated"] = (at - paused).total_seconds()
+    resume = {
+        "decisions": [{"type": "approve"}],
+        "reviewer": "carol",
+        "answered_at": at.isoformat(),
+    }
+    out = escalating.invoke(Command(resume=resume), where)
+    assert "__interrupt__" not in out
+    states["escalated"] = dict(escalating.get_state(where).values)
+
+
+def _leaf(name: str, fail_first: bool = False) -> Worker:
+    calls: list[str] = []
+
+    def work(task: WorkerTask) -> str:
+        calls.append(task.instructions)
+        if fail_first and len(calls) == 1:
+            raise RuntimeError(f"{name} is down")
+        return f"{name} handled it."
+
+    return Worker(name=name, description=f"The {name} specialist.", agent=work, retry=NO_WAIT)
+
+
+def _routes(*names: str):
+    def router(view: SupervisorView) -> str:
+        return names[len(view.ledger)] if len(view.ledger) < len(names) else "FINISH"
+
+    return router
+
+
+def _team(saver: BaseCheckpointSaver[Any], states: dict[str, Any]) -> None:
+    def raising(view: SupervisorView) -> str:
+        raise RuntimeError("routing table missing")
+
+    runs = {
+        "retry": create_supervisor(
+            [_leaf("flaky", fail_first=True), _leaf("writer")],
+            router=_routes("flaky", "flaky", "writer"),
+        ),
+        "loop": create_supervisor(
+            [_leaf("looper"), _leaf("writer")], router=lambda view: "looper", max_steps=3
+        ),
+        "broken": create_supervisor([_leaf("writer")], router=raising, supervisor_retry=NO_WAIT),
+    }
+    for thread, builder in runs.items():
+        graph = builder.compile(checkpointer=saver)
+        graph.invoke({"messages": [("user", f"Task {thread}")]}, config(thread, "team"))
+        states[thread] = dict(graph.get_state(config(thread, "team")).values)
+
+
+def _tree(saver: BaseCheckpointSaver[Any], states: dict[str, Any]) -> None:
+    incident = create_supervisor([_leaf("pager")], router=_routes("pager"), name="incident")
+    ops = create_supervisor(
+        [
+            Worker(name="incident", description="Handles incidents.", agent=incident),
+            _leaf("notes", fail_first=True),
+        ],
+        router=_routes("incident", "notes", "notes"),
+        name="ops",
+    )
+    root = create_supervisor(
+        [Worker(name="ops", description="Operations.", agent=ops)], router=_routes("ops")
+    )
+    graph = root.compile(checkpointer=saver)
+    graph.invoke({"messages": [("user", "The database is down")]}, config("tree", "tree"))
+    states["tree"] = dict(graph.get_state(config("tree", "tree")).values)
+
+
+def record(saver: BaseCheckpointSaver[Any]) -> Recorded:
+    """Write every thread of the module docstring to `saver`."""
+    states: dict[str, dict[str, Any]] = {}
+    seconds: dict[str, float] = {}
+    _desk(saver, states, seconds)
+    _team(saver, states)
+    _tree(saver, states)
+    return Recorded(states=states, review_seconds=seconds)

@@ -1,0 +1,438 @@
+"""Delegation metrics from real runs' checkpoints, in memory and on SQLite, figure by figure."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro.observability import (
+    DelegationMetrics,
+    ThreadRecord,
+    adelegation_metrics,
+    aread_threads,
+    compute_metrics,
+    delegation_metrics,
+    expected_routes,
+    load_expected,
+    parse_since,
+    read_threads,
+)
+from tests.observability._record import Recorded, record
+
+FUTURE = datetime(2999, 1, 1, tzinfo=UTC)
+LABELS = {
+    "retry": ["flaky", "writer"],
+    "loop": ["looper"],
+    "desk": ["billing", "tech_support", "billing"],
+    "late": ["billing", "writer"],
+    "nowhere": ["x"],
+}
+
+
+@pytest.fixture(scope="module", params=["memory", "sqlite"])
+def recorded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[BaseCheckpointSaver[Any], Recorded]]:
+    if request.param == "memory":
+        saver: BaseCheckpointSaver[Any] = InMemorySaver()
+        yield saver, record(saver)
+        return
+    db = tmp_path_factory.mktemp("metrics") / "runs.db"
+    with open_checkpointer(f"sqlite:///{db}") as opened:
+        yield opened, record(opened)
+
+
+def _usage(recorded: Recorded) -> dict[str, list[float]]:
+    by_role: dict[str, list[float]] = {}
+    for state in recorded.states.values():
+        for entry in state.get("usage", []):
+            by_role.setdefault(entry["role"], []).append(entry["utilisation"])
+    return by_role
+
+
+def test_the_reader_rebuilds_each_threads_state_as_its_graph_sees_it(recorded) -> None:
+    saver, truth = recorded
+    records = {r.thread_id: r for r in read_threads(saver)}
+    assert set(records) == {
+        "desk",
+        "late",
+        "waiting",
+        "escalated",
+        "retry",
+        "loop",
+        "broken",
+        "tree",
+    }
+    for thread, state in truth.states.items():
+        got = records[thread]
+        assert got.status == state["status"]
+        assert got.halt_reason == state.get("halt_reason")
+        for channel in ("ledger", "usage", "compactions", "security", "reviews"):
+            assert list(getattr(got, channel)) == list(state.get(channel, [])), (thread, channel)
+    assert {r.graph_id for r in records.values()} == {"desk", "team", "tree"}
+    # The tree's domains come from their own namespaces, by path.
+    tree = records["tree"]
+    assert [(d.path, [(e["worker"], e["status"]) for e in d.ledger]) for d in tree.domains] == [
+        (("ops",), [("incident", "success"), ("notes", "failed"), ("notes", "success")]),
+        (("ops", "incident"), [("pager", "success")]),
+    ]
+    assert records["waiting"].pending_reviews == 1
+    assert records["waiting"].overdue_reviews == 0
+
+
+def test_every_figure_of_the_recorded_runs(recorded) -> None:
+    saver, truth = recorded
+    report = delegation_metrics(saver, expected=LABELS, now=FUTURE)
+    assert isinstance(report, DelegationMetrics)
+    # Completion.
+    assert report.completion.runs == 8
+    assert report.completion.by_status == {"done": 5, "failed": 1, "halted": 1, "running": 1}
+    assert report.completion.by_halt_reason == {"max_steps": 1, "supervisor_error": 1}
+    assert report.completion.completion_rate == 5 / 8
+    # Hops at every level: 12 at the roots, 3 in ops, 1 in incident.
+    assert report.hops == 16
+    # Handoffs per edge.
+    assert [
+        (e.source, e.target, e.hops, e.succeeded, e.failed, e.needs_review, e.success_rate)
+        for e in report.edges
+    ] == [
+        ("ops", "incident", 1, 1, 0, 0, 1.0),
+        ("ops", "notes", 2, 1, 1, 0, 0.5),
+        ("ops/incident", "pager", 1, 1, 0, 0, 1.0),
+        ("supervisor", "billing", 4, 4, 0, 0, 1.0),
+        ("supervisor", "flaky", 2, 1, 1, 0, 0.5),
+        ("supervisor", "looper", 3, 3, 0, 0, 1.0),
+        ("supervisor", "ops", 1, 1, 0, 0, 1.0),
+        ("supervisor", "tech_support", 1, 1, 0, 0, 1.0),
+        ("supervisor", "writer", 1, 1, 0, 0, 1.0),
+    ]
+    # Workers: visits, successes, failures, retries, loop flags, refused tools.
+    assert [
+        (w.worker, w.visits, w.succeeded, w.failed, w.retries, w.loop_flags, w.refused_tools)
+        for w in report.workers
+    ] == [
+        ("billing", 4, 4, 0, 0, 0, 0),
+        ("flaky", 2, 1, 1, 1, 0, 0),
+        ("looper", 3, 3, 0, 0, 1, 0),
+        ("ops", 1, 1, 0, 0, 0, 0),
+        ("ops/incident", 1, 1, 0, 0, 0, 0),
+        ("ops/incident/pager", 1, 1, 0, 0, 0, 0),
+        ("ops/notes", 2, 1, 1, 1, 0, 0),
+        ("tech_support", 1, 1, 0, 0, 0, 1),
+        ("writer", 1, 1, 0, 0, 0, 0),
+    ]
+    # Routing against the labels (multisets per thread; "nowhere" is not in the database).
+    routing = report.routing
+    assert routing is not None
+    assert (routing.labelled, routing.missing, routing.exact_matches) == (4, ("nowhere",), 1)
+    assert [
+        (s.worker, s.true_positives, s.false_positives, s.false_negatives)
+        for s in routing.per_worker
+    ] == [
+        ("billing", 3, 0, 0),
+        ("flaky", 1, 1, 0),
+        ("looper", 1, 2, 0),
+        ("tech_support", 1, 0, 0),
+        ("writer", 1, 0, 1),
+    ]
+    flaky, looper, writer = routing.per_worker[1], routing.per_worker[2], routing.per_worker[4]
+    assert (flaky.precision, flaky.recall, flaky.f1) == (0.5, 1.0, 2 * 0.5 / 1.5)
+    assert (looper.precision, looper.recall) == (1 / 3, 1.0)
+    assert looper.f1 == pytest.approx(0.5)
+    assert (writer.precision, writer.recall, writer.f1) == (1.0, 0.5, 2 * 0.5 / 1.5)
+    assert (routing.micro_precision, routing.micro_recall) == (0.7, 0.875)
+    assert routing.micro_f1 == pytest.approx(2 * 0.7 * 0.875 / 1.575)
+    # Context utilisation per role, against the graphs' own usage records.
+    usage = _usage(truth)
+    assert set(usage) == {"worker", "summarizer"}
+    assert [u.role for u in report.utilisation] == ["worker", "summarizer"]
+    for figure in report.utilisation:
+        values = sorted(usage[figure.role])
+        assert figure.calls == len(values)
+        assert figure.average == sum(values) / len(values)
+        assert figure.p99 == values[math.ceil(0.99 * len(values)) - 1]
+        assert figure.peak == values[-1]
+        assert figure.over_threshold == sum(1 for v in values if v >= 0.7)
+        assert figure.alert is (figure.p99 >= 0.7)
+    summarizer = report.utilisation[1]
+    assert summarizer.p99 > 1 and summarizer.alert  # the compaction's call: over the window
+    assert report.utilisation[0].alert is False and report.alerts == ("summarizer",)
+    # Compactions and refused tools.
+    compactions = [c for s in truth.states.values() for c in s.get("compactions", [])]
+    assert report.compactions.total == 1 == len(compactions)
+    assert report.compactions.by_reason == {"within_hop": 1}
+    assert report.compactions.failed == 0
+    assert report.compactions.tokens_saved == sum(
+        c["tokens_before"] - c["tokens_after"] for c in compactions
+    )
+    assert report.compactions.tokens_saved > 0
+    assert (report.refusals.total, report.refusals.by_worker, report.refusals.by_tool) == (
+        1,
+        {"tech_support": 1},
+        {"refund": 1},
+    )
+    # Reviews: desk's approved 30 s after the pause, late's 5 s after its deadline,
+    # escalated's escalated by the sweep then approved 10 s after its first deadline,
+    # waiting's still pending (and overdue in 2999).
+    reviews = report.reviews
+    assert (reviews.answered, reviews.by_decision, reviews.escalated) == (3, {"approve": 3}, 1)
+    assert reviews.escalation_rate == 1 / 3
+    seconds = truth.review_seconds
+    assert seconds["desk"] == 30.0 and seconds["late"] > 86400
+    assert seconds["escalated"] == pytest.approx(seconds["late"] + 5, abs=0.1)
+    assert reviews.timed == 3
+    assert reviews.average_seconds == pytest.approx(sum(seconds.values()) / 3, abs=1e-6)
+    assert reviews.p99_seconds == pytest.approx(seconds["escalated"], abs=1e-6)
+    assert reviews.max_seconds == pytest.approx(seconds["escalated"], abs=1e-6)
+    assert (reviews.pending, reviews.overdue, reviews.deadline_breaches) == (1, 1, 3)
+    (escalation,) = truth.states["escalated"]["reviews"][0]["escalations"]
+    assert escalation["to"] == "leads"
+    # JSON: the same figures.
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["completion"]["completion_rate"] == 0.625
+    assert data["routing"]["missing"] == ["nowhere"]
+    assert data["alerts"] == ["summarizer"]
+    assert data["reviews"]["deadline_breaches"] == 3
+    assert data["edges"][1] == {
+        "source": "ops",
+        "target": "notes",
+        "hops": 2,
+        "succeeded": 1,
+        "failed": 1,
+        "needs_review": 0,
+        "success_rate": 0.5,
+    }
+
+
+def test_today_no_pending_review_is_overdue_and_routing_is_not_scored(recorded) -> None:
+    saver, _ = recorded
+    report = delegation_metrics(saver)
+    assert report.routing is None and report.to_dict()["routing"] is None
+    assert (report.reviews.pending, report.reviews.overdue, report.reviews.deadline_breaches) == (
+        1,
+        0,
+        2,
+    )
+
+
+def test_the_alert_threshold_and_loop_visits_are_settings(recorded) -> None:
+    saver, truth = recorded
+    report = delegation_metrics(saver, utilisation_alert=0.5, loop_visits=2)
+    worker = report.utilisation[0]
+    values = _usage(truth)["worker"]
+    assert worker.threshold == 0.5 == report.utilisation_alert
+    assert worker.over_threshold == sum(1 for v in values if v >= 0.5)
+    assert worker.alert is (worker.p99 >= 0.5)
+    flags = {w.worker: w.loop_flags for w in report.workers}
+    assert flags["looper"] == 1 and flags["flaky"] == 1 and flags["ops/notes"] == 1
+    assert flags["billing"] == 0  # three visits, but one per turn
+
+
+def test_filters_by_graph_and_since(recorded) -> None:
+    saver, _ = recorded
+    team = delegation_metrics(saver, graph="team")
+    assert team.completion.runs == 3
+    assert team.completion.by_status == {"done": 1, "failed": 1, "halted": 1}
+    assert delegation_metrics(saver, graph="nothing").completion.runs == 0
+    records = {r.thread_id: r for r in read_threads(saver)}
+    start = records["loop"].last_activity
+    assert start is not None
+    recent = read_threads(saver, since=start)
+    assert {r.thread_id for r in recent} == {"loop", "broken", "tree"}
+    by_duration = read_threads(saver, since="1h", now=start + timedelta(hours=1))
+    assert {r.thread_id for r in by_duration} == {"loop", "broken", "tree"}
+    iso = read_threads(saver, since=start.isoformat())
+    assert [r.thread_id for r in iso] == [r.thread_id for r in recent]
+    assert read_threads(saver, since=FUTURE) == []
+
+
+def test_an_empty_database_has_no_figures() -> None:
+    report = delegation_metrics(InMemorySaver(), expected={"t": ["a"]})
+    assert report.completion.runs == 0 and report.completion.completion_rate is None
+    assert report.edges == () and report.workers == () and report.utilisation == ()
+    assert report.routing is not None and report.routing.missing == ("t",)
+    assert report.routing.micro_f1 is None
+    assert report.reviews.average_seconds is None and report.reviews.escalation_rate is None
+
+
+def _review(**overrides: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "turn": 1,
+        "step": 1,
+        "interrupt_id": "i1",
+        "kind": "tool",
+        "action": "refund",
+        "worker": "billing",
+        "path": ["billing"],
+        "decision": "reject",
+        "reviewer": "lgsp:sweep",
+        "reviewers": "managers",
+        "answered_at": "2030-01-01T10:00:00+00:00",
+        "escalations": [],
+    }
+    return {**entry, **overrides}
+
+
+def test_escalations_and_sweep_answers_without_a_recorded_opening() -> None:
+    record_ = ThreadRecord(
+        thread_id="t",
+        status="done",
+        halt_reason=None,
+        last_activity=None,
+        graph_id=None,
+        reviews=(
+            _review(),  # the sweep's reject: a breach, though its opening is unknown
+            _review(
+                interrupt_id="i2",
+                decision="approve",
+                reviewer="bob",
+                escalations=[{"from": "support", "to": "managers"}],
+            ),
+        ),
+    )
+    reviews = compute_metrics([record_]).reviews
+    assert (reviews.answered, reviews.escalated, reviews.escalation_rate) == (2, 1, 0.5)
+    assert (reviews.timed, reviews.deadline_breaches) == (0, 1)
+    assert reviews.by_decision == {"approve": 1, "reject": 1}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"utilisation_alert": 0}, "utilisation_alert: got 0;"),
+        ({"utilisation_alert": 1.5}, "utilisation_alert: got 1.5;"),
+        ({"utilisation_alert": True}, "utilisation_alert: got True;"),
+        ({"utilisation_alert": "0.7"}, "utilisation_alert: got '0.7';"),
+        ({"loop_visits": 1}, "loop_visits: got 1;"),
+        ({"loop_visits": 2.0}, "loop_visits: got 2.0;"),
+        ({"since": "yesterday"}, "since: got 'yesterday';"),
+        ({"since": 5}, "since: got int;"),
+        ({"graph": " "}, "graph: got ' ';"),
+        ({"now": datetime(2030, 1, 1)}, "now: got datetime.datetime(2030, 1, 1, 0, 0);"),
+        ({"expected": "t1"}, "expected: got str;"),
+    ],
+)
+def test_invalid_arguments_name_their_field(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        delegation_metrics(InMemorySaver(), **kwargs)
+    assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (["t1"], "expected[0]: got str; give an object with thread_id and expected"),
+        ([{"expected": ["a"]}], "expected[0].thread_id: missing"),
+        ([{"thread_id": "t"}], "expected[0].expected: missing"),
+        ([{"thread_id": "t", "expected": [], "why": 1}], "expected[0]: unknown keys ['why']"),
+        ([{"thread_id": "", "expected": []}], "expected[0].thread_id: the thread id must be"),
+        ({"t": "billing"}, "expected['t']: got str; give a list of worker names"),
+        ({"t": ["a", 3]}, "expected['t'][1]: give a worker name, got 3"),
+        (
+            [{"thread_id": "t", "expected": []}, {"thread_id": "t", "routes": []}],
+            "expected[1].thread_id: thread 't' is labelled twice",
+        ),
+    ],
+)
+def test_invalid_expected_routes_name_the_field(value: object, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        expected_routes(value)
+    assert str(caught.value).startswith(message)
+
+
+def test_expected_routes_from_a_json_file(tmp_path: Path) -> None:
+    good = tmp_path / "labels.json"
+    good.write_text(json.dumps([{"thread_id": "t1", "routes": ["a", "b"]}]), encoding="utf-8")
+    assert load_expected(good) == {"t1": ("a", "b")}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.json: not JSON \(line 1, column 2"):
+        load_expected(bad)
+    with pytest.raises(ValueError, match=r"missing\.json: cannot read it"):
+        load_expected(tmp_path / "missing.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match=r"binary\.json: not UTF-8 text"):
+        load_expected(binary)
+    shape = tmp_path / "shape.json"
+    shape.write_text("3", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"shape.json: got int"):
+        load_expected(shape)
+
+
+def test_parse_since_takes_durations_and_iso_times() -> None:
+    now = datetime(2030, 1, 8, tzinfo=UTC)
+    assert parse_since("90s", now=now) == now - timedelta(seconds=90)
+    assert parse_since("1.5h", now=now) == now - timedelta(minutes=90)
+    assert parse_since("1w", now=now) == datetime(2030, 1, 1, tzinfo=UTC)
+    assert parse_since("2030-01-01T01:00:00+01:00") == datetime(2030, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match=r"^--since: got '7 days'"):
+        parse_since("7 days", where="--since")
+
+
+async def test_the_async_twins_read_the_same_figures(tmp_path: Path) -> None:
+    memory = InMemorySaver()
+    record(memory)
+    sync = delegation_metrics(memory, expected=LABELS, now=FUTURE).to_dict()
+    assert (await adelegation_metrics(memory, expected=LABELS, now=FUTURE)).to_dict() == sync
+    db = tmp_path / "runs.db"
+    with open_checkpointer(f"sqlite:///{db}") as saver:
+        record(saver)
+        on_disk = delegation_metrics(saver, expected=LABELS, now=FUTURE).to_dict()
+    async with aopen_checkpointer(f"sqlite:///{db}") as asaver:
+        report = await adelegation_metrics(asaver, expected=LABELS, now=FUTURE)
+        assert report.to_dict() == on_disk
+        records = await aread_threads(asaver, graph="team")
+    assert sorted(r.thread_id for r in records) == ["broken", "loop", "retry"]
+    # The same runs on another backend: the same figures but the review times.
+    same = {k: v for k, v in on_disk.items() if k != "reviews"}
+    assert same == {k: v for k, v in sync.items() if k != "reviews"}
+    with pytest.raises(ValueError, match=r"^loop_visits: got 0;"):
+        await adelegation_metrics(memory, loop_visits=0)
+
+
+def test_a_compiled_domain_visited_twice_counts_each_visits_namespace() -> None:
+    from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
+    from tests.observability._record import _leaf, _routes
+
+    def twice(view: SupervisorView) -> str:
+        return "ops" if len(view.ledger) < 2 else "FINISH"
+
+    ops = create_supervisor([_leaf("pager")], router=_routes("pager"), name="ops").compile()
+    saver = InMemorySaver()
+    root = create_supervisor(
+        [Worker(name="ops", description="Operations.", agent=ops)], router=twice
+    ).compile(checkpointer=saver)
+    root.invoke({"messages": [("user", "Page twice")]}, {"configurable": {"thread_id": "t"}})
+    (thread,) = read_threads(saver)
+    assert [d.path for d in thread.domains] == [("ops",), ("ops",)]  # one namespace per visit
+    report = compute_metrics([thread])
+    assert [(e.source, e.target, e.hops, e.succeeded) for e in report.edges] == [
+        ("ops", "pager", 2, 2),
+        ("supervisor", "ops", 2, 2),
+    ]
+    assert [(w.worker, w.visits) for w in report.workers] == [("ops", 2), ("ops/pager", 2)]
+
+
+def test_a_thread_resumed_without_its_graph_id_keeps_it() -> None:
+    from langgraph_supervisor_pro import create_supervisor
+    from tests.observability._record import _leaf
+
+    saver = InMemorySaver()
+    team = create_supervisor(
+        [_leaf("writer")], router=lambda view: "FINISH" if view.ledger else "writer"
+    ).compile(checkpointer=saver)
+    tagged = {"configurable": {"thread_id": "t"}, "metadata": {"graph_id": "team"}}
+    team.invoke({"messages": [("user", "First")]}, tagged)
+    team.invoke({"messages": [("user", "Second")]}, {"configurable": {"thread_id": "t"}})
+    (thread,) = read_threads(saver, graph="team")
+    assert thread.graph_id == "team" and len(thread.ledger) == 2
