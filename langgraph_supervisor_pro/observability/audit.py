@@ -44,6 +44,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
+from langgraph_supervisor_pro.observability._times import aware_time
 from langgraph_supervisor_pro.persistence.effects import (
     PostgresEffects,
     StoreEffects,
@@ -321,21 +322,6 @@ def _saver(source: object) -> BaseCheckpointSaver[Any]:
     )
 
 
-def _time(value: object) -> datetime | None:
-    """A checkpoint's or a record's time, aware (a naive time is taken as UTC)."""
-    when: datetime | None = None
-    if isinstance(value, datetime):
-        when = value
-    elif isinstance(value, str) and value:
-        try:
-            when = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-    if when is not None and when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when
-
-
 def _path(namespace: str) -> tuple[str, ...]:
     """`ops|incident` (or `ops:<task id>|incident:<task id>`) -> ("ops", "incident")."""
     if not namespace:
@@ -550,7 +536,7 @@ def _events_of(namespace: str, chain: Sequence[CheckpointTuple]) -> list[AuditEv
         if not writes:
             continue
         recorded = chain[index + 1] if index + 1 < len(chain) else item
-        level.fold(writes, _time(recorded.checkpoint.get("ts")))
+        level.fold(writes, aware_time(recorded.checkpoint.get("ts")))
     return level.events
 
 
@@ -565,7 +551,7 @@ def _effect(key: str, outcome: Any, at: object) -> EffectEvent:
         worker = parts[3].replace("%2F", "/").replace("%25", "%")
         name = "/".join(parts[4:])
     return EffectEvent(
-        at=_time(at),
+        at=aware_time(at),
         turn=turn,
         step=step,
         path=(),

@@ -57,6 +57,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.types import Interrupt
 
+from langgraph_supervisor_pro.observability._times import aware_time
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
     PendingReview,
@@ -253,19 +254,6 @@ def _config_of(item: CheckpointTuple) -> Mapping[str, Any]:
     return item.config.get("configurable") or {}
 
 
-def _time(value: object) -> datetime | None:
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, str) and value:
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-    else:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def _replay(item: CheckpointTuple) -> list[str]:
     """The delta channels of `item` to rebuild from the saver's history."""
     checkpoint = item.checkpoint
@@ -340,7 +328,7 @@ class _Scan:
         graph_id = (item.metadata or {}).get("graph_id")
         if graph_id is not None and checkpoint_id > self.graph_ids.get(thread, ("", ""))[0]:
             self.graph_ids[thread] = (checkpoint_id, str(graph_id))
-        seen = _time(item.checkpoint.get("ts"))
+        seen = aware_time(item.checkpoint.get("ts"))
         for interrupt in _interrupts(item.pending_writes or ()):
             openings = self.openings[thread]
             openings[interrupt.id] = _earliest(openings.get(interrupt.id), seen, interrupt.value)
@@ -354,7 +342,7 @@ class _Scan:
                 continue
             if graph is not None and self.graph_id(thread) != graph:
                 continue
-            last = _time(root.checkpoint.get("ts"))
+            last = aware_time(root.checkpoint.get("ts"))
             if start is not None and (last is None or last < start):
                 continue
             domains = tuple(
@@ -404,7 +392,7 @@ class _Scan:
             thread_id=thread_id,
             status=str(status) if status else "-",
             halt_reason=str(halt) if halt else None,
-            last_activity=_time(root.checkpoint.get("ts")),
+            last_activity=aware_time(root.checkpoint.get("ts")),
             graph_id=graph_id,
             ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
             usage=cast(tuple[UsageEntry, ...], delta["usage"]),
@@ -531,7 +519,7 @@ def _first_deadline(escalations: object) -> datetime | None:
     if isinstance(escalations, list | tuple) and escalations:
         first = escalations[0]
         if isinstance(first, Mapping):
-            return _time(first.get("previous_deadline"))
+            return aware_time(first.get("previous_deadline"))
     return None
 
 
@@ -540,7 +528,9 @@ def _earliest(held: ReviewOpening | None, seen: datetime | None, payload: object
     if isinstance(payload, Mapping):
         context = payload.get("context")
         if isinstance(context, Mapping):
-            deadline = _first_deadline(context.get("escalations")) or _time(context.get("deadline"))
+            deadline = _first_deadline(context.get("escalations")) or aware_time(
+                context.get("deadline")
+            )
     if held is None:
         return ReviewOpening(first_seen=seen, first_deadline=deadline)
     if seen is not None and (held.first_seen is None or seen < held.first_seen):
@@ -1361,7 +1351,7 @@ def _reviews(records: Sequence[ThreadRecord]) -> ReviewMetrics:
             if review.get("escalations"):
                 escalated += 1
             opening = record.openings.get(review["interrupt_id"])
-            at = _time(review.get("answered_at"))
+            at = aware_time(review.get("answered_at"))
             if opening is None or at is None:
                 if review.get("reviewer") == SWEEP_REVIEWER:
                     breaches += 1
