@@ -7,6 +7,8 @@
   compliance reader (`lgsp audit`).
 - `delegation_metrics(checkpointer, ...)`: completion, routing, handoffs, workers,
   utilisation and reviews across a database's runs (`lgsp metrics`).
+- `evaluate(graph, dataset, scorers)` / `aevaluate`: run labelled cases offline, score
+  them and measure routing precision, recall and F1.
 
 Example:
     >>> from langgraph_supervisor_pro.observability import OTelCallbackHandler
@@ -30,6 +32,22 @@ from langgraph_supervisor_pro.observability.audit import (
     ReviewEvent,
     TurnEvent,
     audit_trail,
+)
+from langgraph_supervisor_pro.observability.evaluation import (
+    Case,
+    CaseResult,
+    EvaluationReport,
+    Outcome,
+    RunOutput,
+    Score,
+    Scorer,
+    ScorerSummary,
+    aevaluate,
+    answer_traits,
+    dataset_cases,
+    evaluate,
+    route_exact_match,
+    status_done,
 )
 from langgraph_supervisor_pro.observability.metrics import (
     DEFAULT_LOOP_VISITS,
@@ -66,6 +84,8 @@ __all__ = [
     "DEFAULT_UTILISATION_ALERT",
     "AuditEvent",
     "AuditTrail",
+    "Case",
+    "CaseResult",
     "CompactionEvent",
     "CompactionMetrics",
     "CompletionMetrics",
@@ -75,9 +95,11 @@ __all__ = [
     "EdgeMetrics",
     "EffectEvent",
     "EndEvent",
+    "EvaluationReport",
     "ExpectedRoutes",
     "HopEvent",
     "OTelCallbackHandler",
+    "Outcome",
     "RefusalEvent",
     "RefusalMetrics",
     "ReviewEvent",
@@ -85,19 +107,29 @@ __all__ = [
     "ReviewOpening",
     "RoutingMetrics",
     "RoutingScore",
+    "RunOutput",
+    "Score",
+    "Scorer",
+    "ScorerSummary",
     "ThreadRecord",
     "TurnEvent",
     "UtilisationMetrics",
     "WorkerMetrics",
     "adelegation_metrics",
+    "aevaluate",
+    "answer_traits",
     "aread_threads",
     "audit_trail",
     "compute_metrics",
+    "dataset_cases",
     "delegation_metrics",
+    "evaluate",
     "expected_routes",
     "load_expected",
     "parse_since",
     "read_threads",
+    "route_exact_match",
+    "status_done",
 ]
 
 
