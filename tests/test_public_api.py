@@ -428,7 +428,6 @@ SUBMODULES: dict[str, set[str]] = {
         "evaluate",
         "route_exact_match",
         "status_done",
-
         "compute_metrics",
         "delegation_metrics",
         "expected_routes",
