@@ -46,6 +46,7 @@ from langgraph_supervisor_pro.observability.evaluation import (
     answer_traits,
     dataset_cases,
     evaluate,
+    langsmith_cases,
     route_exact_match,
     status_done,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "delegation_metrics",
     "evaluate",
     "expected_routes",
+    "langsmith_cases",
     "load_expected",
     "parse_since",
     "read_threads",

@@ -11,6 +11,8 @@ A case that raises is recorded with outcome `error` (the evaluation goes on); a 
 pauses at a review is recorded `interrupted`, unless `reviews="approve"`, which answers
 each review with `Approve()` through `resolve_review` until the run ends.
 
+A LangSmith dataset is given by name with `client=` (`langsmith_cases` reads its examples).
+
 Example:
     ```python
     from langgraph_supervisor_pro.observability import (
@@ -41,6 +43,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
+from langsmith import Client
+from langsmith.utils import LangSmithError
 
 from langgraph_supervisor_pro.observability.metrics import (
     RoutingMetrics,
@@ -68,6 +72,7 @@ __all__ = [
     "answer_traits",
     "dataset_cases",
     "evaluate",
+    "langsmith_cases",
     "route_exact_match",
     "status_done",
 ]
@@ -238,6 +243,77 @@ def dataset_cases(dataset: object, *, where: str = "dataset") -> tuple[Case, ...
         seen.add(case.id)
         cases.append(case)
     return tuple(cases)
+
+
+_LANGSMITH_OUTPUTS = ("expected_routes", "must_include", "pattern")
+
+
+def langsmith_cases(client: Client, dataset_name: str) -> tuple[Case, ...]:
+    """The cases of a LangSmith dataset, read with the client's `list_examples`.
+
+    Each example's `inputs` hold `input` (the text) or `messages`; its `outputs` may hold
+    `expected_routes`, `must_include` and `pattern` (other output keys are not used).
+    The case's id is the example's id; its metadata is the example's, with
+    `langsmith_example_id`.
+
+    Args:
+        client: A `langsmith.Client`.
+        dataset_name: The dataset's name.
+
+    Returns:
+        The validated cases, in the order LangSmith lists them.
+
+    Raises:
+        ValueError: If the dataset cannot be read, is empty, or an example is not a case
+            (naming the example and the field).
+
+    Example:
+        ```python
+        from langsmith import Client
+
+        report = evaluate(builder, "support-routing", [status_done], client=Client())
+        ```
+    """
+    if not isinstance(dataset_name, str) or not dataset_name:
+        raise ValueError(f"dataset: got {dataset_name!r}; give the LangSmith dataset's name")
+    try:
+        examples = list(client.list_examples(dataset_name=dataset_name))
+    except LangSmithError as exc:
+        raise ValueError(
+            f"dataset: cannot read the LangSmith dataset {dataset_name!r}: {exc}"
+        ) from None
+    items: list[dict[str, Any]] = []
+    for index, example in enumerate(examples):
+        at = f"{dataset_name}[{index}]"
+        inputs = dict(example.inputs or {})
+        keys = [k for k in ("input", "messages") if k in inputs]
+        if len(keys) != 1:
+            raise ValueError(
+                f"{at}.inputs: has {sorted(inputs)}; give exactly one of 'input' (the text) "
+                "or 'messages'"
+            )
+        outputs = dict(example.outputs or {})
+        item: dict[str, Any] = {
+            "id": str(example.id),
+            "input": inputs[keys[0]],
+            "metadata": {**(example.metadata or {}), "langsmith_example_id": str(example.id)},
+        }
+        item.update({k: outputs[k] for k in _LANGSMITH_OUTPUTS if k in outputs})
+        items.append(item)
+    return dataset_cases(items, where=dataset_name)
+
+
+def _dataset(dataset: object, client: Client | None) -> tuple[Case, ...]:
+    if isinstance(dataset, str):
+        if client is None:
+            raise ValueError(
+                f"dataset: got the name {dataset!r} without client=; pass a langsmith Client "
+                "to read a LangSmith dataset, or give a list of cases"
+            )
+        return langsmith_cases(client, dataset)
+    if client is not None:
+        raise ValueError("client: only used with a LangSmith dataset name as the dataset")
+    return dataset_cases(dataset)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -833,8 +909,9 @@ def _prepare(
     reviewer: object,
     max_reviews: object,
     thread_prefix: object,
+    client: Client | None,
 ) -> tuple[Graph, tuple[Case, ...], tuple[Callable[[Case, RunOutput], Score | None], ...], str]:
-    cases = dataset_cases(dataset)
+    cases = _dataset(dataset, client)
     checked = _scorers(scorers)
     _settings(reviews, reviewer, max_reviews)
     if thread_prefix is None:
@@ -848,7 +925,7 @@ def _prepare(
 
 def evaluate(
     graph: StateGraph[Any, Any, Any, Any] | Graph,
-    dataset: Sequence[Case | Mapping[str, Any]],
+    dataset: Sequence[Case | Mapping[str, Any]] | str,
     scorers: Sequence[Scorer] = (),
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
@@ -858,13 +935,15 @@ def evaluate(
     reviewer: str = "evaluation",
     max_reviews: int = 10,
     thread_prefix: str | None = None,
+    client: Client | None = None,
 ) -> EvaluationReport:
     """Run each case on a fresh thread, score it, and measure the routing of the labelled ones.
 
     Args:
         graph: An uncompiled graph (compiled here with `checkpointer`, default an
             `InMemorySaver`, and `store`) or a graph compiled with a checkpointer.
-        dataset: The cases (`Case` objects or dicts of their fields).
+        dataset: The cases (`Case` objects or dicts of their fields), or the name of a
+            LangSmith dataset read with `client` (see `langsmith_cases`).
         scorers: `(case, output) -> Score | None`; e.g. `answer_traits`,
             `route_exact_match`, `status_done`. A scorer that raises gives a failing
             score saying so.
@@ -879,6 +958,7 @@ def evaluate(
         max_reviews: Approvals per case before the run is left paused.
         thread_prefix: Thread ids are `<prefix>-<index>` (default: `eval-` and a random
             suffix, so each evaluation uses fresh threads).
+        client: A `langsmith.Client`, when `dataset` is a LangSmith dataset's name.
 
     Returns:
         The report.
@@ -896,7 +976,16 @@ def evaluate(
         ```
     """
     compiled, cases, checked, prefix = _prepare(
-        graph, dataset, scorers, checkpointer, store, reviews, reviewer, max_reviews, thread_prefix
+        graph,
+        dataset,
+        scorers,
+        checkpointer,
+        store,
+        reviews,
+        reviewer,
+        max_reviews,
+        thread_prefix,
+        client,
     )
     outputs = [
         _run_case(compiled, case, f"{prefix}-{index}", config, reviews, reviewer, max_reviews)
@@ -907,7 +996,7 @@ def evaluate(
 
 async def aevaluate(
     graph: StateGraph[Any, Any, Any, Any] | Graph,
-    dataset: Sequence[Case | Mapping[str, Any]],
+    dataset: Sequence[Case | Mapping[str, Any]] | str,
     scorers: Sequence[Scorer] = (),
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
@@ -917,11 +1006,13 @@ async def aevaluate(
     reviewer: str = "evaluation",
     max_reviews: int = 10,
     thread_prefix: str | None = None,
+    client: Client | None = None,
     max_concurrency: int = 4,
 ) -> EvaluationReport:
     """Async twin of `evaluate`: at most `max_concurrency` cases run at once.
 
-    The report lists the cases in the dataset's order whatever order they finish in.
+    The report lists the cases in the dataset's order whatever order they finish in. A
+    LangSmith dataset is read in a worker thread (the client is synchronous).
 
     Raises:
         ValueError: As `evaluate`, or if `max_concurrency` is not a positive integer.
@@ -937,8 +1028,20 @@ async def aevaluate(
         or max_concurrency < 1
     ):
         raise ValueError(f"max_concurrency: got {max_concurrency!r}; give a positive integer")
+    if isinstance(dataset, str) and client is not None:
+        dataset = await asyncio.to_thread(langsmith_cases, client, dataset)
+        client = None
     compiled, cases, checked, prefix = _prepare(
-        graph, dataset, scorers, checkpointer, store, reviews, reviewer, max_reviews, thread_prefix
+        graph,
+        dataset,
+        scorers,
+        checkpointer,
+        store,
+        reviews,
+        reviewer,
+        max_reviews,
+        thread_prefix,
+        client,
     )
     gate = asyncio.Semaphore(max_concurrency)
 

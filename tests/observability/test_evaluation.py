@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import RetryPolicy, interrupt
+from langsmith import Client
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
 from langgraph_supervisor_pro.cli._demo import load_desk
@@ -23,6 +29,7 @@ from langgraph_supervisor_pro.observability import (
     compute_metrics,
     dataset_cases,
     evaluate,
+    langsmith_cases,
     read_threads,
     route_exact_match,
     status_done,
@@ -365,7 +372,7 @@ def test_messages_input() -> None:
     ("dataset", "message"),
     [
         ([], r"^dataset: empty"),
-        ("cases", r"^dataset: got str"),
+        (42, r"^dataset: got int"),
         ([42], r"^dataset\[0\]: got int"),
         ([{"text": "hi"}], r"^dataset\[0\]: unknown keys \['text'\]"),
         ([{"id": "x"}], r"^dataset\[0\]\.input: missing"),
@@ -427,3 +434,143 @@ def test_max_concurrency_validation(limit: Any) -> None:
 def test_score_validation_names_the_field(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Score(**kwargs)
+
+
+# ----------------------------------------------------------------------- LangSmith datasets
+
+
+STAMP = "2030-01-01T00:00:00Z"
+
+
+class _LangSmith:
+    """A loopback HTTP server answering the LangSmith API calls `list_examples` makes."""
+
+    def __init__(self, datasets: dict[str, list[dict[str, Any]]]) -> None:
+        self.ids = {name: str(uuid.uuid4()) for name in datasets}
+        self.examples = {self.ids[name]: rows for name, rows in datasets.items()}
+        self.paths: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                url = urlparse(self.path)
+                query = parse_qs(url.query)
+                owner.paths.append(url.path)
+                body: Any = {}
+                if url.path == "/datasets":
+                    name = query.get("name", [""])[0]
+                    body = (
+                        [{"id": owner.ids[name], "name": name, "created_at": STAMP}]
+                        if name in owner.ids
+                        else []
+                    )
+                elif url.path == "/examples":
+                    dataset = query["dataset"][0]
+                    rows = [] if int(query["offset"][0]) else owner.examples[dataset]
+                    body = [
+                        {
+                            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{dataset}/{i}")),
+                            "dataset_id": dataset,
+                            "created_at": STAMP,
+                            "modified_at": STAMP,
+                            **row,
+                        }
+                        for i, row in enumerate(rows)
+                    ]
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    def client(self) -> Client:
+        return Client(
+            api_url=f"http://127.0.0.1:{self.server.server_port}",
+            api_key="offline-test",
+            auto_batch_tracing=False,
+        )
+
+
+@pytest.fixture
+def langsmith() -> Iterator[_LangSmith]:
+    server = _LangSmith(
+        {
+            "team-routing": [
+                {
+                    "inputs": {"input": "Please refund order A1"},
+                    "outputs": {"expected_routes": ["billing", "writer"], "answer": "unused"},
+                    "metadata": {"source": "tickets"},
+                },
+                {
+                    "inputs": {"messages": [{"role": "user", "content": "I was charged twice"}]},
+                    "outputs": {"expected_routes": ["billing", "writer"]},
+                },
+                {
+                    "inputs": {"input": "The app crashes"},
+                    "outputs": {"expected_routes": ["tech", "writer"], "must_include": ["tech"]},
+                },
+            ],
+            "no-input": [{"inputs": {"question": "hi"}, "outputs": None}],
+            "bad-routes": [{"inputs": {"input": "hi"}, "outputs": {"expected_routes": "billing"}}],
+            "empty": [],
+        }
+    )
+    thread = threading.Thread(
+        target=server.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+def test_a_langsmith_dataset_by_name(langsmith: _LangSmith) -> None:
+    client = langsmith.client()
+    cases = langsmith_cases(client, "team-routing")
+    assert [c.expected_routes for c in cases] == [
+        ("billing", "writer"),
+        ("billing", "writer"),
+        ("tech", "writer"),
+    ]
+    assert cases[0].metadata == {"source": "tickets", "langsmith_example_id": cases[0].id}
+    assert cases[2].must_include == ("tech",)
+    report = evaluate(_team(), "team-routing", ALL, client=client)
+    assert [r.case.id for r in report.cases] == [c.id for c in cases]
+    assert report.routing is not None
+    assert report.routing.micro_f1 == pytest.approx(5 / 6)
+    assert report.routing.exact_matches == 2
+    areport = asyncio.run(aevaluate(_team(), "team-routing", ALL, client=client))
+    assert areport.routing == report.routing
+    assert "/examples" in langsmith.paths
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing", r"^dataset: cannot read the LangSmith dataset 'missing': "),
+        ("empty", r"^empty: empty; give at least one case"),
+        ("no-input", r"^no-input\[0\]\.inputs: has \['question'\]"),
+        ("bad-routes", r"^bad-routes\[0\]\.expected_routes: got str"),
+        ("", r"^dataset: got ''"),
+    ],
+)
+def test_langsmith_dataset_errors_name_the_field(
+    langsmith: _LangSmith, name: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate(_team(), name, client=langsmith.client())
+
+
+def test_a_dataset_name_needs_a_client_and_a_client_a_name(langsmith: _LangSmith) -> None:
+    with pytest.raises(ValueError, match=r"^dataset: got the name 'team-routing' without client="):
+        evaluate(_team(), "team-routing")
+    with pytest.raises(ValueError, match=r"^client: only used with a LangSmith dataset name"):
+        evaluate(_team(), LABELLED, client=langsmith.client())
