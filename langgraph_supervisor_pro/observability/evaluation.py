@@ -590,7 +590,8 @@ class EvaluationReport:
     """One per scorer, in the order given."""
     routing: RoutingMetrics | None
     """Precision, recall and F1 of the labelled cases (`compute_metrics`); None when no
-    case has `expected_routes`."""
+    case has `expected_routes`. A labelled case whose final state could not be read is
+    listed in `missing`."""
 
     @property
     def outcomes(self) -> dict[str, int]:
@@ -774,7 +775,7 @@ def _run_case(
         run.raised, run.error = True, _error(exc)
     try:
         values = graph.get_state(where).values
-    except Exception:
+    except Exception:  # the checkpointer cannot be read: the case has no state to score
         values = {}
     return run.output(values)
 
@@ -814,7 +815,7 @@ async def _arun_case(
         run.raised, run.error = True, _error(exc)
     try:
         values = (await graph.aget_state(where)).values
-    except Exception:
+    except Exception:  # the checkpointer cannot be read: the case has no state to score
         values = {}
     return run.output(values)
 

@@ -250,6 +250,32 @@ def test_a_case_that_raises_is_recorded_and_the_others_run() -> None:
     assert report.to_dict()["cases"][0]["output"]["error"] == "RuntimeError: the answer node broke"
 
 
+class _UnreadableThread(InMemorySaver):
+    """An in-memory saver that cannot read back the threads whose id ends with `-1`."""
+
+    def get_tuple(self, config: Any) -> Any:
+        if str(config["configurable"]["thread_id"]).endswith("-1"):
+            raise OSError("disk read error")
+        return super().get_tuple(config)
+
+
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_a_thread_that_cannot_be_read_is_an_error_and_missing_from_routing(run: str) -> None:
+    saver = _UnreadableThread()
+    if run == "sync":
+        report = evaluate(_team(), LABELLED[:2], [status_done], checkpointer=saver)
+    else:
+        report = asyncio.run(aevaluate(_team(), LABELLED[:2], checkpointer=saver))
+    ok, unreadable = report.cases
+    assert ok.output.outcome == "completed"
+    assert unreadable.output.outcome == "error"
+    assert unreadable.output.error == "OSError: disk read error"
+    assert (unreadable.output.status, unreadable.output.values) == (None, {})
+    assert report.routing is not None
+    assert report.routing.missing == (unreadable.output.thread_id,)
+    assert report.routing.labelled == 1
+
+
 def _asks(state: MessagesState) -> dict[str, Any]:
     reply = interrupt("which order?")
     return {"messages": [AIMessage(f"order {reply}")]}
