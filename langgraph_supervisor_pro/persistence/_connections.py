@@ -10,7 +10,9 @@ shows the URL's password, in its message or in the exceptions chained to it.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import (
     AbstractAsyncContextManager,
@@ -146,6 +148,61 @@ async def aprobe_postgres(url: str, connect_timeout: float) -> None:
         reason = _reason(exc)
     else:
         await conn.close()
+        return
+    raise connection_error(url, reason)
+
+
+_SETUP_LOCK = "SELECT pg_try_advisory_lock(hashtextextended('lgsp_setup', 0))"
+"""Held (on a connection of its own) while `setup()` runs: one process migrates at a time.
+
+Tried, never waited on in SQL: a session blocked in `pg_advisory_lock` is an open
+transaction, which the holder's `CREATE INDEX CONCURRENTLY` would wait for in turn."""
+_SETUP_POLL = 0.05
+
+
+@contextmanager
+def setup_lock(url: str, connect_timeout: float) -> Iterator[None]:
+    """Serialise `setup()` across processes on one database.
+
+    LangGraph's Postgres migrations include `CREATE INDEX CONCURRENTLY`, which deadlocks
+    when two processes run them at the same moment (seen with a run and `lgsp standby`
+    starting together). The lock is a session advisory lock on an autocommit connection
+    with no open transaction, so it never holds up the migration itself; closing the
+    connection releases it, also when the process dies.
+    """
+    try:
+        conn = Connection.connect(
+            url, autocommit=True, connect_timeout=libpq_timeout(connect_timeout)
+        )
+    except Exception as exc:
+        reason = _reason(exc)
+    else:
+        with conn:
+            while not _took(conn.execute(_SETUP_LOCK).fetchone()):
+                time.sleep(_SETUP_POLL)
+            yield
+        return
+    raise connection_error(url, reason)  # outside the `except`: see `connection_error`
+
+
+def _took(row: Any) -> bool:
+    return bool(row and row[0])
+
+
+@asynccontextmanager
+async def asetup_lock(url: str, connect_timeout: float) -> AsyncIterator[None]:
+    """Async twin of :func:`setup_lock`."""
+    try:
+        conn = await AsyncConnection.connect(
+            url, autocommit=True, connect_timeout=libpq_timeout(connect_timeout)
+        )
+    except Exception as exc:
+        reason = _reason(exc)
+    else:
+        async with conn:
+            while not _took(await (await conn.execute(_SETUP_LOCK)).fetchone()):
+                await asyncio.sleep(_SETUP_POLL)
+            yield
         return
     raise connection_error(url, reason)
 
@@ -313,8 +370,11 @@ def opened(
                 backend = postgres(
                     stack.enter_context(postgres_pool(target, pool_size, connect_timeout))
                 )
-            if setup:
+            if setup and kind == "sqlite":
                 backend.setup()
+            elif setup:
+                with setup_lock(target, connect_timeout):
+                    backend.setup()
             yield backend
 
     return opened()
@@ -347,8 +407,11 @@ def aopened(
             else:
                 pool = apostgres_pool(target, pool_size, connect_timeout)
                 backend = postgres(await stack.enter_async_context(pool))
-            if setup:
+            if setup and kind == "sqlite":
                 await backend.setup()
+            elif setup:
+                async with asetup_lock(target, connect_timeout):
+                    await backend.setup()
             yield backend
 
     return opened()

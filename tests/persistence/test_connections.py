@@ -161,3 +161,54 @@ async def test_connect_timeout_must_be_a_finite_number_of_seconds(
     url = "postgresql://u:s3cretPW@127.0.0.1:1/db"
     with pytest.raises(ValueError, match=r"^connect_timeout: got .*; give a number of seconds"):
         await open_and_close(OPENERS[opener], url, connect_timeout=timeout)
+
+
+# ----------------------------------------------------------------------- setup across processes
+
+
+def _open_together(url: str, opener: Any, n: int) -> list[BaseException]:
+    """`n` threads open `url` with `opener` (its setup included) at the same moment."""
+    import threading
+
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        barrier.wait()
+        try:
+            with opener(url, pool_size=1, connect_timeout=10):
+                pass
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return errors
+
+
+@pytest.mark.parametrize("kind", ["checkpointer", "store"])
+def test_setups_on_a_fresh_database_at_the_same_moment_do_not_collide(pg_database, kind):
+    # LangGraph's migrations (CREATE TABLE IF NOT EXISTS, CREATE INDEX CONCURRENTLY) fail
+    # or deadlock when several processes run them at once on a fresh database.
+    from langgraph_supervisor_pro import open_checkpointer, open_store
+
+    opener = open_checkpointer if kind == "checkpointer" else open_store
+    assert _open_together(pg_database, opener, 6) == []
+    with opener(pg_database) as backend:  # migrated once, completely
+        assert backend is not None
+
+
+async def test_async_setups_at_the_same_moment_do_not_collide(pg_database):
+    import asyncio
+
+    from langgraph_supervisor_pro import aopen_checkpointer, aopen_store
+
+    async def one(opener: Any) -> None:
+        async with opener(pg_database, pool_size=1, connect_timeout=10):
+            pass
+
+    await asyncio.gather(*(one(aopen_checkpointer) for _ in range(4)))
+    await asyncio.gather(*(one(aopen_store) for _ in range(4)))
