@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from langgraph_supervisor_pro._internal.records import aware_time, whole_int
 from langgraph_supervisor_pro.review.desk import list_reviews
 
 __all__ = ["RunRow", "list_runs"]
@@ -105,24 +106,9 @@ def _row(thread: str, item: CheckpointTuple, pending: int) -> RunRow:
     return RunRow(
         thread_id=thread,
         status=str(values.get("status") or "-"),
-        turn=_int(values.get("turn")),
-        step=_int(values.get("step")),
+        turn=whole_int(values.get("turn")),
+        step=whole_int(values.get("step")),
         pending=pending,
         task=str(values.get("task") or ""),
-        last_activity=_time(item.checkpoint.get("ts")),
+        last_activity=aware_time(item.checkpoint.get("ts")),
     )
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _time(value: object) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None

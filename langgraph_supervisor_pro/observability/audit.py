@@ -43,8 +43,8 @@ from typing import Any, Literal, cast
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.store.base import BaseStore
 
+from langgraph_supervisor_pro._internal.records import aware_time, namespace_path, whole_int
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
-from langgraph_supervisor_pro.observability._times import aware_time
 from langgraph_supervisor_pro.persistence.effects import (
     PostgresEffects,
     StoreEffects,
@@ -322,13 +322,6 @@ def _saver(source: object) -> BaseCheckpointSaver[Any]:
     )
 
 
-def _path(namespace: str) -> tuple[str, ...]:
-    """`ops|incident` (or `ops:<task id>|incident:<task id>`) -> ("ops", "incident")."""
-    if not namespace:
-        return ()
-    return tuple(part.split(":", 1)[0] for part in namespace.split("|"))
-
-
 def _clean(text: object) -> str:
     value = "" if text is None else str(text)
     secrets = registered()
@@ -337,10 +330,6 @@ def _clean(text: object) -> str:
 
 def _opt(text: object) -> str | None:
     return None if text is None else _clean(text)
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _unwrap(value: object) -> object:
@@ -368,10 +357,12 @@ class _Level:
             # (which need not be the branches' order): list them by hop.
             if channel in by_channel:
                 entries = [e for batch in by_channel[channel] for e in batch or ()]
-                entries.sort(key=lambda e: (_int(e.get("turn")) or 0, _int(e.get("step")) or 0))
+                entries.sort(
+                    key=lambda e: (whole_int(e.get("turn")) or 0, whole_int(e.get("step")) or 0)
+                )
                 by_channel[channel] = [entries]
         for value in by_channel.get("turn", ()):
-            if _int(value) is not None:
+            if whole_int(value) is not None:
                 self.turn = cast(int, value)
         if not self.path:
             for value in by_channel.get("task", ()):
@@ -392,8 +383,8 @@ class _Level:
                 self.events.append(
                     CompactionEvent(
                         at=at,
-                        turn=_int(entry.get("turn")),
-                        step=_int(entry.get("step")),
+                        turn=whole_int(entry.get("turn")),
+                        step=whole_int(entry.get("step")),
                         path=self.path,
                         worker=_clean(entry.get("worker")),
                         reason=_clean(entry.get("reason")),
@@ -408,8 +399,8 @@ class _Level:
                 self.events.append(
                     RefusalEvent(
                         at=at,
-                        turn=_int(entry.get("turn")),
-                        step=_int(entry.get("step")),
+                        turn=whole_int(entry.get("turn")),
+                        step=whole_int(entry.get("step")),
                         path=self.path,
                         worker=_clean(entry.get("worker")),
                         tool=_clean(entry.get("tool")),
@@ -446,7 +437,7 @@ class _Level:
     def _decision(self, route: object, at: datetime | None) -> None:
         if not isinstance(route, Mapping) or "next" not in route:
             return
-        step = _int(route.get("step"))
+        step = whole_int(route.get("step"))
         worker = _clean(route.get("next"))
         key = (self.turn, step, worker)
         if key in self._decided:
@@ -467,8 +458,8 @@ class _Level:
     def _hop(self, entry: Mapping[str, Any], at: datetime | None) -> HopEvent:
         return HopEvent(
             at=at,
-            turn=_int(entry.get("turn")),
-            step=_int(entry.get("step")),
+            turn=whole_int(entry.get("turn")),
+            step=whole_int(entry.get("step")),
             path=self.path,
             worker=_clean(entry.get("worker")),
             status=_clean(entry.get("status")),
@@ -480,8 +471,8 @@ class _Level:
     def _review(self, entry: Mapping[str, Any], at: datetime | None) -> ReviewEvent:
         return ReviewEvent(
             at=at,
-            turn=_int(entry.get("turn")),
-            step=_int(entry.get("step")),
+            turn=whole_int(entry.get("turn")),
+            step=whole_int(entry.get("step")),
             path=self.path,
             action=_clean(entry.get("action")),
             review_kind=_clean(entry.get("kind")),
@@ -530,7 +521,7 @@ _CHANNELS = frozenset(
 
 def _events_of(namespace: str, chain: Sequence[CheckpointTuple]) -> list[AuditEvent]:
     """A namespace's events: the writes pending on checkpoint N formed checkpoint N+1."""
-    level = _Level(_path(namespace))
+    level = _Level(namespace_path(namespace))
     for index, item in enumerate(chain):
         writes = [(str(w[1]), w[2]) for w in (item.pending_writes or ()) if str(w[1]) in _CHANNELS]
         if not writes:

@@ -57,7 +57,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.types import Interrupt
 
-from langgraph_supervisor_pro.observability._times import aware_time
+from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
     PendingReview,
@@ -283,11 +283,6 @@ def _rebuild(
     return out
 
 
-def _domain_path(namespace: str) -> tuple[str, ...]:
-    """`ops|incident:1f2e` -> `("ops", "incident")` (task ids removed)."""
-    return tuple(part.split(":", 1)[0] for part in namespace.split("|") if part)
-
-
 def _interrupts(writes: Iterable[Sequence[Any]]) -> Iterable[Interrupt]:
     for write in writes:
         if len(write) < 3 or write[1] != INTERRUPT_CHANNEL:
@@ -378,7 +373,7 @@ class _Scan:
             own = _rebuild(item, history)
             domains.append(
                 DomainRecord(
-                    path=_domain_path(namespace),
+                    path=namespace_path(namespace),
                     ledger=cast(tuple[LedgerEntry, ...], own["ledger"]),
                     usage=cast(tuple[UsageEntry, ...], own["usage"]),
                     compactions=cast(tuple[CompactionEntry, ...], own["compactions"]),

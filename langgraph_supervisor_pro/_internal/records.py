@@ -1,10 +1,10 @@
-"""Times read back from checkpoints and records (private to `observability/`)."""
+"""Values read back from checkpoints: times, counters, namespaces (audit, metrics, `lgsp runs`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["aware_time"]
+__all__ = ["aware_time", "namespace_path", "whole_int"]
 
 
 def aware_time(value: object) -> datetime | None:
@@ -32,3 +32,23 @@ def aware_time(value: object) -> datetime | None:
     else:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def whole_int(value: object) -> int | None:
+    """`value` when it is an int (not a bool), else None.
+
+    Example:
+        >>> whole_int(3), whole_int(True), whole_int("3")
+        (3, None, None)
+    """
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def namespace_path(namespace: str) -> tuple[str, ...]:
+    """The domain path of a checkpoint namespace (task ids removed).
+
+    Example:
+        >>> namespace_path("ops:1f2e|incident:9a0b"), namespace_path("")
+        (('ops', 'incident'), ())
+    """
+    return tuple(part.split(":", 1)[0] for part in namespace.split("|") if part)
