@@ -32,6 +32,9 @@ the timeline of one run for a compliance reader.
 `lgsp metrics` (in `_metrics.py`) prints the delegation metrics of a checkpoint database
 (`observability.metrics`): completion, routing, handoffs, workers, utilisation, reviews.
 
+`lgsp prune` (in `_prune.py`) deletes finished threads older than `--older-than`
+(`persistence.retention`): a dry run unless `--yes`.
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -49,6 +52,7 @@ Example:
     $ lgsp review sweep --db ... --graph ...
     $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
     $ lgsp metrics --db postgresql://app@db/app --since 24h --json
+    $ lgsp prune --db postgresql://app@db/app --older-than 30d --yes
     ```
 """
 
@@ -94,6 +98,7 @@ from langgraph_supervisor_pro.cli import (
     _demo,
     _demo_render,
     _metrics,
+    _prune,
     _runs,
     _standby,
     _templates,
@@ -1251,6 +1256,7 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
 app.command("standby", help=_standby.HELP)(_standby.standby_command)
 app.command("audit", help=_audit.HELP)(_audit.audit_command)
 app.command("metrics", help=_metrics.HELP)(_metrics.metrics_command)
+app.command("prune", help=_prune.HELP)(_prune.prune_command)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Durability: checkpointers, stores, leases and standby, side effects, external memory."""
+"""Durability: checkpointers, stores, leases, standby, side effects, external memory, retention."""
 
 from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence.effects import (
@@ -20,6 +20,14 @@ from langgraph_supervisor_pro.persistence.memory import (
     output_namespace,
     recall_tool,
 )
+from langgraph_supervisor_pro.persistence.retention import (
+    FINISHED_STATUSES,
+    PrunedThread,
+    PruneReport,
+    aprune_threads,
+    parse_age,
+    prune_threads,
+)
 from langgraph_supervisor_pro.persistence.standby import (
     Takeover,
     aresume_orphans,
@@ -30,9 +38,12 @@ from langgraph_supervisor_pro.persistence.standby import (
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 
 __all__ = [
+    "FINISHED_STATUSES",
     "AsyncPostgresEffects",
     "OutputRef",
     "PostgresEffects",
+    "PruneReport",
+    "PrunedThread",
     "StoreEffects",
     "Takeover",
     "ThreadBusyError",
@@ -40,6 +51,7 @@ __all__ = [
     "aopen_checkpointer",
     "aopen_effects",
     "aopen_store",
+    "aprune_threads",
     "aresume_orphans",
     "astandby",
     "athread_lease",
@@ -48,6 +60,8 @@ __all__ = [
     "open_effects",
     "open_store",
     "output_namespace",
+    "parse_age",
+    "prune_threads",
     "recall_tool",
     "resume_orphans",
     "standby",
