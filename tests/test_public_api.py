@@ -298,9 +298,12 @@ SUBMODULES: dict[str, set[str]] = {
         "warn_undeclared",
     },
     "persistence": {
+        "FINISHED_STATUSES",
         "AsyncPostgresEffects",
         "OutputRef",
         "PostgresEffects",
+        "PruneReport",
+        "PrunedThread",
         "StoreEffects",
         "Takeover",
         "ThreadBusyError",
@@ -308,6 +311,7 @@ SUBMODULES: dict[str, set[str]] = {
         "aopen_checkpointer",
         "aopen_effects",
         "aopen_store",
+        "aprune_threads",
         "aresume_orphans",
         "astandby",
         "athread_lease",
@@ -316,6 +320,8 @@ SUBMODULES: dict[str, set[str]] = {
         "open_effects",
         "open_store",
         "output_namespace",
+        "parse_age",
+        "prune_threads",
         "recall_tool",
         "resume_orphans",
         "standby",
@@ -343,6 +349,14 @@ SUBMODULES: dict[str, set[str]] = {
         "OutputRef",
         "output_namespace",
         "recall_tool",
+    },
+    "persistence.retention": {
+        "FINISHED_STATUSES",
+        "PruneReport",
+        "PrunedThread",
+        "aprune_threads",
+        "parse_age",
+        "prune_threads",
     },
     "persistence.standby": {
         "Takeover",
@@ -695,6 +709,43 @@ def test_review_desk_signatures_are_pinned():
         assert dataclasses.is_dataclass(cls), cls
         assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009
         assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == expected, cls
+
+
+def test_retention_signatures_and_frozen_reports_are_pinned():
+    from langgraph_supervisor_pro.persistence import retention
+
+    for fn in (retention.prune_threads, retention.aprune_threads):
+        assert str(inspect.signature(fn)) == (
+            "(saver: 'BaseCheckpointSaver[Any]', store: 'BaseStore | None' = None, *, "
+            "older_than: 'str | timedelta', statuses: 'str | Iterable[str]' = ('done',), "
+            "dry_run: 'bool' = True, store_namespaces: 'Sequence[Sequence[str]]' = (), "
+            "batch_size: 'int' = 200, now: 'datetime | None' = None) -> 'PruneReport'"
+        )
+    assert str(inspect.signature(retention.parse_age)) == (
+        "(value: 'str | timedelta', *, where: 'str' = 'older_than') -> 'timedelta'"
+    )
+    assert retention.FINISHED_STATUSES == ("done", "halted", "failed")
+    fields = {
+        retention.PrunedThread: [
+            "thread_id",
+            "status",
+            "outcome",
+            "last_activity",
+            "age_seconds",
+            "rows",
+        ],
+        retention.PruneReport: [
+            "dry_run",
+            "cutoff",
+            "statuses",
+            "scanned",
+            "threads",
+            "kept",
+        ],
+    }
+    for cls, names in fields.items():
+        assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009
+        assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == [(n, True) for n in names]
 
 
 def test_audit_trail_signature_and_frozen_events_are_pinned():
