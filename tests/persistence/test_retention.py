@@ -20,6 +20,7 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.base import BaseStore
 from psycopg.rows import dict_row
 
@@ -309,6 +310,30 @@ def test_the_async_twin_prunes_the_same(kind, tmp_path, request) -> None:
     assert [t.rows for t in real.threads] == [t.rows for t in dry.threads]
     assert all(t.rows["store_items"] == 1 for t in real.threads)
     assert left == {"paused", "recent"}
+
+
+def test_postgres_savers_over_one_connection_prune_too(pg_database) -> None:
+    # LangGraph's own savers over a single connection (not open_checkpointer's pool).
+    with open_checkpointer(pg_database) as pooled, open_store(pg_database) as store:
+        middle = record(pooled, store)
+    with psycopg.connect(pg_database, autocommit=True, row_factory=dict_row) as conn:
+        report = prune(PostgresSaver(conn), None, middle)
+        assert [t.outcome for t in report.threads] == ["would_delete"] * 3
+
+    async def main() -> PruneReport:
+        async with await psycopg.AsyncConnection.connect(
+            pg_database, autocommit=True, row_factory=dict_row
+        ) as aconn:
+            return await aprune_threads(
+                AsyncPostgresSaver(aconn),
+                older_than="30d",
+                now=middle + timedelta(days=30),
+                dry_run=False,
+            )
+
+    report = asyncio.run(main())
+    assert sorted(t.thread_id for t in report.threads) == sorted(FINISHED)
+    assert all(t.outcome == "deleted" and "store_items" not in t.rows for t in report.threads)
 
 
 def test_sync_and_async_savers_are_not_mixed(tmp_path) -> None:
