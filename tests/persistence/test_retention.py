@@ -121,22 +121,15 @@ def test_a_dry_run_deletes_nothing_and_says_what_would_go(opened) -> None:
     assert heads(saver) == {"paused", "mid-run", "recent"}
 
 
-def test_a_second_run_is_a_no_op(opened) -> None:
+def test_small_batches_see_every_thread_and_a_second_run_is_a_no_op(opened) -> None:
     _, saver, store = opened
     middle = record(saver, store)
-    first = prune(saver, store, middle, dry_run=False)
-    assert len(first.threads) == 3
+    first = prune(saver, store, middle, dry_run=False, batch_size=1)
+    assert first.scanned == len(ALL)
+    assert sorted(t.thread_id for t in first.threads) == sorted(FINISHED)
     second = prune(saver, store, middle, dry_run=False)
     assert second.threads == () and second.scanned == 4
     assert second.kept == {"pending": 2, "recent": 1, "status": 1}
-
-
-def test_small_batches_see_every_thread(opened) -> None:
-    _, saver, store = opened
-    middle = record(saver, store)
-    report = prune(saver, store, middle, dry_run=False, batch_size=1)
-    assert report.scanned == len(ALL)
-    assert sorted(t.thread_id for t in report.threads) == sorted(FINISHED)
 
 
 def _racing(saver: BaseCheckpointSaver[Any], thread: str, act: Callable[[], None]) -> None:
