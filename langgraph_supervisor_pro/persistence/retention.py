@@ -66,7 +66,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
 from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -629,22 +629,28 @@ def _local_delete(
 
 
 def _store_items(store: BaseStore, prefixes: Sequence[tuple[str, ...]], delete: bool) -> Steps[int]:
-    """Count (and with `delete`, delete) the items under each prefix, a page at a time."""
+    """Count (and with `delete`, delete) the items under the prefixes, a page of each at a time.
+
+    One `batch` searches every prefix not yet exhausted, one more deletes what it found.
+    """
     total = 0
-    for prefix in prefixes:
-        offset = 0
-        while True:
-            page = yield Call(
-                partial(store.search, prefix, limit=_STORE_PAGE, offset=offset),
-                partial(store.asearch, prefix, limit=_STORE_PAGE, offset=offset),
-            )
-            total += len(page)
-            if page and delete:
-                ops = [PutOp(item.namespace, item.key, None) for item in page]
-                yield Call(partial(store.batch, ops), partial(store.abatch, ops))
-            offset += 0 if delete else len(page)
+    offsets = dict.fromkeys(prefixes, 0)
+    while offsets:
+        ops = [
+            SearchOp(p, limit=_STORE_PAGE, offset=o, refresh_ttl=False) for p, o in offsets.items()
+        ]
+        pages = yield Call(partial(store.batch, ops), partial(store.abatch, ops))
+        found: list[Item] = []
+        for prefix, page in zip(list(offsets), pages, strict=True):
+            found.extend(page)
             if len(page) < _STORE_PAGE:
-                break
+                del offsets[prefix]
+            elif not delete:
+                offsets[prefix] += len(page)
+        total += len(found)
+        if delete and found:
+            puts = [PutOp(item.namespace, item.key, None) for item in found]
+            yield Call(partial(store.batch, puts), partial(store.abatch, puts))
     return total
 
 

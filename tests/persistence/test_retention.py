@@ -36,6 +36,7 @@ from langgraph_supervisor_pro.persistence import (
     PruneReport,
     aprune_threads,
     open_effects,
+    output_namespace,
     parse_age,
     prune_threads,
 )
@@ -447,3 +448,17 @@ def test_the_report_reads_as_json_and_lines() -> None:
         thread_id="t", status="done", outcome="leased", last_activity=now, age_seconds=59.0
     )
     assert leased.line() == "thread t (done, 1.0 min old): kept, a live lease holds it"
+
+
+def test_store_items_beyond_one_page_are_counted_and_deleted() -> None:
+    with open_checkpointer("memory") as saver, open_store("memory") as store:
+        middle = record(saver, store)
+        namespace = output_namespace("done-1", "writer")
+        for index in range(1_234):
+            store.put(namespace, f"extra-{index:04d}", {"n": index}, index=False)
+        dry = prune(saver, store, middle)
+        rows = {t.thread_id: t.rows["store_items"] for t in dry.threads}
+        assert rows == {"done-1": 1_237, "done.2/x": 3, "leased": 3}
+        real = prune(saver, store, middle, dry_run=False)
+        assert [t.rows["store_items"] for t in real.threads] == [1_237, 3, 3]
+        assert store.search(namespace, limit=10) == []
