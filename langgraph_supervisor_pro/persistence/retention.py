@@ -548,7 +548,8 @@ def _pg_delete(
 # -- SQLite, memory and any other saver ------------------------------------------------------
 
 _SQLITE_THREADS = (
-    "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id > ? ORDER BY thread_id LIMIT ?"
+    "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' AND thread_id > ? "
+    "ORDER BY thread_id LIMIT ?"
 )
 
 

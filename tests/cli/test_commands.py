@@ -465,6 +465,7 @@ SUBCOMMANDS = [
     ["new"],
     ["runs"],
     ["metrics"],
+    ["prune"],
     ["audit"],
     ["standby"],
     ["review"],
