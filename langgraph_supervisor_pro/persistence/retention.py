@@ -53,8 +53,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -412,47 +412,26 @@ class _Sql:
         return await cursor.fetchall() if cursor.description else []
 
 
-def _sync_conn(saver: PostgresSaver) -> AbstractContextManager[Connection[Any]]:
-    conn = saver.conn
-    if isinstance(conn, ConnectionPool):
-        return cast(AbstractContextManager[Connection[Any]], conn.connection())
-    stack = ExitStack()
-    stack.enter_context(saver.lock)
-    return _Holding(stack, conn)
+@contextmanager
+def _sync_conn(saver: PostgresSaver) -> Iterator[Connection[Any]]:
+    """A connection of the saver's pool, or its single connection under its lock."""
+    if isinstance(saver.conn, ConnectionPool):
+        with saver.conn.connection() as conn:
+            yield conn
+    else:
+        with saver.lock:
+            yield saver.conn
 
 
-class _Holding(AbstractContextManager[Any]):
-    """A single connection, held under the saver's lock for the block."""
-
-    def __init__(self, stack: ExitStack, conn: Any) -> None:
-        self.stack, self.conn = stack, conn
-
-    def __enter__(self) -> Any:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.stack.close()
-
-
-class _AsyncHolding(AbstractAsyncContextManager[Any]):
-    """A single async connection, held under the saver's lock for the block."""
-
-    def __init__(self, saver: AsyncPostgresSaver) -> None:
-        self.saver = saver
-
-    async def __aenter__(self) -> Any:
-        await self.saver.lock.acquire()
-        return self.saver.conn
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.saver.lock.release()
-
-
-def _async_conn(saver: AsyncPostgresSaver) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
-    conn = saver.conn
-    if isinstance(conn, AsyncConnectionPool):
-        return cast(AbstractAsyncContextManager[AsyncConnection[Any]], conn.connection())
-    return _AsyncHolding(saver)
+@asynccontextmanager
+async def _async_conn(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncConnection[Any]]:
+    """The async twin of `_sync_conn`."""
+    if isinstance(saver.conn, AsyncConnectionPool):
+        async with saver.conn.connection() as conn:
+            yield conn
+    else:
+        async with saver.lock:
+            yield saver.conn
 
 
 @dataclass(frozen=True, slots=True)
