@@ -17,12 +17,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, empty_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from psycopg.rows import dict_row
+from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro import (
     aopen_checkpointer,
@@ -40,6 +42,7 @@ from langgraph_supervisor_pro.persistence import (
     parse_age,
     prune_threads,
 )
+from langgraph_supervisor_pro.persistence.retention import _pending
 from tests.persistence._threads import (
     ALL,
     FINISHED,
@@ -462,3 +465,36 @@ def test_store_items_beyond_one_page_are_counted_and_deleted() -> None:
         real = prune(saver, store, middle, dry_run=False)
         assert [t.rows["store_items"] for t in real.threads] == [1_237, 3, 3]
         assert store.search(namespace, limit=10) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "writes", "pending"),
+    [
+        ({"status": "done"}, [], False),
+        ({"status": "done", "__pregel_tasks": []}, [], False),
+        ({"status": "done", "__pregel_tasks": ["a Send"]}, [], True),  # a queued Send
+        ({"status": "done", "__start__": {"messages": []}}, [], True),  # a new turn's input
+        ({"status": "done", "branch:to:writer": None}, [], True),  # a routed worker
+        ({"status": "done"}, [("task-1", "__interrupt__", "a review")], True),
+        ({"status": "done"}, [("task-1", "__error__", "boom")], True),
+    ],
+)
+def test_what_counts_as_work_left_on_the_head(values, writes, pending) -> None:
+    checkpoint = {**empty_checkpoint(), "channel_values": values}
+    item = CheckpointTuple(config("t"), checkpoint, {}, None, writes)
+    assert _pending(item) is pending
+
+
+def test_a_graph_without_a_status_is_never_pruned() -> None:
+    # Only runs that say they ended (`status`) go: another graph's threads stay.
+    class Count(TypedDict):
+        n: int
+
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(Count)
+    builder.add_node("inc", lambda s: {"n": s["n"] + 1}).add_edge(START, "inc")
+    with open_checkpointer("memory") as saver:
+        builder.compile(checkpointer=saver).invoke({"n": 1}, config("plain"))
+        later = datetime.now(UTC) + timedelta(days=2)
+        report = prune_threads(saver, older_than="1d", now=later, dry_run=False)
+        assert report.threads == () and report.kept == {"status": 1}
+        assert heads(saver) == {"plain"}
