@@ -100,7 +100,14 @@ class JudgeNode:
         self.judge = judge
         self.graph = graph
         self.label = model_label(judge.model)
-        self._structured = judge.model.with_structured_output(JudgeVerdict)
+        try:
+            self._structured = judge.model.with_structured_output(JudgeVerdict)
+        except NotImplementedError as exc:
+            raise TypeError(
+                f"OnlineJudge.model: {type(judge.model).__name__} does not support "
+                "with_structured_output; give a chat model that does (the judge answers a "
+                "JudgeVerdict)"
+            ) from exc
         self._projects: dict[str, Any] = {}
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:

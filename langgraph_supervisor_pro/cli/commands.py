@@ -32,6 +32,9 @@ the timeline of one run for a compliance reader.
 `lgsp metrics` (in `_metrics.py`) prints the delegation metrics of a checkpoint database
 (`observability.metrics`): completion, routing, handoffs, workers, utilisation, reviews.
 
+`lgsp judge` (in `_judge.py`) is the online judge's review queue in a store: `list` shows
+the turns scored below the threshold, `resolve KEY --as NAME` acknowledges one.
+
 Example:
     ```console
     $ lgsp demo                       # checkpoints in .lgsp/demo.db
@@ -49,6 +52,8 @@ Example:
     $ lgsp review sweep --db ... --graph ...
     $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
     $ lgsp metrics --db postgresql://app@db/app --since 24h --json
+    $ lgsp judge list --store postgresql://app@db/app
+    $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice
     ```
 """
 
@@ -93,6 +98,7 @@ from langgraph_supervisor_pro.cli import (
     _audit,
     _demo,
     _demo_render,
+    _judge,
     _metrics,
     _runs,
     _standby,
@@ -1251,6 +1257,7 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
 app.command("standby", help=_standby.HELP)(_standby.standby_command)
 app.command("audit", help=_audit.HELP)(_audit.audit_command)
 app.command("metrics", help=_metrics.HELP)(_metrics.metrics_command)
+app.add_typer(_judge.judge_app, name="judge")
 
 
 def main() -> None:
