@@ -761,8 +761,8 @@ def test_online_judge_signatures_are_pinned():
             "(store: 'BaseStore', *, status: \"ReviewStatus | Literal['all']\" = 'open') "
             "-> 'list[JudgedTurn]'"
         )
-    for fn in (judge_queue.acknowledge_judgement, judge_queue.aacknowledge_judgement):
-        assert str(inspect.signature(fn)) == (
+    for ack in (judge_queue.acknowledge_judgement, judge_queue.aacknowledge_judgement):
+        assert str(inspect.signature(ack)) == (
             "(store: 'BaseStore', key: 'str', *, by: 'str', note: 'str' = '') -> 'JudgedTurn'"
         )
     assert getattr(judge_queue.JudgedTurn, "__dataclass_params__").frozen  # noqa: B009
