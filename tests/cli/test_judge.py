@@ -106,3 +106,29 @@ def test_a_store_that_is_not_a_store_is_a_one_line_error(tmp_path):
     bogus = tmp_path / "not-a-store.db"
     bogus.write_bytes(b"this is not sqlite at all" * 100)
     error_line(lgsp("judge", "list", "--store", str(bogus)), "cannot open the store")
+
+
+def test_lgsp_audit_shows_the_judges_verdict(tmp_path):
+    from langgraph_supervisor_pro import open_checkpointer
+
+    db, memory = tmp_path / "runs.db", tmp_path / "store.db"
+    with open_checkpointer(f"sqlite:///{db}") as saver, open_store(f"sqlite:///{memory}") as st:
+        create_supervisor(
+            [Worker(name="desk", description="Answers.", agent=lambda task: f"Re: {task.task}")],
+            router=lambda view: "FINISH" if view.ledger else "desk",
+            judge=OnlineJudge(model=FunctionChatModel(name="judge", reply=verdict), sample=1.0),
+        ).compile(checkpointer=saver, store=st).invoke(
+            ask("late order"), {"configurable": {"thread_id": "o-9"}}
+        )
+    shown = lgsp("audit", "--db", str(db), "--thread", "o-9")
+    assert shown.exit_code == 0, shown.output
+    assert "judgement" in shown.output
+    assert "functionchatmodel/judge scored the answer 0.25 (below 0.50, queued for" in shown.output
+    (event,) = [
+        e
+        for e in json.loads(lgsp("audit", "--db", str(db), "--thread", "o-9", "--json").output)[
+            "events"
+        ]
+        if e["kind"] == "judgement"
+    ]
+    assert (event["key"], event["queued"], event["score"]) == ("o-9:1", True, 0.25)

@@ -520,3 +520,32 @@ def test_langsmith_refusing_the_feedback_leaves_the_verdict_and_the_run(langsmit
     assert entry["queued"] is True and entry["feedback_id"] is None
     assert "LangSmith refused the feedback: LangSmithNotFoundError" in entry["feedback_error"]
     assert [i.key for i in judge_reviews(store)] == ["refused:1"]
+
+
+# ---------------------------------------------------------------------- audit trail
+
+
+def test_the_audit_trail_shows_the_verdict_after_the_end(tmp_path):
+    from langgraph_supervisor_pro import open_checkpointer
+    from langgraph_supervisor_pro.observability import JudgementEvent, audit_trail
+
+    with open_checkpointer(f"sqlite:///{tmp_path / 'runs.db'}") as saver:
+        judge = judge_of(LOW, RuntimeError("judge down"), sample=1.0)
+        app = team(judge, router=lambda view: "FINISH" if view.ledger else "w").compile(
+            checkpointer=saver, store=InMemoryStore()
+        )
+        app.invoke(ask("tea"), config("audited"))
+        app.invoke(ask("coffee"), config("audited"))
+        trail = audit_trail(saver, "audited")
+    kinds = [e.kind for e in trail.events]
+    assert kinds == ["turn", "decision", "hop", "decision", "end", "judgement"] * 2
+    first, second = (e for e in trail.events if isinstance(e, JudgementEvent))
+    assert first.line() == (
+        "scriptedchatmodel/judge scored the answer 0.20 (below 0.50, queued for review): "
+        "misses the price"
+    )
+    assert (first.turn, first.key, first.queued) == (1, "audited:1", True)
+    assert second.line() == (
+        "scriptedchatmodel/judge gave no verdict: the judge failed: RuntimeError: judge down"
+    )
+    assert trail.to_dict()["events"][5]["score"] == 0.2
