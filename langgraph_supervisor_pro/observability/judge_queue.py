@@ -198,21 +198,10 @@ def _listing(store: BaseStore, statuses: list[str]) -> Steps[list[JudgedTurn]]:
     for status in statuses:
         offset = 0
         while True:
+            query: dict[str, Any] = {"filter": {"review": status}, "limit": _PAGE, "offset": offset}
             page = yield Call(
-                partial(
-                    store.search,
-                    JUDGE_NAMESPACE,
-                    filter={"review": status},
-                    limit=_PAGE,
-                    offset=offset,
-                ),
-                partial(
-                    store.asearch,
-                    JUDGE_NAMESPACE,
-                    filter={"review": status},
-                    limit=_PAGE,
-                    offset=offset,
-                ),
+                partial(store.search, JUDGE_NAMESPACE, **query),
+                partial(store.asearch, JUDGE_NAMESPACE, **query),
             )
             items.extend(JudgedTurn.from_value(item.value) for item in page)
             if len(page) < _PAGE:

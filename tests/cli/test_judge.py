@@ -14,21 +14,13 @@ from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.observability import OnlineJudge
 from langgraph_supervisor_pro.testing import FunctionChatModel
 from tests._helpers import ask
+from tests.cli.test_audit import error_line
 
 WIDE = {"COLUMNS": "200"}
 
 
 def lgsp(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(app, list(args), env={**WIDE, **(env or {})})
-
-
-def error_line(result: Any, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def verdict(call) -> dict[str, Any]:
