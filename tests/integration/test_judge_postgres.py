@@ -105,15 +105,24 @@ def test_a_replay_in_another_pool_reuses_the_stored_verdict(pg_database):
     assert len(first_judge.calls) == 1 and second_judge.calls == ()
 
 
-def test_async_runs_queue_on_postgres(pg_database):
-    async def main() -> list[str]:
+def odd_verdict(call) -> dict[str, Any]:
+    """A low score whose reasons hold what Postgres refuses (NUL, a lone surrogate)."""
+    return {"score": 0.1, "passed": False, "reasons": ["cut\x00off", "lone \ud800 half"]}
+
+
+def test_async_runs_queue_on_postgres_with_text_postgres_refuses(pg_database):
+    thread_id = "pg-async/\u00e9:\u4e2d"  # (a NUL in a thread id: LangGraph's saver refuses it)
+
+    async def main() -> list[Any]:
         async with aopen_checkpointer(pg_database) as saver, aopen_store(pg_database) as store:
-            app = team(FunctionChatModel(name="judge", reply=verdict)).compile(
+            app = team(FunctionChatModel(name="judge", reply=odd_verdict)).compile(
                 checkpointer=saver, store=store
             )
-            out = await app.ainvoke(ask("a refund"), {"configurable": {"thread_id": "pg-async"}})
+            out = await app.ainvoke(ask("a refund"), {"configurable": {"thread_id": thread_id}})
             assert out["judgements"][0]["queued"] is True
         with open_store(pg_database) as store:
-            return [i.key for i in judge_reviews(store)]
+            return judge_reviews(store)
 
-    assert asyncio.run(main()) == ["pg-async:1"]
+    (item,) = asyncio.run(main())
+    assert item.key == f"{thread_id}:1" and item.thread_id == thread_id
+    assert item.reasons == ("cut\ufffdoff", "lone \ufffd half")
