@@ -284,7 +284,7 @@ def create_supervisor(
     graph.add_node(
         SYNTHESIS_NODE,
         synthesis.runnable(),
-        destinations=(JUDGE_NODE if judge_node is not None else END, synthesis_handler),
+        destinations=(synthesis_handler,) if judge_node is not None else (END, synthesis_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
         metadata=node_metadata("synthesis"),
@@ -297,7 +297,7 @@ def create_supervisor(
             metadata=node_metadata("judge"),
             trace_policy=NODE_TRACE_POLICY,
         )
-        graph.add_edge(SYNTHESIS_NODE, JUDGE_NODE)
+        graph.add_conditional_edges(SYNTHESIS_NODE, judge_node.route, [JUDGE_NODE, END])
         graph.add_edge(JUDGE_NODE, END)
     else:
         graph.add_edge(SYNTHESIS_NODE, END)

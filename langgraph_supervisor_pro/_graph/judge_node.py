@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.exceptions import OutputParserException
@@ -24,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.config import get_store
 from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END
 from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
@@ -93,6 +94,15 @@ def _traced_run(config: RunnableConfig) -> Any:
     return None
 
 
+class _Turn(NamedTuple):
+    """A turn to judge: its key, thread, domain path and number."""
+
+    key: str
+    thread: str
+    path: list[str]
+    turn: int
+
+
 class JudgeNode:
     """The judge node. Built by `create_supervisor(judge=...)`; not public API."""
 
@@ -113,6 +123,26 @@ class JudgeNode:
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
         """The node as a Runnable with native sync and async bodies."""
         return GraphNode(JUDGE_NODE, self.invoke, self.ainvoke)
+
+    def route(self, state: SupervisorState, config: RunnableConfig) -> str:
+        """After synthesis: the judge step for a turn to judge, else END.
+
+        A turn out of the sample costs no step and no checkpoint.
+        """
+        return JUDGE_NODE if self._due(state, config) is not None else END
+
+    def _due(self, state: SupervisorState, config: RunnableConfig) -> _Turn | None:
+        """The turn, when it is to be judged."""
+        if state.get("status") != "done":
+            return None
+        turn = state.get("turn", 1)
+        if any(e["turn"] == turn for e in state.get("judgements") or ()):
+            return None
+        configurable = config.get("configurable") or {}
+        thread = str(configurable.get("thread_id") or state.get("task_message_id") or "")
+        path = _path(str(configurable.get("checkpoint_ns") or ""))
+        key = storable(judge_key(thread, turn, path))
+        return _Turn(key, thread, path, turn) if judged(key, self.judge.sample) else None
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Judge the turn synchronously."""
@@ -148,17 +178,10 @@ class JudgeNode:
         ]
 
     def _judging(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
-        if state.get("status") != "done":
+        due = self._due(state, config)
+        if due is None:
             return {}
-        turn = state.get("turn", 1)
-        if any(e["turn"] == turn for e in state.get("judgements") or ()):
-            return {}
-        configurable = config.get("configurable") or {}
-        thread = str(configurable.get("thread_id") or state.get("task_message_id") or "")
-        path = _path(str(configurable.get("checkpoint_ns") or ""))
-        key = storable(judge_key(thread, turn, path))
-        if not judged(key, self.judge.sample):
-            return {}
+        key, thread, path, turn = due
         store = get_store()
         if store is not None:
             try:

@@ -335,9 +335,27 @@ def test_a_judge_on_a_domain_keys_its_turns_by_the_domain_path():
 def test_the_judge_step_is_a_node_of_the_drawing():
     graph = team(judge_of()).compile()
     drawing = graph.get_graph()
-    edges = {(e.source, e.target) for e in drawing.edges}
-    assert ("synthesis", "judge") in edges and ("judge", "__end__") in edges
-    assert ("synthesis", "__end__") not in edges
+    edges = {(e.source, e.target, e.conditional) for e in drawing.edges}
+    assert {("synthesis", "judge", True), ("synthesis", "__end__", True)} <= edges
+    assert ("judge", "__end__", False) in edges
+    # A judged domain still expands inside its parent's drawing (one start, one end).
+    domain = team(judge_of())
+    root = create_supervisor(
+        [Worker(name="ops", description="Ops.", agent=domain)], router=routes("ops")
+    ).compile()
+    assert {"ops:judge", "ops:synthesis"} <= set(root.get_graph(xray=True).nodes)
+
+
+def test_a_turn_out_of_the_sample_costs_no_step():
+    saver = InMemorySaver()
+    cfg = config("unsampled")
+    team(judge_of(sample=0.0)).compile(checkpointer=saver).invoke(ask(), cfg)
+    plain = InMemorySaver()
+    team().compile(checkpointer=plain).invoke(ask(), cfg)
+    assert len(list(saver.list(cfg))) == len(list(plain.list(cfg)))
+    judged_saver = InMemorySaver()
+    team(judge_of(HIGH, sample=1.0)).compile(checkpointer=judged_saver).invoke(ask(), cfg)
+    assert len(list(judged_saver.list(cfg))) == len(list(plain.list(cfg))) + 1
 
 
 # ------------------------------------------------------------------------ LangSmith
