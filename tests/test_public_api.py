@@ -755,6 +755,7 @@ def test_online_judge_signatures_are_pinned():
         ("client", True),
         ("feedback_key", True),
         ("max_answer_chars", True),
+        ("timeout", True),
     ]
     assert getattr(judge.OnlineJudge, "__dataclass_params__").frozen  # noqa: B009
     assert list(judge.JudgeVerdict.model_fields) == ["score", "passed", "reasons"]

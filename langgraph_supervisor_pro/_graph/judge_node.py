@@ -10,8 +10,11 @@ the verdict's `error`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, NamedTuple
@@ -20,9 +23,11 @@ from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.config import get_store
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END
 from langgraph.store.base import BaseStore
@@ -34,7 +39,7 @@ from langgraph_supervisor_pro._internal.model_identity import ModelUse, fingerpr
 from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import content_text, one_line, truncate
-from langgraph_supervisor_pro._internal.twins import Call, Invoke, Steps, adrive, drive
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.observability.judge import (
     JudgeVerdict,
     OnlineJudge,
@@ -92,6 +97,50 @@ def _traced_run(config: RunnableConfig) -> Any:
             if run is not None and run.trace_id is not None:
                 return run
     return None
+
+
+class JudgeTimeoutError(Exception):
+    """The judge model did not answer within `OnlineJudge.timeout`."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"no verdict within the judge's timeout of {timeout:g}s")
+
+
+class _Ask(NamedTuple):
+    """The judge model's call, bounded by the judge's timeout (an `Io` of the twins).
+
+    Under `drive` a bounded call runs in a worker thread (a blocking call cannot be
+    interrupted: past the timeout it is left to finish on its own, and its answer is
+    dropped); under `adrive` it is cancelled.
+    """
+
+    runnable: Runnable[Any, Any]
+    input: Any
+    config: RunnableConfig
+    timeout: float | None
+
+    def run(self) -> Any:
+        if self.timeout is None:
+            return self.runnable.invoke(self.input, self.config)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lgsp-judge")
+        context = contextvars.copy_context()
+        future = pool.submit(context.run, self.runnable.invoke, self.input, self.config)
+        try:
+            return future.result(timeout=self.timeout)
+        except FutureTimeout:
+            raise JudgeTimeoutError(self.timeout) from None
+        finally:
+            pool.shutdown(wait=False)
+
+    async def arun(self) -> Any:
+        if self.timeout is None:
+            return await self.runnable.ainvoke(self.input, self.config)
+        try:
+            return await asyncio.wait_for(
+                self.runnable.ainvoke(self.input, self.config), self.timeout
+            )
+        except TimeoutError:
+            raise JudgeTimeoutError(self.timeout) from None
 
 
 class _Turn(NamedTuple):
@@ -160,6 +209,7 @@ class JudgeNode:
             for e in state.get("ledger") or ()
             if e["turn"] == turn
         ]
+        limit = self.judge.max_answer_chars
         return [
             SystemMessage(
                 content=(
@@ -170,9 +220,9 @@ class JudgeNode:
             ),
             HumanMessage(
                 content=(
-                    f"Task:\n{state.get('task', '')}\n\nWork done (one line per hop):\n"
-                    f"{chr(10).join(hops) or '(no hops)'}\n\nAnswer:\n"
-                    f"{truncate(answer, self.judge.max_answer_chars)}"
+                    f"Task:\n{truncate(state.get('task', ''), limit)}\n\n"
+                    f"Work done (one line per hop):\n{chr(10).join(hops) or '(no hops)'}\n\n"
+                    f"Answer:\n{truncate(answer, limit)}"
                 )
             ),
         ]
@@ -199,7 +249,15 @@ class JudgeNode:
         verdict: JudgeVerdict | None = None
         error: str | None = None
         try:
-            reply = yield Invoke(self._structured, self.messages(state, answer), config)
+            # Tagged `nostream`: the judge's tokens are not the answer, so stream_mode
+            # "messages" leaves them out.
+            ask = _Ask(
+                self._structured,
+                self.messages(state, answer),
+                merge_configs(config, {"tags": [TAG_NOSTREAM]}),
+                self.judge.timeout,
+            )
+            reply = yield ask
             verdict = JudgeVerdict.model_validate(
                 reply.model_dump() if isinstance(reply, JudgeVerdict) else reply
             )

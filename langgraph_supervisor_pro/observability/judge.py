@@ -38,6 +38,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field
 
+from langgraph_supervisor_pro._internal.checks import check_seconds
+
 __all__ = ["DEFAULT_JUDGE_CRITERIA", "JudgeVerdict", "OnlineJudge", "judge_key", "judged"]
 
 DEFAULT_JUDGE_CRITERIA = (
@@ -134,7 +136,10 @@ class OnlineJudge:
     feedback_key: str = "lgsp_judge"
     """The LangSmith feedback key of the scores."""
     max_answer_chars: int = 8000
-    """How much of the answer the judge is shown (longer answers are cut, saying so)."""
+    """How much of the task and of the answer the judge is shown (longer ones are cut)."""
+    timeout: float | None = None
+    """Seconds the judge model may take (a finite number > 0); past it the turn's verdict
+    records a time-out and the run returns. None waits as long as the model does."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, BaseChatModel):
@@ -173,6 +178,9 @@ class OnlineJudge:
         chars = self.max_answer_chars
         if isinstance(chars, bool) or not isinstance(chars, int) or chars < 100:
             raise ValueError(f"OnlineJudge.max_answer_chars: got {chars!r}; give an integer >= 100")
+        if self.timeout is not None:
+            seconds = check_seconds(self.timeout, "OnlineJudge.timeout", fix=", or None to wait")
+            object.__setattr__(self, "timeout", seconds)
 
     def judges(self, thread_id: str, turn: int, path: Sequence[str] = ()) -> bool:
         """Whether this judge scores the given turn (when it ends `done`).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from typing import Any
 
 import pytest
@@ -435,3 +436,62 @@ def test_langsmith_refusing_the_feedback_leaves_the_verdict_and_the_run(langsmit
     assert entry["queued"] is True and entry["feedback_id"] is None
     assert "LangSmith refused the feedback: LangSmithNotFoundError" in entry["feedback_error"]
     assert [i.key for i in judge_reviews(store)] == ["refused:1"]
+
+
+# -------------------------------------------------------------- streaming, time-outs
+
+
+def test_the_judges_tokens_are_not_streamed_as_the_answer():
+    app = team(judge_of(LOW, sample=1.0)).compile(checkpointer=InMemorySaver())
+    cfg = config("streamed")
+    nodes = [
+        meta.get("langgraph_node") for _, meta in app.stream(ask(), cfg, stream_mode="messages")
+    ]
+    assert "judge" not in nodes
+    assert app.get_state(cfg).values["judgements"][0]["score"] == 0.2  # it did judge
+
+
+class SlowJudge(ScriptedChatModel):
+    """A judge that answers only when released (sync), or never (async)."""
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+        assert RELEASE.wait(30)
+        return super()._generate(messages, stop, run_manager, **kw)
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+        await asyncio.sleep(30)
+        raise AssertionError("cancelled by the timeout before this")
+
+
+RELEASE = threading.Event()
+
+
+def test_a_judge_past_its_timeout_is_recorded_and_the_run_returns():
+    judge = OnlineJudge(model=SlowJudge(name="slow", script=[HIGH]), sample=1.0, timeout=0.05)
+    app = team(judge).compile(checkpointer=InMemorySaver(), store=InMemoryStore())
+    RELEASE.clear()
+    try:
+        out = app.invoke(ask("tea"), config("slow-sync"))
+    finally:
+        RELEASE.set()  # the abandoned call finishes in its thread; its answer is dropped
+    assert out["status"] == "done" and out["messages"][-1].content == "Answer about tea"
+    (entry,) = out["judgements"]
+    assert entry["score"] is None
+    assert entry["error"] == (
+        "the judge failed: JudgeTimeoutError: no verdict within the judge's timeout of 0.05s"
+    )
+    judge = OnlineJudge(model=SlowJudge(name="slow", script=[]), sample=1.0, timeout=0.05)
+    app = team(judge).compile(checkpointer=InMemorySaver())
+    out = asyncio.run(app.ainvoke(ask("tea"), config("slow-async")))
+    assert out["status"] == "done" and "JudgeTimeoutError" in out["judgements"][0]["error"]
+
+
+def test_the_judge_is_shown_a_cut_task_and_answer():
+    judge = judge_of(HIGH, sample=1.0, max_answer_chars=100)
+    team(judge).compile(checkpointer=InMemorySaver()).invoke(ask("x" * 5000), config())
+    (call,) = judge.model.calls  # type: ignore[attr-defined]
+    human = str(call.messages[-1].content)
+    task = human.split("\n\nWork done")[0]
+    answer = human.split("Answer:\n")[-1]
+    assert task == "Task:\n" + "x" * 99 + "…"
+    assert len(answer) == 100 and answer.startswith("Answer about x") and answer.endswith("…")

@@ -80,6 +80,9 @@ class AcmeJudge(ScriptedChatModel):
         ({"feedback_key": ""}, ValueError, "OnlineJudge.feedback_key"),
         ({"max_answer_chars": 10}, ValueError, "OnlineJudge.max_answer_chars: got 10"),
         ({"max_answer_chars": 1e9}, ValueError, "OnlineJudge.max_answer_chars"),
+        ({"timeout": 0}, ValueError, "OnlineJudge.timeout"),
+        ({"timeout": math.inf}, ValueError, "OnlineJudge.timeout"),
+        ({"timeout": "5"}, ValueError, "OnlineJudge.timeout"),
     ],
 )
 def test_a_bad_configuration_names_the_field_and_the_fix(kwargs, error, needle):
