@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ def test_the_judge_step_runs_under_the_dev_server_and_queues_in_its_store(tmp_pa
     from langgraph_sdk import get_client
 
     async def go(url: str) -> None:
-        client = get_client(url=url)
+        client: Any = get_client(url=url)  # (its stubs type `input` too narrowly)
         (assistant,) = await client.assistants.search(graph_id="judged")
         drawing = await client.assistants.get_graph(assistant["assistant_id"])
         assert "judge" in {node["id"] for node in drawing["nodes"]}
