@@ -172,7 +172,9 @@ def create_supervisor(
             f"context_schema: got {type(context_schema).__name__}; give a class (a dataclass, "
             "pydantic model or TypedDict) describing the runtime context, or None"
         )
-    uses = _model_uses(workers, model=model, synthesizer=synthesizer, compaction=compaction)
+    uses = _model_uses(
+        workers, model=model, router=router, synthesizer=synthesizer, compaction=compaction
+    )
     judge_node = _judge_node(judge, workers, uses, name)
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
@@ -313,6 +315,7 @@ def _model_uses(
     workers: Sequence[Worker],
     *,
     model: object,
+    router: object,
     synthesizer: object,
     compaction: Compaction | None,
 ) -> tuple[ModelUse, ...]:
@@ -323,13 +326,15 @@ def _model_uses(
         uses.extend(ModelUse(place, found) for found in chat_models(obj))
 
     add("the supervisor's model (create_supervisor(model=...))", model)
+    add("the router (create_supervisor(router=...))", router)
     add("the synthesizer (create_supervisor(synthesizer=...))", synthesizer)
     if compaction is not None:
         add("the compaction summarizer (create_supervisor(compaction=...))", compaction.summarizer)
     for worker in workers:
         add(f"worker {worker.name!r}'s model (Worker.model)", worker.model)
-        if isinstance(worker.verify, BaseChatModel):
-            add(f"worker {worker.name!r}'s checker (Worker.verify)", worker.verify)
+        add(f"worker {worker.name!r}'s checker (Worker.verify)", worker.verify)
+        if not isinstance(worker.fallback, str):
+            add(f"worker {worker.name!r}'s fallback (Worker.fallback)", worker.fallback)
         if worker.compaction is not None:
             add(
                 f"worker {worker.name!r}'s compaction summarizer (Worker.compaction)",

@@ -83,6 +83,9 @@ def test_a_judge_without_structured_output_is_refused_at_build_time():
         ({"workers": "WORKER_COMPACTION"}, "worker 'w''s compaction summarizer"),
         ({"workers": "CREATE_AGENT"}, "worker 'w''s agent"),
         ({"workers": "CLOSURE"}, "worker 'w''s agent"),
+        ({"workers": "VERIFY_FUNCTION"}, "worker 'w''s checker (Worker.verify)"),
+        ({"workers": "FALLBACK"}, "worker 'w''s fallback (Worker.fallback)"),
+        ({"router": "ROUTER"}, "the router (create_supervisor(router=...))"),
     ],
 )
 def test_every_model_of_the_graph_is_refused_as_judge(kwargs, place):
@@ -110,6 +113,23 @@ def test_every_model_of_the_graph_is_refused_as_judge(kwargs, place):
                 name="w", description="Works.", agent=lambda task: model.invoke(task.task).content
             )
         ],
+        "VERIFY_FUNCTION": [
+            Worker(
+                name="w",
+                description="Works.",
+                agent=answer,
+                verify=lambda task, result: bool(model.invoke(result.result_text()).content),
+            )
+        ],
+        "FALLBACK": [
+            Worker(
+                name="w",
+                description="Works.",
+                agent=answer,
+                fallback=lambda task: model.invoke(task.task).content,
+            )
+        ],
+        "ROUTER": lambda view: "FINISH" if view.ledger or model.invoke("x") is None else "w",
     }
     built = {key: values[value] for key, value in kwargs.items()}
     refused(lambda: team(judge, **built), place)
