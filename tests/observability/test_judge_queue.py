@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -146,3 +148,34 @@ def test_a_judged_turn_reads_back_from_any_stored_value():
     item = JudgedTurn.from_value({"key": "k", "score": "high", "passed": "yes", "turn": None})
     assert (item.score, item.passed, item.turn, item.reasons) == (None, None, 0, ())
     assert JudgedTurn.from_value(item.to_dict() | {"at": "t"}).judged_at == "t"
+
+
+def test_two_runs_at_once_each_queue_their_turn_and_two_acknowledgers_agree():
+    store = InMemoryStore()
+    app = judged_team().compile(checkpointer=InMemorySaver(), store=store)
+    gate = threading.Barrier(2)
+
+    def run(thread_id: str) -> str:
+        gate.wait(10)
+        out = app.invoke(ask("bad tea"), {"configurable": {"thread_id": thread_id}})
+        return str(out["judgements"][0]["key"])
+
+    with ThreadPoolExecutor(2) as pool:
+        keys = sorted(pool.map(run, ["p-1", "p-2"]))
+    assert keys == ["p-1:1", "p-2:1"]
+    assert sorted(i.key for i in judge_reviews(store)) == keys
+
+    def acknowledge(name: str) -> str:
+        gate.wait(10)
+        try:
+            return acknowledge_judgement(store, "p-1:1", by=name).acknowledged_by or ""
+        except ValueError as exc:
+            assert "already acknowledged" in str(exc)
+            return "refused"
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(acknowledge, ["ann", "ben"]))
+    (item,) = judge_reviews(store, status="acknowledged")
+    # Whoever wrote last is the acknowledger on record, and said so to their caller.
+    assert item.acknowledged_by in results and set(results) <= {"ann", "ben", "refused"}
+    assert [i.key for i in judge_reviews(store)] == ["p-2:1"]
