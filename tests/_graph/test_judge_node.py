@@ -515,3 +515,34 @@ def test_the_judge_is_shown_a_cut_task_and_answer():
     answer = human.split("Answer:\n")[-1]
     assert task == "Task:\n" + "x" * 99 + "…"
     assert len(answer) == 100 and answer.startswith("Answer about x") and answer.endswith("…")
+
+
+class VanishingJudgeStore(InMemoryStore):
+    """A store whose judge namespace is gone (as a dropped table would be): reads and
+    writes there raise; the workers' outputs are kept as usual."""
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        if any(tuple(getattr(op, "namespace", ()))[:2] == JUDGE_NAMESPACE for op in ops):
+            raise ConnectionError("the judge's table is gone")
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        return self.batch(ops)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_store_that_fails_the_judge_leaves_the_run_and_says_why(mode):
+    judge = judge_of(LOW, sample=1.0)
+    app = team(judge).compile(checkpointer=InMemorySaver(), store=VanishingJudgeStore())
+    cfg = config(f"vanishing-{mode}")
+    if mode == "sync":
+        call = app.invoke(ask("tea"), cfg)
+    else:
+        call = asyncio.run(app.ainvoke(ask("tea"), cfg))
+    assert call["status"] == "done" and call["messages"][-1].content == "Answer about tea"
+    (entry,) = call["judgements"]
+    assert entry["score"] == 0.2 and entry["queued"] is False
+    assert entry["error"] == (
+        "the verdict could not be stored: ConnectionError: the judge's table is gone"
+    )
