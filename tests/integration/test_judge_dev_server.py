@@ -9,6 +9,7 @@ score waits in the server's own store.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -46,5 +47,9 @@ def test_the_judge_step_runs_under_the_dev_server_and_queues_in_its_store(tmp_pa
         assert [item["key"] for item in found["items"]] == [keys["a refund for order 7"]]
         assert found["items"][0]["value"]["score"] == 0.2
 
-    with serve("langgraph.json", tmp_path / "server.log", app=APP) as url:
+    # A copy of the app: `langgraph dev` keeps its threads and store in the app's folder
+    # (`.langgraph_api/`), and the queue must start empty.
+    app = tmp_path / "app"
+    shutil.copytree(APP, app, ignore=shutil.ignore_patterns(".langgraph_api"))
+    with serve("langgraph.json", tmp_path / "server.log", app=app) as url:
         asyncio.run(go(url))
