@@ -16,8 +16,10 @@ from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
+from langgraph_supervisor_pro._graph.judge_node import JudgeNode, refuse_same_model
 from langgraph_supervisor_pro._graph.names import (
     COMPACTION_NODE,
+    JUDGE_NODE,
     REVIEW_NODE,
     SUPERVISOR_NODE,
     SYNTHESIS_NODE,
@@ -28,10 +30,17 @@ from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY, node_metada
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
 from langgraph_supervisor_pro._internal.checks import check_retry_policy
+from langgraph_supervisor_pro._internal.model_identity import (
+    ModelUse,
+    agent_models,
+    chat_models,
+    register_models,
+)
 from langgraph_supervisor_pro.compaction.compactor import Compactor
 from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
 from langgraph_supervisor_pro.contracts import FINISH, route_decision_model
+from langgraph_supervisor_pro.observability.judge import OnlineJudge
 from langgraph_supervisor_pro.review.guard import ToolGuard
 from langgraph_supervisor_pro.review.policy import ReviewPolicy
 from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning, undeclared_tools
@@ -64,6 +73,7 @@ def create_supervisor(
     supervisor_retry: RetryPolicy | None = None,
     parallel: bool = False,
     context_schema: type[Any] | None = None,
+    judge: OnlineJudge | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -115,6 +125,13 @@ def create_supervisor(
             function workers (`langgraph.runtime.get_runtime().context`) read it, and a
             domain of a tree reads its root's. `SecretStr` fields are scrubbed from
             error text (see `langgraph_supervisor_pro.redaction`).
+        judge: An online judge (`observability.OnlineJudge`): a `judge` step after the
+            answer scores a sample of the turns that end `done` with a judge model, keeps
+            the verdict (the state's `judgements`, the graph's store), queues low scores
+            for human review in the store and sends the score to LangSmith as feedback
+            when it has a client. Its model may not be any model of the graph (the
+            supervisor's, synthesis, compaction, a worker's model, checker or agent, a
+            domain's): that is refused here.
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -155,6 +172,10 @@ def create_supervisor(
             f"context_schema: got {type(context_schema).__name__}; give a class (a dataclass, "
             "pydantic model or TypedDict) describing the runtime context, or None"
         )
+    uses = _model_uses(
+        workers, model=model, router=router, synthesizer=synthesizer, compaction=compaction
+    )
+    judge_node = _judge_node(judge, workers, uses, name)
     policy = review if review is not None else ReviewPolicy.from_env()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name)) for w in workers}
@@ -265,17 +286,83 @@ def create_supervisor(
     graph.add_node(
         SYNTHESIS_NODE,
         synthesis.runnable(),
-        destinations=(END, synthesis_handler),
+        destinations=(synthesis_handler,) if judge_node is not None else (END, synthesis_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
         error_handler=_handler(synthesis.on_error),
         metadata=node_metadata("synthesis"),
         trace_policy=NODE_TRACE_POLICY,
     )
+    if judge_node is not None:
+        graph.add_node(
+            JUDGE_NODE,
+            judge_node.runnable(),  # never raises: a judge failure is recorded in its verdict
+            metadata=node_metadata("judge"),
+            trace_policy=NODE_TRACE_POLICY,
+        )
+        graph.add_conditional_edges(SYNTHESIS_NODE, judge_node.route, [JUDGE_NODE, END])
+        graph.add_edge(JUDGE_NODE, END)
+    else:
+        graph.add_edge(SYNTHESIS_NODE, END)
     graph.add_edge(START, name)
-    graph.add_edge(SYNTHESIS_NODE, END)
     graph.add_edge(supervisor_handler, SYNTHESIS_NODE)
     graph.add_edge(synthesis_handler, END)
+    judged = (ModelUse("the online judge of this graph", judge.model),) if judge else ()
+    register_models(graph, (*uses, *judged))
     return graph
+
+
+def _model_uses(
+    workers: Sequence[Worker],
+    *,
+    model: object,
+    router: object,
+    synthesizer: object,
+    compaction: Compaction | None,
+) -> tuple[ModelUse, ...]:
+    """Every chat model the graph uses that can be seen, with the place that uses it."""
+    uses: list[ModelUse] = []
+
+    def add(place: str, obj: object) -> None:
+        uses.extend(ModelUse(place, found) for found in chat_models(obj))
+
+    add("the supervisor's model (create_supervisor(model=...))", model)
+    add("the router (create_supervisor(router=...))", router)
+    add("the synthesizer (create_supervisor(synthesizer=...))", synthesizer)
+    if compaction is not None:
+        add("the compaction summarizer (create_supervisor(compaction=...))", compaction.summarizer)
+    for worker in workers:
+        add(f"worker {worker.name!r}'s model (Worker.model)", worker.model)
+        add(f"worker {worker.name!r}'s checker (Worker.verify)", worker.verify)
+        if not isinstance(worker.fallback, str):
+            add(f"worker {worker.name!r}'s fallback (Worker.fallback)", worker.fallback)
+        if worker.compaction is not None:
+            add(
+                f"worker {worker.name!r}'s compaction summarizer (Worker.compaction)",
+                worker.compaction.summarizer,
+            )
+        if worker.agent is not None:
+            uses.extend(agent_models(worker.agent, worker.name))
+    return tuple(uses)
+
+
+def _judge_node(
+    judge: object, workers: Sequence[Worker], uses: Sequence[ModelUse], name: str
+) -> JudgeNode | None:
+    """The judge step, after checking the judge is none of the graph's own models."""
+    if judge is None:
+        return None
+    if not isinstance(judge, OnlineJudge):
+        raise TypeError(
+            f"judge: got {type(judge).__name__}; give an OnlineJudge(model=..., sample=..., "
+            "threshold=...) or None"
+        )
+    if name == JUDGE_NODE or any(w.name == JUDGE_NODE for w in workers):
+        raise ValueError(
+            f"name: {JUDGE_NODE!r} is taken by the judge step when judge= is given; rename "
+            "the worker (or the supervisor node) that uses it"
+        )
+    refuse_same_model(judge, uses)
+    return JudgeNode(judge, graph=name)
 
 
 def _error_handler_node(node: str) -> str:

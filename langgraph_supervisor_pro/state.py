@@ -23,6 +23,7 @@ __all__ = [
     "BreakerMark",
     "CompactionEntry",
     "FanoutRoute",
+    "JudgementEntry",
     "LedgerEntry",
     "ReviewEntry",
     "RouteState",
@@ -167,6 +168,36 @@ class CompactionEntry(TypedDict):
     """Why the summarizer failed (the history was kept as it was)."""
 
 
+class JudgementEntry(TypedDict):
+    """The online judge's verdict on one completed turn (`create_supervisor(judge=...)`)."""
+
+    turn: int
+    """The turn judged."""
+    key: str
+    """Its `judge_key` (thread, domain path, turn): the item key in the store and queue."""
+    judge: str
+    """The judge model, as provider/model name."""
+    score: float | None
+    """The score from 0 to 1; None when the judge failed (see `error`)."""
+    passed: bool | None
+    """The judge's own pass or fail; None when it failed."""
+    reasons: list[str]
+    """The judge's reasons."""
+    threshold: float
+    """Scores below it are queued for human review."""
+    queued: bool
+    """Queued for human review (a score below the threshold, with a store to queue in)."""
+    error: str | None
+    """Why there is no verdict (the judge raised, or answered an invalid verdict), or why a
+    low score could not be queued; None otherwise."""
+    feedback_id: str | None
+    """The id of the LangSmith feedback sent with the score, if any."""
+    feedback_error: str | None
+    """Why no feedback was sent although a client is configured, if so."""
+    at: str
+    """When the verdict was given (ISO 8601, UTC)."""
+
+
 class WorkerSlot(TypedDict):
     """A worker's own namespace in state: its messages and its results."""
 
@@ -298,6 +329,8 @@ class SupervisorState(SupervisorInput, total=False):
     """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
     compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]
     """Every compaction of a worker's history (and every failed one), oldest first."""
+    judgements: Annotated[list[JudgementEntry], DeltaChannel(_append)]
+    """The online judge's verdicts, one per judged turn, oldest first."""
     route: RouteState | None
     """The hop in flight (None when none is, or when a parallel decision is in flight)."""
     fanout: Annotated[dict[str, FanoutRoute], _merge_fanout]

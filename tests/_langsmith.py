@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from email import policy
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from langsmith import Client
 
@@ -50,6 +52,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        if url.path.rstrip("/") == "/sessions":  # read_project(project_name=...)
+            (name,) = parse_qs(url.query)["name"]
+            self._reply(json.dumps([project(name)]).encode())
+            return
         self._reply(json.dumps(INFO).encode())
 
     def do_POST(self) -> None:
@@ -57,6 +64,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         with self.server.lock:
             self.server.posts.append((self.headers.get("content-type", ""), body))
+            if urlsplit(self.path).path.rstrip("/") == "/feedback":
+                self.server.feedback.append(json.loads(body))
         self._reply(b"{}")
 
     do_PATCH = do_POST
@@ -68,6 +77,8 @@ class CaptureServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.posts: list[tuple[str, bytes]] = []
+        self.feedback: list[dict[str, Any]] = []
+        """The bodies of the feedback posted (`POST /feedback`), in order."""
         self.lock = threading.Lock()
 
     @property
@@ -84,6 +95,22 @@ class CaptureServer(ThreadingHTTPServer):
         with self.lock:
             posts = list(self.posts)
         return decode_runs(posts)
+
+
+def project_id(name: str) -> str:
+    """The id the server gives the project (session) of this name."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp-tests-project:{name}"))
+
+
+def project(name: str) -> dict[str, Any]:
+    """What `GET /sessions?name=...` answers: one project of that name."""
+    return {
+        "id": project_id(name),
+        "name": name,
+        "tenant_id": "00000000-0000-0000-0000-000000000001",
+        "reference_dataset_id": None,
+        "start_time": "2026-01-01T00:00:00+00:00",
+    }
 
 
 def decode_runs(posts: list[tuple[str, bytes]]) -> dict[str, Run]:

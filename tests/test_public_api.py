@@ -70,6 +70,7 @@ SUBMODULES: dict[str, set[str]] = {
         "BreakerMark",
         "CompactionEntry",
         "FanoutRoute",
+        "JudgementEntry",
         "LedgerEntry",
         "ReviewEntry",
         "RouteState",
@@ -398,6 +399,20 @@ SUBMODULES: dict[str, set[str]] = {
         "ScriptedChatModel",
     },
     "observability": {
+        "DEFAULT_JUDGE_CRITERIA",
+        "JUDGE_NAMESPACE",
+        "JudgeVerdict",
+        "JudgedTurn",
+        "JudgementEvent",
+        "JudgementNotFoundError",
+        "OnlineJudge",
+        "ReviewStatus",
+        "aacknowledge_judgement",
+        "acknowledge_judgement",
+        "ajudge_reviews",
+        "judge_key",
+        "judge_reviews",
+        "judged",
         "DEFAULT_LOOP_VISITS",
         "DEFAULT_UTILISATION_ALERT",
         "AuditEvent",
@@ -461,6 +476,7 @@ SUBMODULES: dict[str, set[str]] = {
         "EffectEvent",
         "EndEvent",
         "HopEvent",
+        "JudgementEvent",
         "RefusalEvent",
         "ReviewEvent",
         "TurnEvent",
@@ -482,6 +498,23 @@ SUBMODULES: dict[str, set[str]] = {
         "langsmith_cases",
         "route_exact_match",
         "status_done",
+    },
+    "observability.judge": {
+        "DEFAULT_JUDGE_CRITERIA",
+        "JudgeVerdict",
+        "OnlineJudge",
+        "judge_key",
+        "judged",
+    },
+    "observability.judge_queue": {
+        "JUDGE_NAMESPACE",
+        "JudgedTurn",
+        "JudgementNotFoundError",
+        "ReviewStatus",
+        "aacknowledge_judgement",
+        "acknowledge_judgement",
+        "ajudge_reviews",
+        "judge_reviews",
     },
     "observability.metrics": {
         "DEFAULT_LOOP_VISITS",
@@ -643,7 +676,7 @@ def test_signatures_are_pinned():
         "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
         "compaction: 'Compaction | None' = None, review: 'ReviewPolicy | None' = None, "
         "supervisor_retry: 'RetryPolicy | None' = None, parallel: 'bool' = False, "
-        "context_schema: 'type[Any] | None' = None) "
+        "context_schema: 'type[Any] | None' = None, judge: 'OnlineJudge | None' = None) "
         "-> 'SupervisorGraph'"
     )
     assert str(inspect.signature(lgsp.register_secret)) == "(value: 'str | SecretStr') -> 'None'"
@@ -760,6 +793,33 @@ def test_audit_trail_signature_and_frozen_events_are_pinned():
         if inspect.isclass(cls):
             assert dataclasses.is_dataclass(cls), name
             assert getattr(cls, "__dataclass_params__").frozen, name  # noqa: B009
+
+
+def test_online_judge_signatures_are_pinned():
+    from langgraph_supervisor_pro.observability import judge, judge_queue
+
+    assert [(f.name, f.kw_only) for f in dataclasses.fields(judge.OnlineJudge)] == [
+        ("model", True),
+        ("sample", True),
+        ("threshold", True),
+        ("criteria", True),
+        ("client", True),
+        ("feedback_key", True),
+        ("max_answer_chars", True),
+        ("timeout", True),
+    ]
+    assert getattr(judge.OnlineJudge, "__dataclass_params__").frozen  # noqa: B009
+    assert list(judge.JudgeVerdict.model_fields) == ["score", "passed", "reasons"]
+    for fn in (judge_queue.judge_reviews, judge_queue.ajudge_reviews):
+        assert str(inspect.signature(fn)) == (
+            "(store: 'BaseStore', *, status: \"ReviewStatus | Literal['all']\" = 'open') "
+            "-> 'list[JudgedTurn]'"
+        )
+    for ack in (judge_queue.acknowledge_judgement, judge_queue.aacknowledge_judgement):
+        assert str(inspect.signature(ack)) == (
+            "(store: 'BaseStore', key: 'str', *, by: 'str', note: 'str' = '') -> 'JudgedTurn'"
+        )
+    assert getattr(judge_queue.JudgedTurn, "__dataclass_params__").frozen  # noqa: B009
 
 
 def test_review_answer_signatures_are_pinned():

@@ -4,7 +4,7 @@ Worker nodes are named after their workers; the supervisor node's name is
 `create_supervisor(name=...)`, `SUPERVISOR_NODE` by default.
 """
 
-__all__ = ["COMPACTION_NODE", "REVIEW_NODE", "SUPERVISOR_NODE", "SYNTHESIS_NODE"]
+__all__ = ["COMPACTION_NODE", "JUDGE_NODE", "REVIEW_NODE", "SUPERVISOR_NODE", "SYNTHESIS_NODE"]
 
 SUPERVISOR_NODE = "supervisor"
 """The supervisor node's default name."""
@@ -17,3 +17,6 @@ COMPACTION_NODE = "compaction"
 
 REVIEW_NODE = "review"
 """The node that pauses for a human approval of a dispatch (manual tier)."""
+
+JUDGE_NODE = "judge"
+"""The node that scores a sample of completed turns (`create_supervisor(judge=...)`)."""

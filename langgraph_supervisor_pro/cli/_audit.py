@@ -32,9 +32,10 @@ HELP = (
     "Each turn, each decision and who made it (router, model, fallback), each hop's "
     "result, reviews with the decision, the reviewer and the time, refused tools, side "
     "effects with their idempotency keys (from the lgsp_effects table on Postgres, or the "
-    "--store the runs recorded them in), compactions and the run's end, with the time of "
-    "the checkpoint that recorded it. Domains of a tree show their path. --db takes a "
-    "SQLite file (or sqlite:///path.db) or a postgresql:// URL, like lgsp runs."
+    "--store the runs recorded them in), compactions, the run's end and the online judge's "
+    "verdicts, with the time of the checkpoint that recorded it. Domains of a tree show "
+    "their path. --db takes a SQLite file (or sqlite:///path.db) or a postgresql:// URL, "
+    "like lgsp runs."
 )
 
 _STYLE = {
@@ -45,6 +46,7 @@ _STYLE = {
     "effect": "green",
     "compaction": "blue",
     "end": "bold",
+    "judgement": "yellow",
 }
 _HOP_STYLE = {"success": "green", "partial": "yellow", "failed": "red", "needs_input": "yellow"}
 

@@ -34,6 +34,8 @@ the timeline of one run for a compliance reader.
 
 `lgsp prune` (in `_prune.py`) deletes finished threads older than `--older-than`
 (`persistence.retention`): a dry run unless `--yes`.
+`lgsp judge` (in `_judge.py`) is the online judge's review queue in a store: `list` shows
+the turns scored below the threshold, `resolve KEY --as NAME` acknowledges one.
 
 Example:
     ```console
@@ -53,6 +55,8 @@ Example:
     $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
     $ lgsp metrics --db postgresql://app@db/app --since 24h --json
     $ lgsp prune --db postgresql://app@db/app --older-than 30d --yes
+    $ lgsp judge list --store postgresql://app@db/app
+    $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice
     ```
 """
 
@@ -97,6 +101,7 @@ from langgraph_supervisor_pro.cli import (
     _audit,
     _demo,
     _demo_render,
+    _judge,
     _metrics,
     _prune,
     _runs,
@@ -1257,6 +1262,7 @@ app.command("standby", help=_standby.HELP)(_standby.standby_command)
 app.command("audit", help=_audit.HELP)(_audit.audit_command)
 app.command("metrics", help=_metrics.HELP)(_metrics.metrics_command)
 app.command("prune", help=_prune.HELP)(_prune.prune_command)
+app.add_typer(_judge.judge_app, name="judge")
 
 
 def main() -> None:

@@ -9,6 +9,9 @@
   utilisation and reviews across a database's runs (`lgsp metrics`).
 - `evaluate(graph, dataset, scorers)` / `aevaluate`: run labelled cases offline, score
   them and measure routing precision, recall and F1.
+- `OnlineJudge` (`create_supervisor(judge=...)`): a judge model scores a sample of
+  completed turns online; low scores wait in the store (`judge_reviews`,
+  `acknowledge_judgement`, `lgsp judge`), scores go to LangSmith as feedback.
 
 Example:
     >>> from langgraph_supervisor_pro.observability import OTelCallbackHandler
@@ -28,6 +31,7 @@ from langgraph_supervisor_pro.observability.audit import (
     EffectEvent,
     EndEvent,
     HopEvent,
+    JudgementEvent,
     RefusalEvent,
     ReviewEvent,
     TurnEvent,
@@ -49,6 +53,23 @@ from langgraph_supervisor_pro.observability.evaluation import (
     langsmith_cases,
     route_exact_match,
     status_done,
+)
+from langgraph_supervisor_pro.observability.judge import (
+    DEFAULT_JUDGE_CRITERIA,
+    JudgeVerdict,
+    OnlineJudge,
+    judge_key,
+    judged,
+)
+from langgraph_supervisor_pro.observability.judge_queue import (
+    JUDGE_NAMESPACE,
+    JudgedTurn,
+    JudgementNotFoundError,
+    ReviewStatus,
+    aacknowledge_judgement,
+    acknowledge_judgement,
+    ajudge_reviews,
+    judge_reviews,
 )
 from langgraph_supervisor_pro.observability.metrics import (
     DEFAULT_LOOP_VISITS,
@@ -81,8 +102,10 @@ if TYPE_CHECKING:
     from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
 
 __all__ = [
+    "DEFAULT_JUDGE_CRITERIA",
     "DEFAULT_LOOP_VISITS",
     "DEFAULT_UTILISATION_ALERT",
+    "JUDGE_NAMESPACE",
     "AuditEvent",
     "AuditTrail",
     "Case",
@@ -99,13 +122,19 @@ __all__ = [
     "EvaluationReport",
     "ExpectedRoutes",
     "HopEvent",
+    "JudgeVerdict",
+    "JudgedTurn",
+    "JudgementEvent",
+    "JudgementNotFoundError",
     "OTelCallbackHandler",
+    "OnlineJudge",
     "Outcome",
     "RefusalEvent",
     "RefusalMetrics",
     "ReviewEvent",
     "ReviewMetrics",
     "ReviewOpening",
+    "ReviewStatus",
     "RoutingMetrics",
     "RoutingScore",
     "RunOutput",
@@ -116,8 +145,11 @@ __all__ = [
     "TurnEvent",
     "UtilisationMetrics",
     "WorkerMetrics",
+    "aacknowledge_judgement",
+    "acknowledge_judgement",
     "adelegation_metrics",
     "aevaluate",
+    "ajudge_reviews",
     "answer_traits",
     "aread_threads",
     "audit_trail",
@@ -126,6 +158,9 @@ __all__ = [
     "delegation_metrics",
     "evaluate",
     "expected_routes",
+    "judge_key",
+    "judge_reviews",
+    "judged",
     "langsmith_cases",
     "load_expected",
     "parse_since",

@@ -15,6 +15,8 @@
 - `CompactionEvent`: a worker's history was compacted (or the summarizer failed).
 - `EndEvent`: the run (or a domain, when it halted or failed) ended, with the halt
   reason and detail.
+- `JudgementEvent`: the online judge scored the turn's answer (`create_supervisor(judge=
+  ...)`): the score, whether it was queued for review, or why there is no verdict.
 
 Each event's `at` is the time of the checkpoint that recorded it (a domain's events
 carry the domain's `path`, worker names from the root down). The state channels
@@ -59,13 +61,16 @@ __all__ = [
     "EffectEvent",
     "EndEvent",
     "HopEvent",
+    "JudgementEvent",
     "RefusalEvent",
     "ReviewEvent",
     "TurnEvent",
     "audit_trail",
 ]
 
-EventKind = Literal["turn", "decision", "hop", "review", "refusal", "effect", "compaction", "end"]
+EventKind = Literal[
+    "turn", "decision", "hop", "review", "refusal", "effect", "compaction", "end", "judgement"
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,6 +282,43 @@ class EndEvent(AuditEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class JudgementEvent(AuditEvent):
+    """The online judge's verdict on a turn's answer (a `JudgementEntry`)."""
+
+    kind: EventKind = field(default="judgement", init=False)
+    judge: str
+    """The judge model, as provider/model name."""
+    score: float | None
+    """From 0 to 1; None when the judge gave no verdict (see `error`)."""
+    threshold: float
+    queued: bool
+    """Queued for human review (`lgsp judge list`)."""
+    reasons: tuple[str, ...]
+    error: str | None
+    key: str
+    """The judgement's key in the store's queue."""
+
+    def line(self) -> str:
+        """One sentence: the score against the threshold, queued or not, and why.
+
+        Example:
+            >>> JudgementEvent(at=None, turn=1, step=None, path=(), judge="acme/j",
+            ...     score=0.2, threshold=0.5, queued=True, reasons=("thin",), error=None,
+            ...     key="t:1").line()
+            'acme/j scored the answer 0.20 (below 0.50, queued for review): thin'
+        """
+        if self.score is None:
+            return f"{self.judge} gave no verdict: {self.error}"
+        low = self.score < self.threshold
+        where = ", queued for review" if self.queued else ""
+        text = f"{self.judge} scored the answer {self.score:.2f} "
+        text += f"({'below' if low else 'at or above'} {self.threshold:.2f}{where})"
+        if self.reasons:
+            text += ": " + "; ".join(self.reasons)
+        return text + (f" ({self.error})" if self.error else "")
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditTrail:
     """The timeline of one thread, oldest event first.
 
@@ -434,6 +476,27 @@ class _Level:
                 )
             )
 
+        for entries in by_channel.get("judgements", ()):  # after the answer: the judge step
+            for entry in entries or ():
+                self.events.append(self._judgement(entry, at))
+
+    def _judgement(self, entry: Mapping[str, Any], at: datetime | None) -> JudgementEvent:
+        score = entry.get("score")
+        threshold = entry.get("threshold")
+        return JudgementEvent(
+            at=at,
+            turn=whole_int(entry.get("turn")),
+            step=None,
+            path=self.path,
+            judge=_clean(entry.get("judge")),
+            score=float(score) if isinstance(score, int | float) else None,
+            threshold=float(threshold) if isinstance(threshold, int | float) else 0.5,
+            queued=entry.get("queued") is True,
+            reasons=tuple(_clean(r) for r in entry.get("reasons") or ()),
+            error=_opt(entry.get("error")),
+            key=_clean(entry.get("key")),
+        )
+
     def _decision(self, route: object, at: datetime | None) -> None:
         if not isinstance(route, Mapping) or "next" not in route:
             return
@@ -515,6 +578,7 @@ _CHANNELS = frozenset(
         "status",
         "halt_reason",
         "halt_detail",
+        "judgements",
     }
 )
 

@@ -35,6 +35,7 @@ from langgraph_supervisor_pro.observability import (
     EffectEvent,
     EndEvent,
     HopEvent,
+    JudgementEvent,
     RefusalEvent,
     ReviewEvent,
     TurnEvent,
@@ -526,3 +527,28 @@ def test_the_supervisor_s_fallback_and_a_worker_s_fallback() -> None:
     assert (
         hop.line() == f"quotes: success: ACME at 9.9 (cached) (fallback answered: {hop.fallback})"
     )
+
+
+def test_the_audit_trail_shows_the_online_judges_verdict_after_the_end(tmp_path):
+    from tests.observability.test_judge import LOW, config, judge_of, team
+
+    with open_checkpointer(f"sqlite:///{tmp_path / 'runs.db'}") as saver:
+        judge = judge_of(LOW, RuntimeError("judge down"), sample=1.0)
+        app = team(judge, router=lambda view: "FINISH" if view.ledger else "w").compile(
+            checkpointer=saver, store=InMemoryStore()
+        )
+        app.invoke(ask("tea"), config("audited"))
+        app.invoke(ask("coffee"), config("audited"))
+        trail = audit_trail(saver, "audited")
+    kinds = [e.kind for e in trail.events]
+    assert kinds == ["turn", "decision", "hop", "decision", "end", "judgement"] * 2
+    first, second = (e for e in trail.events if isinstance(e, JudgementEvent))
+    assert first.line() == (
+        "scriptedchatmodel/judge scored the answer 0.20 (below 0.50, queued for review): "
+        "misses the price"
+    )
+    assert (first.turn, first.key, first.queued) == (1, "audited:1", True)
+    assert second.line() == (
+        "scriptedchatmodel/judge gave no verdict: the judge failed: RuntimeError: judge down"
+    )
+    assert trail.to_dict()["events"][5]["score"] == 0.2

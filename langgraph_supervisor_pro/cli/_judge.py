@@ -1,0 +1,163 @@
+"""`lgsp judge`: the online judge's review queue (see `observability.judge_queue`).
+
+`lgsp judge list --store URL` shows the turns the judge scored below their threshold and
+nobody has acknowledged yet, oldest first (`--all` adds the acknowledged ones, `--json`
+prints them as JSON); `lgsp judge resolve KEY --store URL --as NAME [--note TEXT]`
+acknowledges one, recording who and when. `--store` is the store the graph was compiled
+with: a SQLite file (or sqlite:///path.db) or a postgresql:// URL. Exit codes: 0, or 2 for
+an error of the command (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.observability.judge_queue import (
+    JudgedTurn,
+    JudgementNotFoundError,
+    acknowledge_judgement,
+    judge_reviews,
+)
+
+__all__ = ["judge_app"]
+
+HELP = (
+    "The online judge's review queue: turns a judge model scored below the threshold "
+    "(create_supervisor(judge=OnlineJudge(...))), kept in the graph's store."
+)
+
+judge_app = typer.Typer(help=HELP, no_args_is_help=True)
+
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        help="The store the graph was compiled with: a SQLite file, sqlite:///path.db or "
+        "postgresql://...",
+        show_default=False,
+    ),
+]
+
+
+def _score(item: JudgedTurn) -> str:
+    return "-" if item.score is None else f"{item.score:.2f} < {item.threshold:.2f}"
+
+
+@judge_app.command("list")
+def judge_list(
+    store: StoreOption,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also the judgements already acknowledged.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print them as a JSON list.")] = False,
+) -> None:
+    """Show the low-scored turns waiting for a human (the body of `lgsp judge list`).
+
+    Example:
+        ```console
+        $ lgsp judge list --store postgresql://app@db/app --all --json
+        ```
+    """
+    from langgraph_supervisor_pro.cli import commands
+
+    url, shown = commands._db_url(store, flag="--store")
+    with ExitStack() as stack:
+        memory = commands._open_memory(stack, url)
+        assert memory is not None
+        try:
+            items = judge_reviews(memory, status="all" if show_all else "open")
+        except Exception as exc:
+            commands._fail(f"cannot read the judge's queue in {shown}: {commands._error(exc)}")
+    if as_json:
+        typer.echo(json.dumps([i.to_dict() for i in items], indent=2, ensure_ascii=False))
+        return
+    console = Console(highlight=False, emoji=False)
+    if not items:
+        console.print(f"No {'' if show_all else 'open '}low-scored turns in {shown}.")
+        return
+    table = Table(
+        title=f"Turns the judge scored low in {shown}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_lines=True,
+    )
+    table.add_column("Key", no_wrap=True)
+    table.add_column("Score", no_wrap=True)
+    table.add_column("Judged at (UTC)", no_wrap=True)
+    table.add_column("Task / reasons", overflow="fold", ratio=1)
+    table.add_column("Review", overflow="fold")
+    for item in items:
+        reasons = "; ".join(item.reasons) or "(no reasons)"
+        review = (
+            f"acknowledged by {item.acknowledged_by}"
+            + (f": {one_line(item.note, 200)}" if item.note else "")
+            if item.review == "acknowledged"
+            else "open"
+        )
+        table.add_row(
+            item.key,
+            _score(item),
+            item.judged_at[:19].replace("T", " "),
+            f"{one_line(item.task, 200)}\n{one_line(reasons, 400)}",
+            review,
+        )
+    console.print(table)
+    console.print(
+        f"{len(items)} turn{'' if len(items) == 1 else 's'}; acknowledge one with "
+        f"lgsp judge resolve KEY --store ... --as NAME."
+    )
+
+
+@judge_app.command("resolve")
+def judge_resolve(
+    key: Annotated[str, typer.Argument(help="The judgement's key (lgsp judge list shows it).")],
+    store: StoreOption,
+    reviewer: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            envvar="LGSP_REVIEWER",
+            help="Who acknowledges it (default: $LGSP_REVIEWER).",
+            show_default=False,
+        ),
+    ] = None,
+    note: Annotated[
+        str, typer.Option("--note", help="What was done about it.", show_default=False)
+    ] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
+) -> None:
+    """Acknowledge a low-scored turn (the body of `lgsp judge resolve`).
+
+    Example:
+        ```console
+        $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice --note ok
+        ```
+    """
+    from langgraph_supervisor_pro.cli import commands
+
+    if not (reviewer or "").strip():
+        commands._fail("--as: name who acknowledges the judgement (or set LGSP_REVIEWER)")
+    url, shown = commands._db_url(store, flag="--store")
+    with ExitStack() as stack:
+        memory = commands._open_memory(stack, url)
+        assert memory is not None
+        try:
+            item = acknowledge_judgement(memory, key, by=str(reviewer), note=note)
+        except (JudgementNotFoundError, ValueError) as exc:
+            commands._fail(f"{shown}: {exc.args[0] if exc.args else exc}")
+        except Exception as exc:
+            commands._fail(f"cannot update the judge's queue in {shown}: {commands._error(exc)}")
+    if as_json:
+        typer.echo(json.dumps(item.to_dict(), indent=2, ensure_ascii=False))
+        return
+    Console(highlight=False, emoji=False).print(
+        f"Acknowledged {item.key} (score {_score(item)}) as {item.acknowledged_by}."
+    )

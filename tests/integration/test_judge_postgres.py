@@ -1,0 +1,128 @@
+"""The online judge on real Postgres: the queue is shared by every pool and process.
+
+Each `open_store` below has its own connection pool, as separate processes would; the
+CLI runs in real child processes (`python -m langgraph_supervisor_pro.cli judge ...`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from langgraph_supervisor_pro import (
+    Worker,
+    aopen_checkpointer,
+    aopen_store,
+    create_supervisor,
+    open_checkpointer,
+    open_store,
+)
+from langgraph_supervisor_pro.cli import app as lgsp_app
+from langgraph_supervisor_pro.observability import OnlineJudge, judge_reviews
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedChatModel
+from tests._helpers import ask
+from tests.integration._proc import ROOT, child_env
+
+pytestmark = pytest.mark.integration
+
+
+def verdict(call) -> dict[str, Any]:
+    low = "refund" in str(call.messages[-1].content).split("Answer:")[-1]
+    return {"score": 0.3 if low else 0.95, "passed": not low, "reasons": ["checked the answer"]}
+
+
+def team(judge_model: Any):
+    return create_supervisor(
+        [Worker(name="desk", description="Answers.", agent=lambda task: f"On {task.task}")],
+        router=lambda view: "FINISH" if view.ledger else "desk",
+        judge=OnlineJudge(model=judge_model, sample=1.0, threshold=0.5),
+    )
+
+
+def lgsp(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "langgraph_supervisor_pro.cli", *args],
+        cwd=ROOT,
+        env=child_env({"COLUMNS": "200"}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_low_scores_queue_on_postgres_and_another_process_lists_and_resolves(pg_database):
+    judge_model = FunctionChatModel(name="judge", reply=verdict, record=True)
+    with open_checkpointer(pg_database) as saver, open_store(pg_database) as store:
+        app = team(judge_model).compile(checkpointer=saver, store=store)
+        for thread_id, task in {"pg-1": "a refund", "pg-2": "opening hours"}.items():
+            out = app.invoke(ask(task), {"configurable": {"thread_id": thread_id}})
+            assert out["status"] == "done"
+    assert len(judge_model.calls) == 2
+
+    listed = lgsp("judge", "list", "--store", pg_database, "--json")
+    assert listed.returncode == 0, listed.stderr
+    (item,) = json.loads(listed.stdout)
+    assert (item["key"], item["score"], item["review"]) == ("pg-1:1", 0.3, "open")
+    assert item["task"] == "a refund" and item["reasons"] == ["checked the answer"]
+
+    resolved = lgsp("judge", "resolve", "pg-1:1", "--store", pg_database, "--as", "alice")
+    assert resolved.returncode == 0, resolved.stderr
+    assert "Acknowledged pg-1:1" in resolved.stdout and "as alice" in resolved.stdout
+    again = CliRunner().invoke(
+        lgsp_app, ["judge", "resolve", "pg-1:1", "--store", pg_database, "--as", "bob"]
+    )
+    assert again.exit_code == 2 and "already acknowledged by alice" in again.output
+
+    with open_store(pg_database) as store:  # a fresh pool sees the acknowledgement
+        assert judge_reviews(store) == []
+        (done,) = judge_reviews(store, status="all")
+        assert done.acknowledged_by == "alice"
+
+
+def test_a_replay_in_another_pool_reuses_the_stored_verdict(pg_database):
+    first_judge = FunctionChatModel(name="judge", reply=verdict, record=True)
+    cfg = {"configurable": {"thread_id": "pg-replay"}}
+    with open_checkpointer(pg_database) as saver, open_store(pg_database) as store:
+        first = (
+            team(first_judge).compile(checkpointer=saver, store=store).invoke(ask("a refund"), cfg)
+        )
+    # Another process (its own pools, its own judge model) replays from before the judge step.
+    second_judge = ScriptedChatModel(name="judge", script=[])  # any call would be recorded
+    with open_checkpointer(pg_database) as saver, open_store(pg_database) as store:
+        app = team(second_judge).compile(checkpointer=saver, store=store)
+        (before,) = [s for s in app.get_state_history(cfg) if s.next == ("judge",)]
+        fork = {"configurable": {**before.config["configurable"], "lgsp_fork": True}}
+        replayed = app.invoke(None, fork)  # time travel: the project's fence wants it said
+        assert len(judge_reviews(store)) == 1
+    assert replayed["judgements"] == first["judgements"]
+    assert len(first_judge.calls) == 1 and second_judge.calls == ()
+
+
+def odd_verdict(call) -> dict[str, Any]:
+    """A low score whose reasons hold what Postgres refuses (NUL, a lone surrogate)."""
+    return {"score": 0.1, "passed": False, "reasons": ["cut\x00off", "lone \ud800 half"]}
+
+
+def test_async_runs_queue_on_postgres_with_text_postgres_refuses(pg_database):
+    thread_id = "pg-async/\u00e9:\u4e2d"  # (a NUL in a thread id: LangGraph's saver refuses it)
+
+    async def main() -> list[Any]:
+        async with aopen_checkpointer(pg_database) as saver, aopen_store(pg_database) as store:
+            app = team(FunctionChatModel(name="judge", reply=odd_verdict)).compile(
+                checkpointer=saver, store=store
+            )
+            out = await app.ainvoke(ask("a refund"), {"configurable": {"thread_id": thread_id}})
+            assert out["judgements"][0]["queued"] is True
+        with open_store(pg_database) as store:
+            return judge_reviews(store)
+
+    (item,) = asyncio.run(main())
+    assert item.key == f"{thread_id}:1" and item.thread_id == thread_id
+    assert item.reasons == ("cut\ufffdoff", "lone \ufffd half")
