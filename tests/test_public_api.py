@@ -386,6 +386,9 @@ SUBMODULES: dict[str, set[str]] = {
     "observability": {
         "DEFAULT_LOOP_VISITS",
         "DEFAULT_UTILISATION_ALERT",
+        "REVIEW_TIME_BUCKETS",
+        "HopUtilisation",
+        "ReviewTimeBucket",
         "AuditEvent",
         "AuditTrail",
         "CompactionEvent",
@@ -472,6 +475,9 @@ SUBMODULES: dict[str, set[str]] = {
     "observability.metrics": {
         "DEFAULT_LOOP_VISITS",
         "DEFAULT_UTILISATION_ALERT",
+        "REVIEW_TIME_BUCKETS",
+        "HopUtilisation",
+        "ReviewTimeBucket",
         "CompactionMetrics",
         "CompletionMetrics",
         "DelegationMetrics",
