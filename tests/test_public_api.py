@@ -388,6 +388,10 @@ SUBMODULES: dict[str, set[str]] = {
         "DEFAULT_UTILISATION_ALERT",
         "REVIEW_TIME_BUCKETS",
         "HopUtilisation",
+        "HOP_COLOURS",
+        "ROLE_COLOURS",
+        "metrics_html",
+        "write_metrics_html",
         "ReviewTimeBucket",
         "AuditEvent",
         "AuditTrail",
@@ -471,6 +475,12 @@ SUBMODULES: dict[str, set[str]] = {
         "langsmith_cases",
         "route_exact_match",
         "status_done",
+    },
+    "observability.metrics_html": {
+        "HOP_COLOURS",
+        "ROLE_COLOURS",
+        "metrics_html",
+        "write_metrics_html",
     },
     "observability.metrics": {
         "DEFAULT_LOOP_VISITS",

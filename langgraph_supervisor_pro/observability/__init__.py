@@ -6,7 +6,9 @@
 - `audit_trail(checkpointer_or_graph, thread_id)`: the timeline of one run for a
   compliance reader (`lgsp audit`).
 - `delegation_metrics(checkpointer, ...)`: completion, routing, handoffs, workers,
-  utilisation and reviews across a database's runs (`lgsp metrics`).
+  utilisation and reviews across a database's runs (`lgsp metrics`);
+  `write_metrics_html(report, path)`: the same as one self-contained page with charts
+  (`lgsp metrics --html`).
 - `evaluate(graph, dataset, scorers)` / `aevaluate`: run labelled cases offline, score
   them and measure routing precision, recall and F1.
 
@@ -79,6 +81,12 @@ from langgraph_supervisor_pro.observability.metrics import (
     parse_since,
     read_threads,
 )
+from langgraph_supervisor_pro.observability.metrics_html import (
+    HOP_COLOURS,
+    ROLE_COLOURS,
+    metrics_html,
+    write_metrics_html,
+)
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
@@ -86,7 +94,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LOOP_VISITS",
     "DEFAULT_UTILISATION_ALERT",
+    "HOP_COLOURS",
     "REVIEW_TIME_BUCKETS",
+    "ROLE_COLOURS",
     "AuditEvent",
     "AuditTrail",
     "Case",
@@ -134,10 +144,12 @@ __all__ = [
     "expected_routes",
     "langsmith_cases",
     "load_expected",
+    "metrics_html",
     "parse_since",
     "read_threads",
     "route_exact_match",
     "status_done",
+    "write_metrics_html",
 ]
 
 
