@@ -95,9 +95,9 @@ def axis(value: float, *, floor: float, whole: bool = False) -> tuple[float, flo
     for factor in (1.0, 2.0, 2.5, 5.0, 10.0):
         step = factor * magnitude
         if whole:
-            step = max(round(step), 1.0)
+            step = float(max(round(step), 1))
         if top / step <= 6 + 1e-9:
-            return math.ceil(top / step - 1e-9) * step, step
+            return float(math.ceil(top / step - 1e-9) * step), step
     return top, top
 
 
