@@ -224,6 +224,8 @@ def metrics_command(
     """
     from langgraph_supervisor_pro.cli import commands
 
+    if html is not None:
+        _check_html(html)
     url, shown = commands._db_url(db)
     try:
         start = None if since is None else parse_since(since, where="--since")
@@ -241,8 +243,6 @@ def metrics_command(
         commands._fail(f"--alert: got {alert!r}; give a share of the window in (0, 1], e.g. 0.7")
     if loop_visits < 2:
         commands._fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
-    if html is not None:
-        _check_html(html)
     with ExitStack() as stack:
         saver = commands._open_saver(stack, url, shown)
         try:
@@ -275,8 +275,6 @@ def _check_html(path: Path) -> None:
     """Fail before reading anything when `--html` cannot be a file we write."""
     from langgraph_supervisor_pro.cli import commands
 
-    if not str(path).strip():
-        commands._fail("--html: give a file path such as metrics.html")
     if path.is_dir():
         commands._fail(
             f"--html {path}: is a folder; give a file path such as {path / 'metrics.html'}"

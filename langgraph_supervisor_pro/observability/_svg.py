@@ -152,7 +152,7 @@ def columns(
     for index, (label, bars) in enumerate(groups):
         x0 = left + slot * index
         inner = slot * 0.78
-        width = max(inner / max(len(bars), 1), 1.0)
+        width = min(max(inner / max(len(bars), 1), 1.0), 64.0)
         start = x0 + (slot - width * len(bars)) / 2
         for position, bar in enumerate(bars):
             bx = start + width * position

@@ -113,6 +113,7 @@ thead th { color: #52606d; font-weight: 600; border-bottom: 1px solid #cbd2d9;
 .badge { display: inline-block; padding: 0 6px; border-radius: 10px; font-size: 12px; }
 .badge.ok { background: #e6f4ea; color: #1e6b30; }
 .badge.alert { background: #fde8e8; color: #b42318; font-weight: 600; }
+td.none { text-align: left; color: #7b8794; font-style: italic; }
 .empty { color: #7b8794; font-style: italic; margin: 8px 0; }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr));
   gap: 20px 28px; }
@@ -173,6 +174,9 @@ def _table(
         "<thead><tr>" + "".join(f'<th scope="col">{text(h)}</th>' for h in head) + "</tr></thead>"
     )
     out.append("<tbody>")
+    rows = list(rows)
+    if not rows:
+        out.append(f'<tr><td class="none" colspan="{len(head)}">None.</td></tr>')
     for row in rows:
         first, *rest = row
         out.append(

@@ -446,8 +446,8 @@ def test_utilisation_per_hop_and_the_time_in_review_histogram(recorded) -> None:
     for state in truth.states.values():
         keys = sorted({(e["turn"], e["step"]) for e in state.get("ledger", [])})
         for entry in state.get("usage", []):
-            hop = keys.index((entry["turn"], entry["step"])) + 1
-            by_hop.setdefault(hop, {}).setdefault(entry["role"], []).append(entry["utilisation"])
+            number = keys.index((entry["turn"], entry["step"])) + 1
+            by_hop.setdefault(number, {}).setdefault(entry["role"], []).append(entry["utilisation"])
     assert [h.hop for h in report.hop_utilisation] == sorted(by_hop) == [1, 2, 3]
     for hop in report.hop_utilisation:
         roles = by_hop[hop.hop]
