@@ -389,6 +389,7 @@ SUBMODULES: dict[str, set[str]] = {
         "REVIEW_TIME_BUCKETS",
         "HopUtilisation",
         "HOP_COLOURS",
+        "REVIEW_COLOUR",
         "ROLE_COLOURS",
         "metrics_html",
         "write_metrics_html",
@@ -478,6 +479,7 @@ SUBMODULES: dict[str, set[str]] = {
     },
     "observability.metrics_html": {
         "HOP_COLOURS",
+        "REVIEW_COLOUR",
         "ROLE_COLOURS",
         "metrics_html",
         "write_metrics_html",

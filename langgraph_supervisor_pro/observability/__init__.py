@@ -83,6 +83,7 @@ from langgraph_supervisor_pro.observability.metrics import (
 )
 from langgraph_supervisor_pro.observability.metrics_html import (
     HOP_COLOURS,
+    REVIEW_COLOUR,
     ROLE_COLOURS,
     metrics_html,
     write_metrics_html,
@@ -95,6 +96,7 @@ __all__ = [
     "DEFAULT_LOOP_VISITS",
     "DEFAULT_UTILISATION_ALERT",
     "HOP_COLOURS",
+    "REVIEW_COLOUR",
     "REVIEW_TIME_BUCKETS",
     "ROLE_COLOURS",
     "AuditEvent",

@@ -43,7 +43,7 @@ from langgraph_supervisor_pro.observability._svg import (
 )
 from langgraph_supervisor_pro.observability.metrics import DelegationMetrics
 
-__all__ = ["HOP_COLOURS", "ROLE_COLOURS", "metrics_html", "write_metrics_html"]
+__all__ = ["HOP_COLOURS", "REVIEW_COLOUR", "ROLE_COLOURS", "metrics_html", "write_metrics_html"]
 
 ROLE_COLOURS: Mapping[str, str] = {
     "supervisor": "#3867d6",
@@ -61,6 +61,7 @@ HOP_COLOURS: Mapping[str, str] = {
 """The handoff chart's colours by how the hops ended."""
 
 REVIEW_COLOUR = "#c2255c"
+"""The time-in-review chart's bar colour."""
 _OTHER = "#7b8794"
 
 _CSS = """
@@ -78,7 +79,7 @@ bdi, .chart text { unicode-bidi: isolate; }
 .card .value { display: block; font-size: 24px; font-weight: 650; line-height: 1.2; }
 .card .note { display: block; color: #52606d; font-size: 12px; overflow-wrap: break-word; }
 .card .name { color: #52606d; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-.card.alert { border-color: #d63939; background: #fff5f5; }
+.card.alert { border-color: #f0a8a8; background: #fff5f5; }
 .card.alert .value { color: #b42318; }
 section { background: #fff; border: 1px solid #dde2e7; border-radius: 8px;
   padding: 16px 20px; margin: 0 0 16px; }
