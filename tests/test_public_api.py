@@ -389,6 +389,9 @@ SUBMODULES: dict[str, set[str]] = {
         "REVIEW_TIME_BUCKETS",
         "HopUtilisation",
         "HOP_COLOURS",
+        "INSTRUMENTS",
+        "DelegationInstruments",
+        "publish_metrics",
         "REVIEW_COLOUR",
         "ROLE_COLOURS",
         "metrics_html",
@@ -443,6 +446,11 @@ SUBMODULES: dict[str, set[str]] = {
         "load_expected",
         "parse_since",
         "read_threads",
+    },
+    "observability.otel_metrics": {
+        "INSTRUMENTS",
+        "DelegationInstruments",
+        "publish_metrics",
     },
     "observability.otel": {
         "OTelCallbackHandler",

@@ -1,10 +1,11 @@
 """`lgsp metrics`: delegation metrics of the runs in a checkpoint database.
 
 `lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
-[--alert 0.7] [--loop-visits 3] [--json] [--html FILE]` reads every run (see
+[--alert 0.7] [--loop-visits 3] [--json] [--html FILE] [--otel]` reads every run (see
 `langgraph_supervisor_pro.observability.metrics`) and prints its figures as tables, or as
 one JSON object with `--json`; `--html FILE` writes them as one self-contained page with
-charts (`observability.metrics_html`). Every error is one line on stderr with exit code 2.
+charts (`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
+Every error is one line on stderr with exit code 2.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.cli import _otel
 from langgraph_supervisor_pro.observability.metrics import (
     DEFAULT_LOOP_VISITS,
     DEFAULT_UTILISATION_ALERT,
@@ -42,7 +44,9 @@ HELP = (
     "role with an alert at --alert, compactions, refused tool calls, reviews (escalations, "
     "time in review, deadline breaches), and routing precision/recall/F1 per worker "
     "against --expected. --html FILE writes them as one self-contained page with charts "
-    "(utilisation per hop, handoff success per edge, time in review). --db takes a SQLite "
+    "(utilisation per hop, handoff success per edge, time in review); --otel sends them once "
+    "as OpenTelemetry metrics over OTLP (the otel extra; OTEL_EXPORTER_OTLP_* configure it). "
+    "--db takes a SQLite "
     "file (or sqlite:///path.db) or a postgresql:// URL."
 )
 
@@ -211,6 +215,14 @@ def metrics_command(
             show_default=False,
         ),
     ] = None,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            help="Also send the figures once as OpenTelemetry metrics over OTLP, to the "
+            "collector the OTEL_EXPORTER_OTLP_* variables name (needs the otel extra).",
+        ),
+    ] = False,
 ) -> None:
     """Print the delegation metrics of a checkpoint database (the body of `lgsp metrics`).
 
@@ -220,6 +232,7 @@ def metrics_command(
         $ lgsp metrics --db postgresql://app@db/app --since 24h --graph support --json
         $ lgsp metrics --db runs.db --expected labels.json --alert 0.8
         $ lgsp metrics --db runs.db --since 7d --html metrics.html
+        $ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 lgsp metrics --db runs.db --otel
         ```
     """
     from langgraph_supervisor_pro.cli import commands
@@ -257,6 +270,12 @@ def metrics_command(
             write_metrics_html(report, html, source=shown)
         except ValueError as exc:
             commands._fail(f"--html {exc}")
+    if otel:
+        try:
+            sent, points, where = _otel.export(report)
+        except _otel.ExportError as exc:
+            commands._fail(str(exc))
+        typer.echo(f"Sent {sent} metrics ({points} data points) over OTLP to {where}.", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     elif html is not None:

@@ -1,8 +1,9 @@
 """Observability: what runs did, as OpenTelemetry traces and read back from checkpoints.
 
 - `OTelCallbackHandler` (the `otel` extra): a run's decisions, hops and tool calls as
-  OpenTelemetry GenAI spans. Loaded on first use, so the package imports without
-  OpenTelemetry; without it, using the name says which extra to install.
+  OpenTelemetry GenAI spans; `publish_metrics(report)`: the delegation metrics as
+  OpenTelemetry instruments. Loaded on first use, so the package imports without
+  OpenTelemetry; without it, using the names says which extra to install.
 - `audit_trail(checkpointer_or_graph, thread_id)`: the timeline of one run for a
   compliance reader (`lgsp audit`).
 - `delegation_metrics(checkpointer, ...)`: completion, routing, handoffs, workers,
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from langgraph_supervisor_pro.observability.audit import (
@@ -91,11 +93,17 @@ from langgraph_supervisor_pro.observability.metrics_html import (
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
+    from langgraph_supervisor_pro.observability.otel_metrics import (
+        INSTRUMENTS,
+        DelegationInstruments,
+        publish_metrics,
+    )
 
 __all__ = [
     "DEFAULT_LOOP_VISITS",
     "DEFAULT_UTILISATION_ALERT",
     "HOP_COLOURS",
+    "INSTRUMENTS",
     "REVIEW_COLOUR",
     "REVIEW_TIME_BUCKETS",
     "ROLE_COLOURS",
@@ -107,6 +115,7 @@ __all__ = [
     "CompactionMetrics",
     "CompletionMetrics",
     "DecisionEvent",
+    "DelegationInstruments",
     "DelegationMetrics",
     "DomainRecord",
     "EdgeMetrics",
@@ -148,6 +157,7 @@ __all__ = [
     "load_expected",
     "metrics_html",
     "parse_since",
+    "publish_metrics",
     "read_threads",
     "route_exact_match",
     "status_done",
@@ -155,14 +165,23 @@ __all__ = [
 ]
 
 
+_NEEDS_OPENTELEMETRY = {
+    "OTelCallbackHandler": "otel",
+    "DelegationInstruments": "otel_metrics",
+    "INSTRUMENTS": "otel_metrics",
+    "publish_metrics": "otel_metrics",
+}
+"""The names loaded on first use, from the modules that import OpenTelemetry."""
+
+
 def __getattr__(name: str) -> Any:
-    if name == "OTelCallbackHandler":
-        try:
-            from langgraph_supervisor_pro.observability.otel import OTelCallbackHandler
-        except ImportError as exc:
-            raise ImportError(
-                "OTelCallbackHandler needs OpenTelemetry: "
-                'pip install "langgraph-supervisor-pro[otel]"'
-            ) from exc
-        return OTelCallbackHandler
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _NEEDS_OPENTELEMETRY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        loaded = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as exc:
+        raise ImportError(
+            f'{name} needs OpenTelemetry: pip install "langgraph-supervisor-pro[otel]"'
+        ) from exc
+    return getattr(loaded, name)
