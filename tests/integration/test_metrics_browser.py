@@ -176,3 +176,15 @@ def test_the_page_of_postgres_runs_in_a_headless_browser(pg_database: str, tmp_p
     with open_checkpointer(pg_database) as saver:
         record(saver)
     check_in_browser(_page(pg_database, tmp_path), tmp_path)
+
+
+def test_without_a_browser_the_test_skips_but_fails_under_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no browser on it
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"no headless Chromium on PATH .*chromium"):
+        browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"CI is set, so the browser test must run"):
+        browser()
