@@ -1,9 +1,11 @@
 """`lgsp metrics`: delegation metrics of the runs in a checkpoint database.
 
 `lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
-[--alert 0.7] [--loop-visits 3] [--json]` reads every run (see
+[--alert 0.7] [--loop-visits 3] [--json] [--html FILE] [--otel]` reads every run (see
 `langgraph_supervisor_pro.observability.metrics`) and prints its figures as tables, or as
-one JSON object with `--json`. Every error is one line on stderr with exit code 2.
+one JSON object with `--json`; `--html FILE` writes them as one self-contained page with
+charts (`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
+Every error is one line on stderr with exit code 2.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.cli import _otel
 from langgraph_supervisor_pro.observability.metrics import (
     DEFAULT_LOOP_VISITS,
     DEFAULT_UTILISATION_ALERT,
@@ -30,6 +33,7 @@ from langgraph_supervisor_pro.observability.metrics import (
     parse_since,
     read_threads,
 )
+from langgraph_supervisor_pro.observability.metrics_html import write_metrics_html
 
 __all__: list[str] = []
 
@@ -39,8 +43,11 @@ HELP = (
     "parent to domain), visits, retries and loop flags per worker, context utilisation per "
     "role with an alert at --alert, compactions, refused tool calls, reviews (escalations, "
     "time in review, deadline breaches), and routing precision/recall/F1 per worker "
-    "against --expected. --db takes a SQLite file (or sqlite:///path.db) or a "
-    "postgresql:// URL."
+    "against --expected. --html FILE writes them as one self-contained page with charts "
+    "(utilisation per hop, handoff success per edge, time in review); --otel sends them once "
+    "as OpenTelemetry metrics over OTLP (the otel extra; OTEL_EXPORTER_OTLP_* configure it). "
+    "--db takes a SQLite "
+    "file (or sqlite:///path.db) or a postgresql:// URL."
 )
 
 
@@ -199,6 +206,23 @@ def metrics_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the figures as one self-contained HTML page with charts to this file "
+            "(replaced atomically); the tables are then not printed.",
+            show_default=False,
+        ),
+    ] = None,
+    otel: Annotated[
+        bool,
+        typer.Option(
+            "--otel",
+            help="Also send the figures once as OpenTelemetry metrics over OTLP, to the "
+            "collector the OTEL_EXPORTER_OTLP_* variables name (needs the otel extra).",
+        ),
+    ] = False,
 ) -> None:
     """Print the delegation metrics of a checkpoint database (the body of `lgsp metrics`).
 
@@ -207,10 +231,14 @@ def metrics_command(
         $ lgsp metrics --db .lgsp/demo.db
         $ lgsp metrics --db postgresql://app@db/app --since 24h --graph support --json
         $ lgsp metrics --db runs.db --expected labels.json --alert 0.8
+        $ lgsp metrics --db runs.db --since 7d --html metrics.html
+        $ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 lgsp metrics --db runs.db --otel
         ```
     """
     from langgraph_supervisor_pro.cli import commands
 
+    if html is not None:
+        _check_html(html)
     url, shown = commands._db_url(db)
     try:
         start = None if since is None else parse_since(since, where="--since")
@@ -237,7 +265,38 @@ def metrics_command(
     report = compute_metrics(
         records, expected=labels, utilisation_alert=alert, loop_visits=loop_visits
     )
+    if html is not None:
+        try:
+            write_metrics_html(report, html, source=shown)
+        except ValueError as exc:
+            commands._fail(f"--html {exc}")
+    if otel:
+        try:
+            sent, points, where = _otel.export(report)
+        except _otel.ExportError as exc:
+            commands._fail(str(exc))
+        typer.echo(f"Sent {sent} metrics ({points} data points) over OTLP to {where}.", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
-        return
-    render(Console(highlight=False, emoji=False), report, shown)
+    elif html is not None:
+        typer.echo(f"Wrote the delegation metrics of {_runs(report)} in {shown} to {html}.")
+    else:
+        render(Console(highlight=False, emoji=False), report, shown)
+
+
+def _runs(report: DelegationMetrics) -> str:
+    """`N run(s)`."""
+    runs = report.completion.runs
+    return f"{runs} run{'' if runs == 1 else 's'}"
+
+
+def _check_html(path: Path) -> None:
+    """Fail before reading anything when `--html` cannot be a file we write."""
+    from langgraph_supervisor_pro.cli import commands
+
+    if path.is_dir():
+        commands._fail(
+            f"--html {path}: is a folder; give a file path such as {path / 'metrics.html'}"
+        )
+    if not path.parent.is_dir():
+        commands._fail(f"--html {path}: the folder {path.parent} does not exist; create it first")

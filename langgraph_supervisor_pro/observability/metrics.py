@@ -22,10 +22,12 @@ Figures:
   which the worker ran `loop_visits` times or more) and refused tool calls;
 - context utilisation per role (supervisor, worker, summarizer, synthesis): average, p99
   (nearest rank), peak, calls at or over the alert threshold (70% by default) and the
-  alert (p99 at or over it);
+  alert (p99 at or over it); and the same per hop (the calls serving the Nth hop of a run,
+  counted across its turns, at every level), to show how the context grows hop after hop;
 - compactions by reason, failed ones and tokens saved; refused tool calls by worker and tool;
 - reviews: by decision, escalation rate (escalated / answered), time in review (from the
-  first checkpoint the run paused on the review to the answer's `answered_at`), deadline
+  first checkpoint the run paused on the review to the answer's `answered_at`, with a
+  histogram over `REVIEW_TIME_BUCKETS`), deadline
   breaches (answered at or after the deadline it was first given) and pending reviews,
   overdue ones included.
 
@@ -77,15 +79,18 @@ from langgraph_supervisor_pro.state import (
 __all__ = [
     "DEFAULT_LOOP_VISITS",
     "DEFAULT_UTILISATION_ALERT",
+    "REVIEW_TIME_BUCKETS",
     "CompactionMetrics",
     "CompletionMetrics",
     "DelegationMetrics",
     "DomainRecord",
     "EdgeMetrics",
     "ExpectedRoutes",
+    "HopUtilisation",
     "RefusalMetrics",
     "ReviewMetrics",
     "ReviewOpening",
+    "ReviewTimeBucket",
     "RoutingMetrics",
     "RoutingScore",
     "ThreadRecord",
@@ -106,6 +111,10 @@ DEFAULT_UTILISATION_ALERT = 0.7
 
 DEFAULT_LOOP_VISITS = 3
 """Visits of one worker in one turn that flag a loop."""
+
+REVIEW_TIME_BUCKETS: tuple[float, ...] = (60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
+"""The upper bounds (seconds, exclusive) of the time-in-review histogram's buckets: under a
+minute, 5 minutes, 15 minutes, an hour, 4 hours, a day; a last bucket holds the rest."""
 
 ROOT = "supervisor"
 """The source of the root's edges (`supervisor -> <worker>`)."""
@@ -948,6 +957,44 @@ class UtilisationMetrics:
 
 
 @dataclass(frozen=True, kw_only=True)
+class HopUtilisation:
+    """Context utilisation of the model calls serving the Nth hop of a run, per role.
+
+    Hops are numbered across a run's turns (turn 1's hops, then turn 2's, ...), at each
+    level: the second hop of a domain's run is hop 2 too. A call belongs to the hop its
+    usage record names (by turn and step: the supervisor's decision for it, the worker's
+    own calls, a compaction before or inside it, the synthesis after a parallel step); a
+    decision no hop followed (`FINISH`) counts as the next hop.
+
+    Example:
+        >>> hop = HopUtilisation(hop=2, roles=(UtilisationMetrics(
+        ...     role="worker", calls=1, average=0.4, p99=0.4, peak=0.4, over_threshold=0,
+        ...     threshold=0.7),))
+        >>> hop.peak, hop.to_dict()["roles"][0]["role"]
+        (0.4, 'worker')
+    """
+
+    hop: int
+    """The hop's number in its run, from 1, counting across turns."""
+    roles: tuple[UtilisationMetrics, ...]
+    """One per role that made calls for the hop, in the order of `DelegationMetrics.utilisation`."""
+
+    @property
+    def peak(self) -> float:
+        """The highest utilisation of any call for the hop."""
+        return max((u.peak for u in self.roles), default=0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values.
+
+        Example:
+            >>> HopUtilisation(hop=1, roles=()).to_dict()
+            {'hop': 1, 'roles': []}
+        """
+        return {"hop": self.hop, "roles": [u.to_dict() for u in self.roles]}
+
+
+@dataclass(frozen=True, kw_only=True)
 class CompactionMetrics:
     """Compactions of workers' histories.
 
@@ -1008,6 +1055,68 @@ class RefusalMetrics:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReviewTimeBucket:
+    """One bar of the time-in-review histogram: reviews answered within its bounds.
+
+    Example:
+        >>> ReviewTimeBucket(lower_seconds=60.0, upper_seconds=300.0, reviews=2).label
+        '1 min - 5 min'
+        >>> ReviewTimeBucket(lower_seconds=86400.0, upper_seconds=None, reviews=0).label
+        '1 d or more'
+    """
+
+    lower_seconds: float
+    """The bucket's lower bound (inclusive)."""
+    upper_seconds: float | None
+    """Its upper bound (exclusive); None for the last bucket."""
+    reviews: int
+    """Answered reviews whose time in review falls in it."""
+
+    @property
+    def label(self) -> str:
+        """The bounds as text (`< 1 min`, `1 min - 5 min`, `1 d or more`)."""
+        if self.upper_seconds is None:
+            return f"{_span(self.lower_seconds)} or more"
+        if self.lower_seconds <= 0:
+            return f"< {_span(self.upper_seconds)}"
+        return f"{_span(self.lower_seconds)} - {_span(self.upper_seconds)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values.
+
+        Example:
+            >>> ReviewTimeBucket(lower_seconds=0.0, upper_seconds=60.0, reviews=1).to_dict()
+            {'lower_seconds': 0.0, 'upper_seconds': 60.0, 'reviews': 1, 'label': '< 1 min'}
+        """
+        return {
+            "lower_seconds": self.lower_seconds,
+            "upper_seconds": self.upper_seconds,
+            "reviews": self.reviews,
+            "label": self.label,
+        }
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
+
+
+def _histogram(durations: Sequence[float]) -> tuple[ReviewTimeBucket, ...]:
+    lowers = (0.0, *REVIEW_TIME_BUCKETS)
+    uppers: tuple[float | None, ...] = (*REVIEW_TIME_BUCKETS, None)
+    return tuple(
+        ReviewTimeBucket(
+            lower_seconds=low,
+            upper_seconds=high,
+            reviews=sum(1 for d in durations if d >= low and (high is None or d < high)),
+        )
+        for low, high in zip(lowers, uppers, strict=True)
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReviewMetrics:
     """Human reviews: decisions, escalations, time in review, deadlines.
 
@@ -1034,6 +1143,9 @@ class ReviewMetrics:
     pending: int
     overdue: int
     """Pending reviews whose deadline has passed."""
+    histogram: tuple[ReviewTimeBucket, ...] = ()
+    """The timed reviews by time in review, one bucket per `REVIEW_TIME_BUCKETS` bound and
+    one for the rest (empty buckets included)."""
 
     @property
     def escalation_rate(self) -> float | None:
@@ -1059,6 +1171,7 @@ class ReviewMetrics:
                 "average_seconds": _round(self.average_seconds),
                 "p99_seconds": _round(self.p99_seconds),
                 "max_seconds": _round(self.max_seconds),
+                "histogram": [b.to_dict() for b in self.histogram],
             },
             "deadline_breaches": self.deadline_breaches,
             "pending": self.pending,
@@ -1092,6 +1205,8 @@ class DelegationMetrics:
     """Hops at every level."""
     utilisation_alert: float
     loop_visits: int
+    hop_utilisation: tuple[HopUtilisation, ...] = ()
+    """The same per hop number of a run (1, 2, ...), for the hops whose calls were recorded."""
 
     @property
     def alerts(self) -> tuple[str, ...]:
@@ -1113,6 +1228,7 @@ class DelegationMetrics:
             "edges": [e.to_dict() for e in self.edges],
             "workers": [w.to_dict() for w in self.workers],
             "utilisation": [u.to_dict() for u in self.utilisation],
+            "hop_utilisation": [h.to_dict() for h in self.hop_utilisation],
             "utilisation_alert": self.utilisation_alert,
             "alerts": list(self.alerts),
             "loop_visits": self.loop_visits,
@@ -1194,6 +1310,7 @@ def compute_metrics(
     edges: dict[tuple[str, str], Counter[str]] = {}
     workers: dict[str, Counter[str]] = {}
     calls: dict[str, list[float]] = defaultdict(list)
+    per_hop: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     compaction_reasons: Counter[str] = Counter()
     compactions = failed_compactions = saved = 0
     refused_by_worker: Counter[str] = Counter()
@@ -1225,8 +1342,11 @@ def compute_metrics(
                 per_turn[turn_key] += 1
                 if per_turn[turn_key] == loop_visits:
                     figures["loop_flags"] += 1
+            numbers = _hop_numbers(ledger, usage)
             for call in usage:
                 calls[call["role"]].append(float(call["utilisation"]))
+                hop = numbers[(call["turn"], call["step"])]
+                per_hop[hop][call["role"]].append(float(call["utilisation"]))
             for done in compacted:
                 compactions += 1
                 compaction_reasons[done["reason"]] += 1
@@ -1269,18 +1389,10 @@ def compute_metrics(
             )
             for key, c in sorted(workers.items())
         ),
-        utilisation=tuple(
-            UtilisationMetrics(
-                role=role,
-                calls=len(calls[role]),
-                average=sum(calls[role]) / len(calls[role]),
-                p99=_p99(calls[role]),
-                peak=max(calls[role]),
-                over_threshold=sum(1 for u in calls[role] if u >= utilisation_alert),
-                threshold=float(utilisation_alert),
-            )
-            for role in (*_ROLES, *sorted(set(calls) - set(_ROLES)))
-            if calls.get(role)
+        utilisation=_utilisation(calls, float(utilisation_alert)),
+        hop_utilisation=tuple(
+            HopUtilisation(hop=hop, roles=_utilisation(per_hop[hop], float(utilisation_alert)))
+            for hop in sorted(per_hop)
         ),
         compactions=CompactionMetrics(
             total=compactions,
@@ -1297,6 +1409,33 @@ def compute_metrics(
         hops=hops,
         utilisation_alert=float(utilisation_alert),
         loop_visits=loop_visits,
+    )
+
+
+def _hop_numbers(
+    ledger: Sequence[LedgerEntry], usage: Sequence[UsageEntry]
+) -> dict[tuple[int, int], int]:
+    """Each (turn, step) of one level's run: its hop number, from 1, across turns."""
+    keys = {(e["turn"], e["step"]) for e in ledger} | {(c["turn"], c["step"]) for c in usage}
+    return {key: index for index, key in enumerate(sorted(keys), start=1)}
+
+
+def _utilisation(
+    calls: Mapping[str, Sequence[float]], threshold: float
+) -> tuple[UtilisationMetrics, ...]:
+    """One figure per role with calls: the known roles first, in their order."""
+    return tuple(
+        UtilisationMetrics(
+            role=role,
+            calls=len(calls[role]),
+            average=sum(calls[role]) / len(calls[role]),
+            p99=_p99(calls[role]),
+            peak=max(calls[role]),
+            over_threshold=sum(1 for u in calls[role] if u >= threshold),
+            threshold=threshold,
+        )
+        for role in (*_ROLES, *sorted(set(calls) - set(_ROLES)))
+        if calls.get(role)
     )
 
 
@@ -1370,6 +1509,7 @@ def _reviews(records: Sequence[ThreadRecord]) -> ReviewMetrics:
         deadline_breaches=breaches + overdue,
         pending=sum(r.pending_reviews for r in records),
         overdue=overdue,
+        histogram=_histogram(durations),
     )
 
 

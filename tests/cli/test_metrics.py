@@ -278,3 +278,43 @@ def test_metrics_on_postgres(pg_database: str, tmp_path: Path) -> None:
     ]
     assert data["routing"]["labelled"] == 0
     assert data["routing"]["missing"] == ["nowhere", "retry"]
+
+
+def test_metrics_html_writes_the_page(db: Path, tmp_path: Path) -> None:
+    page = tmp_path / "metrics.html"
+    page.write_text("an older page")
+    result = lgsp("metrics", "--db", str(db), "--html", str(page))
+    assert result.exit_code == 0, result.output
+    assert result.output == f"Wrote the delegation metrics of 8 runs in {db} to {page}.\n"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "<script" not in text
+    assert f"8 runs, 16 hops in <bdi>{db}</bdi>" in text
+    for chart in ("utilisation-chart", "handoffs-chart", "reviews-chart"):
+        assert f'data-chart="{chart}"' in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.html"]
+    # With --json the JSON is printed too, and the page holds the same filters' figures.
+    both = lgsp("metrics", "--db", str(db), "--graph", "team", "--json", "--html", str(page))
+    assert both.exit_code == 0, both.output
+    data = json.loads(both.output)
+    assert (data["completion"]["runs"], data["hops"]) == (3, 6)
+    assert "3 runs, 6 hops in" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("{dir}", "--html {dir}: is a folder; give a file path such as {dir}/metrics.html"),
+        ("{dir}/nowhere/m.html", "--html {dir}/nowhere/m.html: the folder {dir}/nowhere does not"),
+        ("{dir}/file/m.html", "--html {dir}/file/m.html: the folder {dir}/file does not exist"),
+        ("", "--html .: is a folder; give a file path such as metrics.html"),
+    ],
+)
+def test_a_bad_html_path_is_a_one_line_error_before_anything_is_read(
+    tmp_path: Path, target: str, says: str
+) -> None:
+    (tmp_path / "file").write_text("x")
+    # The database does not exist: the path is checked first.
+    error_line(
+        lgsp("metrics", "--db", str(tmp_path / "none.db"), "--html", target.format(dir=tmp_path)),
+        says.format(dir=tmp_path),
+    )

@@ -436,3 +436,106 @@ def test_a_thread_resumed_without_its_graph_id_keeps_it() -> None:
     team.invoke({"messages": [("user", "Second")]}, {"configurable": {"thread_id": "t"}})
     (thread,) = read_threads(saver, graph="team")
     assert thread.graph_id == "team" and len(thread.ledger) == 2
+
+
+def test_utilisation_per_hop_and_the_time_in_review_histogram(recorded) -> None:
+    saver, truth = recorded
+    report = delegation_metrics(saver)
+    # Hops numbered across each run's turns: desk's turns 1, 2, 3 are its hops 1, 2, 3.
+    by_hop: dict[int, dict[str, list[float]]] = {}
+    for state in truth.states.values():
+        keys = sorted({(e["turn"], e["step"]) for e in state.get("ledger", [])})
+        for entry in state.get("usage", []):
+            number = keys.index((entry["turn"], entry["step"])) + 1
+            by_hop.setdefault(number, {}).setdefault(entry["role"], []).append(entry["utilisation"])
+    assert [h.hop for h in report.hop_utilisation] == sorted(by_hop) == [1, 2, 3]
+    for hop in report.hop_utilisation:
+        roles = by_hop[hop.hop]
+        assert [u.role for u in hop.roles] == [r for r in ("worker", "summarizer") if r in roles]
+        for figure in hop.roles:
+            values = sorted(roles[figure.role])
+            assert (figure.calls, figure.peak) == (len(values), values[-1])
+            assert figure.average == sum(values) / len(values)
+            assert figure.over_threshold == sum(1 for v in values if v >= 0.7)
+        assert hop.peak == max(max(v) for v in roles.values())
+    assert [[(u.role, u.calls) for u in h.roles] for h in report.hop_utilisation] == [
+        [("worker", 3)],  # desk, late and escalated: their first hop, billing's
+        [("worker", 3)],  # desk's tech_support: three calls in one hop
+        [("worker", 1), ("summarizer", 1)],  # desk's billing again, compacted inside the hop
+    ]
+    assert sum(u.calls for h in report.hop_utilisation for u in h.roles) == sum(
+        u.calls for u in report.utilisation
+    )
+    # The histogram: desk's 30 s, late's and escalated's a day and more.
+    histogram = report.reviews.histogram
+    assert [b.label for b in histogram] == [
+        "< 1 min",
+        "1 min - 5 min",
+        "5 min - 15 min",
+        "15 min - 1 h",
+        "1 h - 4 h",
+        "4 h - 1 d",
+        "1 d or more",
+    ]
+    assert [b.reviews for b in histogram] == [1, 0, 0, 0, 0, 0, 2]
+    assert (
+        sorted(truth.review_seconds.values())[0]
+        < 60
+        <= 86400
+        < min(truth.review_seconds["late"], truth.review_seconds["escalated"])
+    )
+    data = report.to_dict()
+    assert data["hop_utilisation"][2]["hop"] == 3
+    assert [r["role"] for r in data["hop_utilisation"][2]["roles"]] == ["worker", "summarizer"]
+    assert data["reviews"]["time_in_review"]["histogram"][-1] == {
+        "lower_seconds": 86400.0,
+        "upper_seconds": None,
+        "reviews": 2,
+        "label": "1 d or more",
+    }
+
+
+def test_a_bucket_bound_belongs_to_the_bucket_above_it() -> None:
+    from langgraph_supervisor_pro.observability.metrics import _histogram
+
+    buckets = _histogram([0.0, 59.999, 60.0, 86400.0, 1e12])
+    assert [b.reviews for b in buckets] == [2, 1, 0, 0, 0, 0, 2]
+    assert sum(b.reviews for b in _histogram([])) == 0
+
+
+def test_hops_are_numbered_per_level_across_turns_and_a_finish_decision_is_the_next() -> None:
+    def usage(turn: int, step: int, role: str, value: float) -> dict[str, Any]:
+        return {
+            "turn": turn,
+            "step": step,
+            "role": role,
+            "worker": None,
+            "tokens": 1,
+            "window": 10,
+            "utilisation": value,
+        }
+
+    def hop(turn: int, step: int) -> dict[str, Any]:
+        return {"turn": turn, "step": step, "worker": "w", "status": "success"}
+
+    record = ThreadRecord(
+        thread_id="t",
+        status="done",
+        halt_reason=None,
+        last_activity=None,
+        graph_id=None,
+        ledger=(hop(1, 1), hop(1, 2), hop(2, 1)),  # type: ignore[arg-type]
+        usage=(  # type: ignore[arg-type]
+            usage(1, 1, "supervisor", 0.1),
+            usage(1, 2, "supervisor", 0.2),
+            usage(1, 3, "supervisor", 0.3),  # turn 1's FINISH decision
+            usage(2, 1, "supervisor", 0.4),
+        ),
+    )
+    report = compute_metrics([record])
+    assert [(h.hop, h.peak) for h in report.hop_utilisation] == [
+        (1, 0.1),
+        (2, 0.2),
+        (3, 0.3),
+        (4, 0.4),
+    ]

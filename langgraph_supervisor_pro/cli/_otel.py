@@ -1,0 +1,159 @@
+"""`lgsp metrics --otel`: send the figures once over OTLP, configured by the OTEL_* variables.
+
+The figures are published as observable instruments (`observability.publish_metrics`) on
+a meter provider of their own, collected once by an in-memory reader and handed to the
+OTLP metric exporter, whose result says whether the collector took them. The exporter,
+its endpoint, headers, timeout, compression and TLS files come from the standard
+variables (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`,
+`..._HEADERS`, `..._TIMEOUT`, ...), the resource from `OTEL_SERVICE_NAME` and
+`OTEL_RESOURCE_ATTRIBUTES` (`service.name` is `lgsp` unless they name one). The protocol
+is `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`
+(the default, `opentelemetry-exporter-otlp-proto-http`, in the `otel` extra) or `grpc`
+(`opentelemetry-exporter-otlp-proto-grpc`, installed separately).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.urls import mask_url
+from langgraph_supervisor_pro.observability.metrics import DelegationMetrics
+
+__all__: list[str] = []
+
+_PROTOCOLS = {
+    "http/protobuf": (
+        "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+        "opentelemetry-exporter-otlp-proto-http",
+    ),
+    "grpc": (
+        "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+        "opentelemetry-exporter-otlp-proto-grpc",
+    ),
+}
+
+
+class ExportError(Exception):
+    """The figures could not be exported; the message says why and what to do."""
+
+
+def protocol() -> str:
+    """The OTLP protocol the OTEL_* variables ask for (`http/protobuf` by default)."""
+    for name in ("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return "http/protobuf"
+
+
+def endpoint(chosen: str) -> str:
+    """Where the exporter sends the metrics, as the OTEL_* variables say (password masked)."""
+    own = os.environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    if own:
+        return mask_url(own)
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if chosen == "grpc":
+        return mask_url(base or "http://localhost:4317")
+    base = base or "http://localhost:4318"
+    return mask_url(base.rstrip("/") + "/v1/metrics")
+
+
+def _exporter(chosen: str) -> Any:
+    if chosen not in _PROTOCOLS:
+        raise ExportError(
+            f"--otel: OTEL_EXPORTER_OTLP_PROTOCOL {chosen!r} is not supported here; use "
+            "http/protobuf (the default) or grpc"
+        )
+    module, package = _PROTOCOLS[chosen]
+    try:
+        loaded = __import__(module, fromlist=["OTLPMetricExporter"])
+    except ImportError:
+        raise ExportError(
+            f"--otel needs the OTLP exporter for {chosen}: pip install "
+            + (
+                '"langgraph-supervisor-pro[otel]"'
+                if chosen == "http/protobuf"
+                else f"{package} (with the otel extra)"
+            )
+        ) from None
+    return loaded.OTLPMetricExporter()
+
+
+def export(report: DelegationMetrics) -> tuple[int, int, str]:
+    """Collect `report`'s instruments once and send them over OTLP.
+
+    Returns:
+        The metrics and data points sent, and the endpoint (password masked).
+
+    Raises:
+        ExportError: Without OpenTelemetry or the exporter, with a protocol we do not
+            support, or when the collector refused or could not be reached.
+    """
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+
+        from langgraph_supervisor_pro.observability.otel_metrics import publish_metrics
+    except ImportError:
+        raise ExportError(
+            '--otel needs OpenTelemetry: pip install "langgraph-supervisor-pro[otel]"'
+        ) from None
+    chosen = protocol()
+    exporter = _exporter(chosen)
+    where = endpoint(chosen)
+    named = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    resource = Resource.create({} if named else {SERVICE_NAME: "lgsp"})
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader], resource=resource)
+    heard = _Heard()
+    try:
+        publish_metrics(report, meter_provider=provider)
+        data = reader.get_metrics_data()
+        metrics = (
+            []
+            if data is None
+            else [m for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics]
+        )
+        with heard.listening():
+            result = MetricExportResult.SUCCESS if data is None else exporter.export(data)
+    finally:
+        exporter.shutdown()
+        provider.shutdown()
+    if result is not MetricExportResult.SUCCESS:
+        reason = f" ({one_line(heard.last, 300)})" if heard.last else ""
+        raise ExportError(
+            f"--otel: the collector at {where} did not take the metrics{reason}; check "
+            "OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up"
+        )
+    return len(metrics), sum(len(m.data.data_points) for m in metrics), where
+
+
+class _Heard(logging.Handler):
+    """The exporter's log while it sends: kept for the error line, not printed."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.last = record.getMessage()
+
+    @contextmanager
+    def listening(self) -> Iterator[None]:
+        logger = logging.getLogger("opentelemetry.exporter.otlp")
+        propagate = logger.propagate
+        logger.addHandler(self)
+        logger.propagate = False
+        try:
+            yield
+        finally:
+            logger.removeHandler(self)
+            logger.propagate = propagate
