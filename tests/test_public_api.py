@@ -177,6 +177,7 @@ SUBMODULES: dict[str, set[str]] = {
         "ReviewerCheck",
         "ReviewerNotAllowedError",
         "Risk",
+        "REFUSED_TOOL_EVENT",
         "SECURITY_LOGGER",
         "SWEEP_REVIEWER",
         "SweepAction",
@@ -262,6 +263,7 @@ SUBMODULES: dict[str, set[str]] = {
         "review_payload",
     },
     "review.guard": {
+        "REFUSED_TOOL_EVENT",
         "SECURITY_LOGGER",
         "ToolGuard",
     },
