@@ -91,6 +91,10 @@ SUBMODULES: dict[str, set[str]] = {
     "redaction": {
         "register_secret",
     },
+    "remote": {
+        "RemoteDomainError",
+        "remote_thread_id",
+    },
     "supervisor": {
         "DEFAULT_SUPERVISOR_PROMPT",
         "Router",
