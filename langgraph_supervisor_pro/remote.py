@@ -21,8 +21,9 @@ ops = Worker(name="ops", description="Operations.",
   root, and `context["remote"]` names the remote thread and interrupt. The root's
   answer is forwarded as `command={"resume": {<remote interrupt id>: answer}}` to the
   remote thread: `RemoteGraph` alone does not forward a nested resume (langgraph #4879).
-- A server that is down, refuses the request or whose run fails makes a `failed` hop
-  whose error says which (`RemoteDomainError`), with any password in the URL masked.
+- A server that is down, times out or answers 5xx (`RemoteDomainUnavailable`, retried
+  per `Worker.retry`), refuses the request or whose run fails (`RemoteDomainError`)
+  makes a `failed` hop whose error says which, with any password in the URL masked.
 
 Example:
     >>> remote_thread_id("t-1", ("ops",), "ops") == remote_thread_id("t-1", ("ops",), "ops")
@@ -35,18 +36,31 @@ import json
 import uuid
 from collections.abc import Sequence
 
-__all__ = ["RemoteDomainError", "remote_thread_id"]
+__all__ = ["RemoteDomainError", "RemoteDomainUnavailable", "remote_thread_id"]
 
 
 class RemoteDomainError(RuntimeError):
-    """A remote domain's server could not be reached, refused the hop, or its run failed.
+    """A remote domain refused the hop (an HTTP 4xx), or its remote run failed.
 
-    The worker node retries it per `Worker.retry`, then records a `failed` hop whose
-    error is this message (the URL shown with its password masked).
+    Not retried by the default worker retry policy (`default_worker_retry`): asking
+    again gets the same answer. The hop is `failed`, its error this message (the URL
+    shown with its password masked).
 
     Example:
-        >>> str(RemoteDomainError("remote domain 'ops' (graph 'ops'): unreachable"))
-        "remote domain 'ops' (graph 'ops'): unreachable"
+        >>> str(RemoteDomainError("remote domain 'ops' (graph 'ops'): the remote run failed"))
+        "remote domain 'ops' (graph 'ops'): the remote run failed"
+    """
+
+
+class RemoteDomainUnavailable(RemoteDomainError, ConnectionError):
+    """A remote domain's server could not be reached, timed out or answered HTTP 5xx.
+
+    A `ConnectionError`, so the default worker retry policy retries it; after the last
+    attempt the hop is `failed`.
+
+    Example:
+        >>> isinstance(RemoteDomainUnavailable("unreachable"), ConnectionError)
+        True
     """
 
 

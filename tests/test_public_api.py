@@ -93,6 +93,7 @@ SUBMODULES: dict[str, set[str]] = {
     },
     "remote": {
         "RemoteDomainError",
+        "RemoteDomainUnavailable",
         "remote_thread_id",
     },
     "supervisor": {

@@ -6,7 +6,12 @@ import uuid
 
 import pytest
 
-from langgraph_supervisor_pro.remote import remote_thread_id
+from langgraph_supervisor_pro.remote import (
+    RemoteDomainError,
+    RemoteDomainUnavailable,
+    remote_thread_id,
+)
+from langgraph_supervisor_pro.workers import default_worker_retry
 
 
 def test_the_remote_thread_is_stable_and_a_uuid():
@@ -34,3 +39,10 @@ def test_an_empty_path_or_blank_graph_is_refused():
         remote_thread_id("t", (), "ops")
     with pytest.raises(ValueError, match="graph_id"):
         remote_thread_id("t", ("ops",), " ")
+
+
+def test_an_unavailable_server_is_retried_by_default_and_a_refusal_is_not():
+    retry_on = default_worker_retry().retry_on
+    assert callable(retry_on)
+    assert retry_on(RemoteDomainUnavailable("remote domain 'ops': unreachable"))
+    assert not retry_on(RemoteDomainError("remote domain 'ops': HTTP 422"))

@@ -18,8 +18,9 @@ One hop, every time its node runs (first run, a resume, a replay after a crash):
 4. the remote thread's state is the agent's output: the domain's final state, its
    messages after the hop's prompt.
 
-Every failure to talk to the server (down, a refused request, a failed remote run)
-raises `RemoteDomainError` with the URL's password masked.
+Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
+HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
+failed remote run), with the URL's password masked.
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ from langgraph_supervisor_pro._internal.hop import HopContext, hop_context
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
-from langgraph_supervisor_pro.remote import RemoteDomainError, remote_thread_id
+from langgraph_supervisor_pro.remote import (
+    RemoteDomainError,
+    RemoteDomainUnavailable,
+    remote_thread_id,
+)
 from langgraph_supervisor_pro.review.desk import is_review_payload
 from langgraph_supervisor_pro.review.gate import invalid_answer_summary, response_schema
 
@@ -182,7 +187,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         except (GraphBubbleUp, RemoteDomainError):
             raise
         except Exception as exc:
-            raise RemoteDomainError(self._failure(exc)) from None
+            raise self._failure(exc) from None
         return self._output(state, prompt, remote_prompt, hop, answers)
 
     def _run_once(
@@ -280,17 +285,23 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             self._url(),
         )
 
-    def _failure(self, exc: Exception) -> str:
+    def _failure(self, exc: Exception) -> RemoteDomainError:
+        """The error a failed request becomes: unavailable (retried) or refused."""
         import httpx
 
         status = getattr(getattr(exc, "response", None), "status_code", None)
-        if isinstance(exc, httpx.TransportError):
+        kind: type[RemoteDomainError] = RemoteDomainUnavailable
+        if isinstance(exc, httpx.TimeoutException):
+            what = "timed out"
+        elif isinstance(exc, httpx.TransportError):
             what = "unreachable"
+        elif isinstance(status, int) and status >= 500:
+            what = f"the server failed (HTTP {status})"
         elif status is not None:
-            what = f"the server refused the request (HTTP {status})"
+            what, kind = f"the server refused the request (HTTP {status})", RemoteDomainError
         else:
-            what = "the remote call failed"
-        return scrub(f"{self._who()}: {what}: {type(exc).__name__}: {exc}", self._url())
+            what, kind = "the remote call failed", RemoteDomainError
+        return kind(scrub(f"{self._who()}: {what}: {type(exc).__name__}: {exc}", self._url()))
 
 
 class _Api:

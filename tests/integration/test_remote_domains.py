@@ -188,6 +188,26 @@ def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
     assert len(_remote_runs(server_b, thread)) == 2
 
 
+def test_the_review_desk_lists_and_answers_a_remote_review_at_the_root(server_b: str) -> None:
+    from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
+
+    saver = InMemorySaver()
+    app = build(server_b).compile(checkpointer=saver)
+    config = _config()
+    root_thread = config["configurable"]["thread_id"]
+    app.invoke(ROLL_BACK, config)
+    (review,) = list_reviews(saver, thread_ids=[root_thread])
+    assert (review.thread_id, review.path, review.action) == (
+        root_thread,
+        ("ops", "clerk"),
+        "rollback",
+    )
+    out = resolve_review(app, thread_id=root_thread, decision=Approve(), reviewer="alice")
+    assert out["status"] == "done"
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["reviewer"]) == (review.interrupt_id, "alice")
+
+
 async def test_the_async_root_pauses_and_resumes_the_remote_review(server_b: str) -> None:
     app = build(server_b).compile(checkpointer=InMemorySaver())
     config = _config()
@@ -202,23 +222,35 @@ async def test_the_async_root_pauses_and_resumes_the_remote_review(server_b: str
 # -- failures are failed hops ------------------------------------------------------------
 
 
-def _alone(agent: RemoteGraph) -> Any:
+def _alone(agent: RemoteGraph, timeout: float = 30) -> Any:
     def once(view: SupervisorView) -> str:
         return "FINISH" if view.ledger else "far"
 
-    worker = Worker(name="far", description="Far away.", agent=agent, retry=NO_WAIT, timeout=30)
+    worker = Worker(
+        name="far", description="Far away.", agent=agent, retry=NO_WAIT, timeout=timeout
+    )
     return create_supervisor([worker], router=once).compile(checkpointer=InMemorySaver())
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_a_server_that_is_down_is_a_failed_hop_with_no_password_shown(mode: str) -> None:
+    import httpx
+    from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
     url = f"http://ops:s3cr3t-pw@127.0.0.1:{_free_port()}"
-    app = _alone(RemoteGraph("ops", url=url))
+    # The SDK's own clients retry a refused connection five times (seconds of backoff);
+    # these do not, so the test is quick. The worker's retry policy still applies.
+    remote = RemoteGraph(
+        "ops",
+        sync_client=SyncLangGraphClient(httpx.Client(base_url=url)),
+        client=LangGraphClient(httpx.AsyncClient(base_url=url)),
+    )
+    app = _alone(remote)
     out = app.invoke(NOTE, _config()) if mode == "sync" else await app.ainvoke(NOTE, _config())
     (entry,) = out["ledger"]
     assert entry["status"] == "failed"
     assert (
-        "RemoteDomainError: remote domain 'far' (graph 'ops' at http://ops:***@127.0.0.1:"
+        "RemoteDomainUnavailable: remote domain 'far' (graph 'ops' at http://ops:***@127.0.0.1:"
         in (entry["error"])
     )
     assert "unreachable" in entry["error"]
@@ -244,6 +276,21 @@ def test_a_remote_graph_without_the_drivers_client_is_a_failed_hop(server_b: str
     (entry,) = out["ledger"]
     assert entry["status"] == "failed"
     assert "has no sync client" in entry["error"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_remote_run_that_overruns_the_timeout_is_a_failed_hop_run_once(
+    server_b: str, mode: str
+) -> None:
+    app = _alone(RemoteGraph("slow", url=server_b), timeout=0.5)
+    config = _config()
+    out = app.invoke(NOTE, config) if mode == "sync" else await app.ainvoke(NOTE, config)
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "WorkerTimeoutError" in entry["error"]
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("far",), "slow")
+    (run,) = _remote_runs(server_b, thread)  # the retry joined the run, not a second one
+    assert run["metadata"]["lgsp_run"] == "1:1"
 
 
 def test_a_remote_run_that_fails_is_a_failed_hop(server_b: str) -> None:

@@ -4,6 +4,7 @@
   model calls `rollback` while its messages hold no tool result, and answers once they do.
 - `desk`: a domain whose one function worker answers at once (no review).
 - `broken`: a graph whose one node raises, so its runs end in error.
+- `slow`: a graph whose one node takes two seconds to answer.
 - `asks`: a graph whose one node asks a plain question (`interrupt("Which region?")`)
   and answers with the region it was given.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,3 +147,11 @@ def _ask(state: MessagesState) -> dict[str, Any]:
 
 
 asks = StateGraph(MessagesState).add_node("ask", _ask).add_edge(START, "ask").compile()
+
+
+def _slowly(state: MessagesState) -> dict[str, Any]:
+    time.sleep(2)
+    return {"messages": [AIMessage(content="Finally done.")]}
+
+
+slow = StateGraph(MessagesState).add_node("work", _slowly).add_edge(START, "work").compile()
