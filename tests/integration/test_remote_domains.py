@@ -219,6 +219,63 @@ async def test_the_async_root_pauses_and_resumes_the_remote_review(server_b: str
     assert record["decision"] == "reject" and record["interrupt_id"] == pending.id
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_root_killed_during_the_remote_hop_resumes_without_starting_it_again(
+    server_b: str, pg_database: str, tmp_path: Path, mode: str
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.integration import _remote_crash_app
+    from tests.integration._proc import child_env
+
+    script = str(Path(_remote_crash_app.__file__).resolve())
+    root_thread = f"crash-{uuid.uuid4().hex[:8]}"
+    args = [script, "--url", server_b, "--db", pg_database, "--thread", root_thread]
+    args += ["--mode", mode]
+    thread = remote_thread_id(root_thread, ("far",), "slow")
+    sdk = get_sync_client(url=server_b)
+    log = (tmp_path / "first.log").open("wb")
+    first = subprocess.Popen([sys.executable, *args], stdout=log, stderr=log, env=child_env())
+    try:
+        deadline = time.monotonic() + 60
+        while not _started(sdk, thread):  # the remote run exists: the hop is in flight
+            assert first.poll() is None, (tmp_path / "first.log").read_text()
+            assert time.monotonic() < deadline, "the remote run never started"
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+        log.close()
+    resumed = subprocess.run(
+        [sys.executable, *args, "--resume"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    out = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert out["status"] == "done"
+    assert [(e["worker"], e["status"], e["summary"]) for e in out["ledger"]] == [
+        ("far", "success", "Finally done.")
+    ]
+    (run,) = _remote_runs(server_b, thread)  # joined after the crash, not started again
+    assert run["metadata"]["lgsp_run"] == "1:1" and run["status"] == "success"
+
+
+def _started(sdk: Any, thread: str) -> bool:
+    try:
+        return bool(sdk.runs.list(thread, limit=5))
+    except Exception:  # the thread does not exist yet
+        return False
+
+
 # -- failures are failed hops ------------------------------------------------------------
 
 
@@ -365,6 +422,8 @@ def test_the_remote_domains_spans_join_the_roots_trace_beneath_the_hop(
     }
     assert app.invoke(NOTE, config)["status"] == "done"
     (hop,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent desk"]
+    (handoff,) = [e for e in hop.events if e.name == "lgsp.handoff"]
+    assert (handoff.attributes or {})["lgsp.handoff.to"] == "desk"
     trace_id = format(hop.context.trace_id, "032x")
     thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
     remote = [
