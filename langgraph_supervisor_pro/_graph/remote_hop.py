@@ -130,7 +130,11 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         prompt = _prompt(input)
         configurable = config.get("configurable") or {}
         root_thread = str(configurable.get("thread_id") or "")
-        thread = remote_thread_id(root_thread, hop.path, self.remote.assistant_id)
+        # A root without a thread (no checkpointer) cannot resume or replay a hop: each
+        # hop gets a remote thread of its own, never one shared by unrelated runs.
+        thread = remote_thread_id(
+            root_thread or f"lgsp-unthreaded-{uuid.uuid4()}", hop.path, self.remote.assistant_id
+        )
         key = f"{hop.turn}:{hop.step}"
         # The prompt's id in the remote thread is the hop's, not the root task's: a replay
         # of the hop (a new root task) finds the answer that follows it.

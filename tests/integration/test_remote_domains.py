@@ -112,6 +112,14 @@ def test_a_hop_to_a_remote_domain_finishes_as_a_typed_result(server_b: str) -> N
     ]
 
 
+def test_a_root_without_a_checkpointer_never_shares_a_remote_thread(server_b: str) -> None:
+    app = build(server_b).compile()
+    first = app.invoke({"messages": [{"role": "user", "content": "File note one"}]})
+    second = app.invoke({"messages": [{"role": "user", "content": "File note two"}]})
+    assert first["ledger"][0]["summary"] == "Filed a note about: Task: File note one"
+    assert second["ledger"][0]["summary"] == "Filed a note about: Task: File note two"
+
+
 def test_a_replayed_hop_reuses_the_remote_run_instead_of_starting_another(server_b: str) -> None:
     app = build(server_b).compile(checkpointer=InMemorySaver())
     config = _config()
