@@ -216,6 +216,33 @@ def test_the_review_desk_lists_and_answers_a_remote_review_at_the_root(server_b:
     assert (record["interrupt_id"], record["reviewer"]) == (review.interrupt_id, "alice")
 
 
+def test_a_remote_domain_inside_a_local_domain_pauses_and_resumes_two_levels_down(
+    server_b: str,
+) -> None:
+    def once(name: str) -> Any:
+        def router(view: SupervisorView) -> str:
+            return "FINISH" if view.ledger else name
+
+        return router
+
+    remote = Worker(name="ops", description="Ops (remote).", agent=RemoteGraph("ops", url=server_b))
+    region = create_supervisor([remote], router=once("ops"), name="region")
+    app = create_supervisor(
+        [Worker(name="region", description="A region.", agent=region)], router=once("region")
+    ).compile(checkpointer=InMemorySaver())
+    config = _config()
+    (pending,) = app.invoke(ROLL_BACK, config, version="v2").interrupts
+    assert pending.value["context"]["path"] == ["region", "ops", "clerk"]
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("region", "ops"), "ops")
+    assert pending.value["context"]["remote"]["thread_id"] == thread
+    out = app.invoke(Command(resume={pending.id: {"decisions": [{"type": "approve"}]}}), config)
+    assert out["status"] == "done"
+    assert out["messages"][-1].content == "Rolled back the database service."
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["path"]) == (pending.id, ["region", "ops", "clerk"])
+    assert _remote_state(server_b, thread)["status"] == "done"
+
+
 async def test_the_async_root_pauses_and_resumes_the_remote_review(server_b: str) -> None:
     app = build(server_b).compile(checkpointer=InMemorySaver())
     config = _config()
