@@ -59,6 +59,8 @@ _REUSABLE = frozenset({"pending", "running", "success"})
 """Run statuses a hop joins rather than starting anew (an `error` one is started again)."""
 _RUNS_LISTED = 100
 """The remote thread's newest runs searched for the hop's own."""
+_HISTORY_READ = 200
+"""The remote thread's newest checkpoints searched for an older hop's result."""
 
 
 class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
@@ -188,6 +190,8 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 answers[str(asked["id"])] = local_id
                 slot += 1
             state = yield api.call("get_state", thread)
+            if _later_turn(state, remote_prompt):  # the root went back in time
+                state = yield from self._state_after(api, thread, remote_prompt)
         except (GraphBubbleUp, RemoteDomainError):
             raise
         except Exception as exc:
@@ -221,6 +225,27 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         error = result.get("__error__") if isinstance(result, Mapping) else None
         if error is not None:
             raise RemoteDomainError(f"{self._who()}: the remote run failed: {_error_text(error)}")
+
+    def _state_after(self, api: _Api, thread: str, remote_prompt: str) -> Steps[Mapping[str, Any]]:
+        """The remote domain's state at the end of the turn the hop's prompt started.
+
+        A root replayed from an earlier checkpoint (time travel) runs a hop whose remote
+        run finished long ago, and the remote thread has moved on since: the hop's result
+        is the newest finished state of its own turn in the thread's history.
+        """
+        history = yield api.call("get_history", thread, limit=_HISTORY_READ)
+        for snapshot in history or ():
+            values = snapshot.get("values") if isinstance(snapshot, Mapping) else None
+            if (
+                isinstance(values, Mapping)
+                and values.get("task_message_id") == remote_prompt
+                and not snapshot.get("next")
+            ):
+                return cast(Mapping[str, Any], snapshot)
+        raise RemoteDomainError(
+            f"{self._who()}: the remote thread {thread} has moved on past this hop and its "
+            f"last {_HISTORY_READ} checkpoints no longer hold the hop's result"
+        )
 
     def _surfaced(
         self, asked: Mapping[str, Any], hop: HopContext, root_thread: str, thread: str
@@ -329,6 +354,7 @@ class _Api:
                 "create_thread": client.threads.create,
                 "get_thread": client.threads.get,
                 "get_state": client.threads.get_state,
+                "get_history": client.threads.get_history,
                 "list_runs": client.runs.list,
                 "create_run": client.runs.create,
                 "join_run": client.runs.join,
@@ -376,6 +402,16 @@ def _runs_by_key(listed: Any) -> dict[str, Mapping[str, Any]]:
         if isinstance(key, str):
             found[key] = run
     return found
+
+
+def _later_turn(state: Mapping[str, Any], remote_prompt: str) -> bool:
+    """Whether a remote supervisor's state is of a later turn than the hop's prompt."""
+    values = state.get("values")
+    if not isinstance(values, Mapping) or "task_message_id" not in values:
+        return False  # not a supervisor graph: its state has no turns to tell apart
+    messages = values.get("messages") or []
+    ids = {m.get("id") for m in messages if isinstance(m, Mapping)}
+    return values["task_message_id"] != remote_prompt and remote_prompt in ids
 
 
 def _pending(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:

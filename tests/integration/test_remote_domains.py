@@ -25,6 +25,7 @@ from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
+from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro.remote import remote_thread_id
 from tests.integration._devserver import assistant_id, client, interrupts, serve
 from tests.integration._remote.root import NO_WAIT, build
@@ -134,6 +135,32 @@ def test_a_replayed_hop_reuses_the_remote_run_instead_of_starting_another(server
     assert again["messages"][-1].content == first["messages"][-1].content
     assert len(_remote_runs(server_b, thread)) == 1  # no second run
     assert len(_remote_state(server_b, thread)["ledger"]) == 1
+
+
+def test_a_hop_replayed_after_the_remote_domain_moved_on_reads_its_own_turn(
+    server_b: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    first = app.invoke({"messages": [{"role": "user", "content": "File note one"}]}, config)
+    app.invoke({"messages": [{"role": "user", "content": "File note two"}]}, config)
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    assert _remote_state(server_b, thread)["turn"] == 2
+    # Back to the first turn's hop (time travel): its answer, not the second turn's.
+    (before,) = [
+        s for s in app.get_state_history(config) if s.next == ("desk",) and s.values["turn"] == 1
+    ]
+    again = app.invoke(None, before.config)
+    assert again["ledger"] == first["ledger"]
+    assert again["ledger"][0]["summary"] == "Filed a note about: Task: File note one"
+    assert len(_remote_runs(server_b, thread)) == 2  # no run started
+
+    # When the remote history read back no longer reaches that turn: a failed hop, said so.
+    monkeypatch.setattr(remote_hop, "_HISTORY_READ", 1)
+    lost = app.invoke(None, before.config)
+    (entry,) = lost["ledger"]
+    assert entry["status"] == "failed"
+    assert "has moved on past this hop" in entry["error"]
 
 
 def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
