@@ -92,6 +92,11 @@ SUBMODULES: dict[str, set[str]] = {
     "redaction": {
         "register_secret",
     },
+    "remote": {
+        "RemoteDomainError",
+        "RemoteDomainUnavailable",
+        "remote_thread_id",
+    },
     "supervisor": {
         "DEFAULT_SUPERVISOR_PROMPT",
         "Router",
@@ -178,6 +183,7 @@ SUBMODULES: dict[str, set[str]] = {
         "ReviewerCheck",
         "ReviewerNotAllowedError",
         "Risk",
+        "REFUSED_TOOL_EVENT",
         "SECURITY_LOGGER",
         "SWEEP_REVIEWER",
         "SweepAction",
@@ -263,6 +269,7 @@ SUBMODULES: dict[str, set[str]] = {
         "review_payload",
     },
     "review.guard": {
+        "REFUSED_TOOL_EVENT",
         "SECURITY_LOGGER",
         "ToolGuard",
     },

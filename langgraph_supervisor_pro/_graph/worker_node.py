@@ -33,6 +33,7 @@ from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_store
 from langgraph.errors import GraphBubbleUp, ParentCommand, is_invalid_resume
 from langgraph.pregel import Pregel
+from langgraph.pregel.remote import RemoteGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
@@ -44,6 +45,7 @@ from langgraph_supervisor_pro._graph.coerce import (
 )
 from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with_hop
@@ -126,6 +128,8 @@ class _Runner:
 
     @classmethod
     def of(cls, worker: Worker, agent: Runnable[Any, Any] | Callable[..., Any]) -> _Runner:
+        if isinstance(agent, RemoteGraph):  # a remote domain keeps its history there
+            return replace(cls.of(worker, RemoteHop(agent, worker=worker.name)), keeps_history=True)
         kind = agent_kind(worker.name, agent)
         is_async = kind == "async"
         return cls(

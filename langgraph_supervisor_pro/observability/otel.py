@@ -10,7 +10,8 @@ bind it with `graph.with_config(callbacks=[...])`) and each run becomes one trac
   (from, to, step, turn and the instructions' length; their text only when
   `capture_content=True`), ending in error when the hop failed;
 - each tool call: an `execute_tool <tool>` span, in error when the tool raised or
-  answered with an error `ToolMessage`;
+  answered with an error `ToolMessage`, or when the tool guard refused it (never
+  executed: `lgsp.refused`, with the reason);
 - review and compaction nodes: `lgsp.review` / `lgsp.compaction` spans.
 
 Every span carries `gen_ai.conversation.id` (the thread id). A domain (a worker whose
@@ -42,6 +43,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
+from langgraph_supervisor_pro.review.guard import REFUSED_TOOL_EVENT
 
 __all__ = ["OTelCallbackHandler"]
 
@@ -109,8 +111,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
 
     @property
     def ignore_custom_event(self) -> bool:
-        """Custom events (`get_stream_writer`, `dispatch_custom_event`) get no span."""
-        return True
+        """Custom events are read for one only: the tool guard's refusal (`on_custom_event`)."""
+        return False
 
     def __init__(
         self,
@@ -261,6 +263,46 @@ class OTelCallbackHandler(BaseCallbackHandler):
         if run is None or run.span is None:
             return
         _record_error(run.span, error)
+        self._close(run)
+
+    def on_custom_event(
+        self,
+        name: str,
+        data: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool call the guard refused: an `execute_tool` span in error, never executed.
+
+        The refusal starts no tool run, so this event (`REFUSED_TOOL_EVENT`, dispatched by
+        `ToolGuard`) is its only trace: the span sits beneath the hop, carries
+        `lgsp.refused` and the reason, and the call's arguments only with
+        `capture_content`. Every other custom event is ignored.
+        """
+        if name != REFUSED_TOOL_EVENT or not isinstance(data, Mapping):
+            return
+        tool = str(data.get("tool") or "tool")
+        run = _Run(parent=run_id, name=tool, role="tool")
+        span = self._open(run, f"execute_tool {tool}", self._span_of(run_id), metadata or {})
+        reason = str(data.get("reason") or "refused")
+        span.set_attributes(
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": tool,
+                "gen_ai.tool.type": "function",
+                "lgsp.refused": True,
+                "lgsp.refusal.reason": reason,
+                "error.type": "refused",
+            }
+        )
+        if data.get("tool_call_id"):
+            span.set_attribute("gen_ai.tool.call.id", str(data["tool_call_id"]))
+        if self.capture_content:
+            span.set_attribute("gen_ai.tool.call.arguments", self._text(data.get("args")))
+        span.set_status(Status(StatusCode.ERROR, _first_line(reason)))
         self._close(run)
 
     # -- spans -------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from langgraph_supervisor_pro.review.gate import (
     review_payload,
 )
 from langgraph_supervisor_pro.review.guard import (
+    REFUSED_TOOL_EVENT,
     SECURITY_LOGGER,
     ToolGuard,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "CONFIRM_PROMPT",
     "INTERRUPT_CHANNEL",
     "POLICY_FILE_ENV",
+    "REFUSED_TOOL_EVENT",
     "RISK_KEY",
     "RISK_LEVELS",
     "SECURITY_LOGGER",

@@ -24,12 +24,14 @@ each tool call it:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -59,10 +61,17 @@ from langgraph_supervisor_pro.review.gate import (
 from langgraph_supervisor_pro.review.policy import ReviewPolicy, strictest_tier
 from langgraph_supervisor_pro.review.risks import Risk, declared_always_review, declared_risk
 
-__all__ = ["SECURITY_LOGGER", "ToolGuard"]
+__all__ = ["REFUSED_TOOL_EVENT", "SECURITY_LOGGER", "ToolGuard"]
 
 SECURITY_LOGGER = "langgraph_supervisor_pro.security"
 """The logger refusals are written to (level WARNING)."""
+
+REFUSED_TOOL_EVENT = "lgsp.tool_refused"
+"""The LangChain custom event a refusal dispatches (`tool`, `tool_call_id`, `reason`, `args`).
+
+A refused call never starts a tool run, so tracers see no tool callback for it; this
+event is how `OTelCallbackHandler` gives it an `execute_tool` span.
+"""
 
 _log = logging.getLogger(SECURITY_LOGGER)
 
@@ -328,6 +337,10 @@ class ToolGuard(AgentMiddleware):
         """Check, confirm or review the call, then run it (or not)."""
         plan = drive(self._deciding(request))
         if isinstance(plan, _Done):
+            event = _refusal_event(plan.message)
+            if event is not None:
+                with _no_parent_run():
+                    dispatch_custom_event(REFUSED_TOOL_EVENT, event, config=_config_of(request))
             return plan.message
         try:
             result = handler(plan.request)
@@ -346,6 +359,12 @@ class ToolGuard(AgentMiddleware):
         """Async twin of `wrap_tool_call`."""
         plan = await adrive(self._deciding(request))
         if isinstance(plan, _Done):
+            event = _refusal_event(plan.message)
+            if event is not None:
+                with _no_parent_run():
+                    await adispatch_custom_event(
+                        REFUSED_TOOL_EVENT, event, config=_config_of(request)
+                    )
             return plan.message
         try:
             result = await handler(plan.request)
@@ -355,6 +374,30 @@ class ToolGuard(AgentMiddleware):
             _raise_scrubbed(exc, request)
             raise
         return _noted(result, plan.note)
+
+
+def _refusal_event(message: ToolMessage) -> dict[str, Any] | None:
+    """The refusal event's data for a refusal's tool message (None: not a refusal)."""
+    record = message.additional_kwargs.get("lgsp_security")
+    if not isinstance(record, Mapping):
+        return None
+    return {
+        "tool": record.get("tool"),
+        "tool_call_id": message.tool_call_id,
+        "worker": record.get("worker"),
+        "reason": record.get("reason"),
+        "args": record.get("args", {}),
+    }
+
+
+@contextlib.contextmanager
+def _no_parent_run() -> Iterator[None]:
+    """Outside any run (a guard called directly) there is nobody to tell: skip the event."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if "without a parent run id" not in str(exc):
+            raise
 
 
 def _raise_scrubbed(exc: Exception, request: ToolCallRequest) -> None:

@@ -45,11 +45,14 @@ def _cli() -> Path:
 
 
 @contextlib.contextmanager
-def serve(config: str, log: Path, *, app: Path = APP) -> Iterator[str]:
+def serve(
+    config: str, log: Path, *, app: Path = APP, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """The base URL of a `langgraph dev` server for `<app>/<config>`; stopped afterwards.
 
     `app` (default `_studio/`) is the server's working directory and on its `PYTHONPATH`,
-    after this repository (so the package imports from the checkout).
+    after this repository (so the package imports from the checkout); `env` is added to
+    the server's environment.
     """
     port = _free_port()
     env = {
@@ -64,6 +67,7 @@ def serve(config: str, log: Path, *, app: Path = APP) -> Iterator[str]:
         "LANGSMITH_TRACING": "false",
         "LANGCHAIN_TRACING_V2": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        **(env or {}),
     }
     with log.open("wb") as out:
         proc = subprocess.Popen(

@@ -645,3 +645,57 @@ def test_the_package_runs_without_opentelemetry_installed():
     assert done.returncode == 0, done.stderr
     assert "refused: OTelCallbackHandler needs OpenTelemetry: " in done.stdout
     assert 'pip install "langgraph-supervisor-pro[otel]"' in done.stdout
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_refused_tool_call_is_an_execute_tool_error_span_without_its_arguments(
+    provider, exporter, mode
+):
+    @tool
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        return f"order {order_id} shipped"
+
+    worker = _tool_worker(lookup, calls=[{"name": "refund", "args": {"amount": SECRET_TASK}}])
+    app = create_supervisor([worker], router=_once("clerk")).compile(checkpointer=InMemorySaver())
+    config, _ = _traced(provider)
+    out = app.invoke(ask(), config) if mode == "sync" else await app.ainvoke(ask(), config)
+    assert out["ledger"][0]["refused"] == ["refund"]
+    spans = exporter.get_finished_spans()
+    (hop,) = _named(spans, "invoke_agent clerk")
+    (refused,) = _named(spans, "execute_tool refund")
+    assert refused.parent is not None and refused.parent.span_id == hop.context.span_id
+    assert refused.context.trace_id == hop.context.trace_id
+    assert refused.status.status_code is StatusCode.ERROR
+    attributes = dict(refused.attributes or {})
+    assert attributes["lgsp.refused"] is True
+    assert attributes["lgsp.refusal.reason"] == "not in the worker's allowlist"
+    assert attributes["error.type"] == "refused"
+    assert attributes["gen_ai.tool.call.id"] == "c0"
+    assert attributes["gen_ai.conversation.id"] == config["configurable"]["thread_id"]
+    assert "gen_ai.tool.call.arguments" not in attributes
+    assert not any(SECRET_TASK in str(v) for s in spans for v in (s.attributes or {}).values())
+
+
+def test_a_refused_tool_call_carries_its_arguments_with_capture_content(provider, exporter):
+    worker = _tool_worker(calls=[{"name": "refund", "args": {"amount": 30}}])
+    app = create_supervisor([worker], router=_once("clerk")).compile(checkpointer=InMemorySaver())
+    config, _ = _traced(provider, capture_content=True)
+    app.invoke(ask(), config)
+    (refused,) = _named(exporter.get_finished_spans(), "execute_tool refund")
+    assert "30" in str(refused.attributes["gen_ai.tool.call.arguments"])
+
+
+def test_other_custom_events_make_no_span(provider, exporter):
+    from langchain_core.callbacks import dispatch_custom_event
+
+    def work(task: WorkerTask) -> str:
+        dispatch_custom_event("progress", {"tool": "refund"})
+        return "done"
+
+    app = create_supervisor(
+        [Worker(name="clerk", description="Works.", agent=work)], router=_once("clerk")
+    ).compile(checkpointer=InMemorySaver())
+    config, _ = _traced(provider)
+    app.invoke(ask(), config)
+    assert not [s for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")]

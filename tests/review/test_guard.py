@@ -715,3 +715,36 @@ def test_a_tool_error_holding_a_secret_leaves_the_guard_scrubbed(asynchronous):
 def test_a_tool_error_without_a_secret_passes_the_guard_as_it_is():
     with pytest.raises(PermissionError, match="refused key sk-payments"):
         _charging_agent().invoke({"messages": [("user", "charge A1")]})
+
+
+def _outside_a_run(name: str) -> Any:
+    from types import SimpleNamespace
+
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+
+    return ToolCallRequest(
+        tool_call={"name": name, "args": {}, "id": "x1", "type": "tool_call"},
+        tool=None,
+        state={"messages": []},
+        runtime=SimpleNamespace(config={}, context=None),  # type: ignore[arg-type]
+    )
+
+
+def _never(request: Any) -> Any:
+    raise AssertionError("a refused call must not run")
+
+
+def test_a_refusal_outside_any_run_is_returned_without_a_refusal_event():
+    guard = ToolGuard(worker="clerk", tools=[lookup], risks={"lookup": "low"})
+    message = guard.wrap_tool_call(_outside_a_run("refund"), _never)
+    assert isinstance(message, ToolMessage) and message.status == "error"
+    assert message.additional_kwargs["lgsp_security"]["tool"] == "refund"
+
+
+def test_a_refusal_outside_any_run_is_returned_without_a_refusal_event_async():
+    async def _anever(request: Any) -> Any:
+        raise AssertionError("a refused call must not run")
+
+    guard = ToolGuard(worker="clerk", tools=[lookup], risks={"lookup": "low"})
+    message = asyncio.run(guard.awrap_tool_call(_outside_a_run("refund"), _anever))
+    assert isinstance(message, ToolMessage) and message.status == "error"

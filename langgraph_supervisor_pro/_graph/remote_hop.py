@@ -1,0 +1,479 @@
+"""A worker hop on a remote LangGraph server, through a `RemoteGraph` (private).
+
+`RemoteHop` is the agent the worker node calls when a worker's agent is a
+`langgraph.pregel.remote.RemoteGraph` (see `langgraph_supervisor_pro/remote.py` for what
+users see). It uses the `RemoteGraph`'s own SDK clients and assistant id, and not its
+`invoke`: `RemoteGraph.invoke` would run in the root's thread id, start a new run every
+time the hop's node runs, and send a resume as new input (langgraph #4879).
+
+One hop, every time its node runs (first run, a resume, a replay after a crash):
+
+1. the remote thread (`remote_thread_id`) is created unless it exists;
+2. the hop's run (metadata `lgsp_run` = `<turn>:<step>`) is joined if the thread
+   already has it (pending, running or finished), else started with the hop's prompt;
+3. while the remote thread has a pending interrupt, it is surfaced here with LangGraph's
+   `interrupt()` (the k-th one in this task's answer slot k); the answer is forwarded as
+   the run `<turn>:<step>:resume:<k>`, once: a later run of the node finds that run and
+   joins it instead of forwarding again;
+4. the remote thread's state is the agent's output: the domain's final state, its
+   messages after the hop's prompt.
+
+Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
+HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
+failed remote run), with the URL's password masked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForChainRun,
+    CallbackManagerForChainRun,
+)
+from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
+from langgraph.pregel.remote import RemoteGraph
+from langgraph.types import Interrupt, interrupt
+from pydantic import TypeAdapter, ValidationError
+
+from langgraph_supervisor_pro._internal.hop import HopContext, hop_context
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
+from langgraph_supervisor_pro._internal.urls import scrub
+from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
+from langgraph_supervisor_pro.remote import (
+    RemoteDomainError,
+    RemoteDomainUnavailable,
+    remote_thread_id,
+)
+from langgraph_supervisor_pro.review.desk import is_review_payload
+from langgraph_supervisor_pro.review.gate import invalid_answer_summary, response_schema
+
+RUN_KEY = "lgsp_run"
+"""The remote run's metadata key naming the hop (and answer) it was started for."""
+_REUSABLE = frozenset({"pending", "running", "success"})
+"""Run statuses a hop joins rather than starting anew (an `error` one is started again)."""
+_RUNS_LISTED = 100
+"""The remote thread's newest runs searched for the hop's own."""
+_HISTORY_READ = 200
+"""The remote thread's newest checkpoints searched for an older hop's result."""
+
+
+class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
+    """The agent of a worker whose `agent` is a `RemoteGraph`.
+
+    Built by the worker node; not public API. Its input is the worker node's
+    `{"messages": [prompt]}` (a remote domain keeps its own history), its output the
+    remote thread's state values with `messages` from the prompt on.
+    """
+
+    def __init__(self, remote: RemoteGraph, *, worker: str) -> None:
+        self.remote = remote
+        self.worker = worker
+        self.name = f"{worker}.remote"
+
+    # -- Runnable ------------------------------------------------------------------------
+
+    def invoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the hop on the remote server with the sync client."""
+        return self._call_with_config(self._run, input, config, run_type="chain")
+
+    async def ainvoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the hop on the remote server with the async client."""
+        return await self._acall_with_config(self._arun, input, config, run_type="chain")
+
+    def _run(
+        self,
+        input: dict[str, Any],
+        run_manager: CallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> dict[str, Any]:
+        client = self.remote.sync_client
+        if client is None:
+            raise RemoteDomainError(
+                f"{self._who()}: the RemoteGraph has no sync client, and the root runs "
+                "with invoke; give RemoteGraph(url=...) or sync_client=..."
+            )
+        return drive(self._hop(input, config, _Api(client, sync=True)))
+
+    async def _arun(
+        self,
+        input: dict[str, Any],
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> dict[str, Any]:
+        client = self.remote.client
+        if client is None:
+            raise RemoteDomainError(
+                f"{self._who()}: the RemoteGraph has no async client, and the root runs "
+                "with ainvoke; give RemoteGraph(url=...) or client=..."
+            )
+        return await adrive(self._hop(input, config, _Api(client, sync=False)))
+
+    # -- the hop ---------------------------------------------------------------------
+
+    def _hop(
+        self, input: Mapping[str, Any], config: RunnableConfig, api: _Api
+    ) -> Steps[dict[str, Any]]:
+        hop = hop_context(config)
+        if hop is None:
+            raise RemoteDomainError(
+                f"{self._who()}: a remote domain runs as a worker of a supervisor graph "
+                "(no hop context in its config)"
+            )
+        prompt = _prompt(input)
+        configurable = config.get("configurable") or {}
+        root_thread = str(configurable.get("thread_id") or "")
+        # A root without a thread (no checkpointer) cannot resume or replay a hop: each
+        # hop gets a remote thread of its own, never one shared by unrelated runs.
+        thread = remote_thread_id(
+            root_thread or f"lgsp-unthreaded-{uuid.uuid4()}", hop.path, self.remote.assistant_id
+        )
+        key = f"{hop.turn}:{hop.step}"
+        # The prompt's id in the remote thread is the hop's, not the root task's: a replay
+        # of the hop (a new root task) finds the answer that follows it.
+        remote_prompt = str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{thread}:{key}:prompt"))
+        metadata = _run_metadata(config, hop)
+        try:
+            yield api.call(
+                "create_thread",
+                thread_id=thread,
+                if_exists="do_nothing",
+                metadata={"lgsp_root_thread": root_thread, "lgsp_path": "/".join(hop.path)},
+            )
+            listed = yield api.call("list_runs", thread, limit=_RUNS_LISTED)
+            runs = _runs_by_key(listed)
+            yield from self._run_once(
+                api,
+                thread,
+                runs.get(key),
+                metadata={**metadata, RUN_KEY: key},
+                input={"messages": [_message_dict(prompt, remote_prompt)]},
+            )
+            answers: dict[str, str] = {}  # remote interrupt id -> the root's interrupt id
+            for known in runs.values():
+                meta = known.get("metadata") or {}
+                if meta.get("lgsp_remote_interrupt") and meta.get("lgsp_interrupt"):
+                    # In the order they were forwarded: a refused answer's later one wins.
+                    answers[str(meta["lgsp_remote_interrupt"])] = str(meta["lgsp_interrupt"])
+            slot = 0
+            while True:
+                pending = _pending((yield api.call("get_thread", thread)))
+                if not pending:
+                    break
+                asked = pending[0]
+                local_id = _local_interrupt_id(configurable, slot)
+                # The first time: raises, and the root pauses on this review. After the
+                # root's answer (the node runs again): returns the answer of this slot.
+                answer = _ask(self._surfaced(asked, hop, root_thread, thread), asked, local_id)
+                resume_key = f"{key}:resume:{slot}"
+                yield from self._run_once(
+                    api,
+                    thread,
+                    runs.get(resume_key),
+                    metadata={
+                        **metadata,
+                        RUN_KEY: resume_key,
+                        "lgsp_interrupt": local_id,
+                        "lgsp_remote_interrupt": str(asked["id"]),
+                    },
+                    command={"resume": {str(asked["id"]): answer}},
+                )
+                answers[str(asked["id"])] = local_id
+                slot += 1
+            state = yield api.call("get_state", thread)
+            if _later_turn(state, remote_prompt):  # the root went back in time
+                state = yield from self._state_after(api, thread, remote_prompt)
+        except (GraphBubbleUp, RemoteDomainError):
+            raise
+        except Exception as exc:
+            raise self._failure(exc) from None
+        return self._output(state, prompt, remote_prompt, hop, answers)
+
+    def _run_once(
+        self,
+        api: _Api,
+        thread: str,
+        existing: Mapping[str, Any] | None,
+        *,
+        metadata: dict[str, Any],
+        input: Any = None,
+        command: Any = None,
+    ) -> Steps[None]:
+        """Join the run `existing` if it can still answer, else start it; then wait for it."""
+        if existing is not None and existing.get("status") in _REUSABLE:
+            run_id = str(existing["run_id"])
+        else:
+            created = yield api.call(
+                "create_run",
+                thread,
+                self.remote.assistant_id,
+                input=input,
+                command=command,
+                metadata=metadata,
+            )
+            run_id = str(created["run_id"])
+        result = yield api.call("join_run", thread, run_id)
+        error = result.get("__error__") if isinstance(result, Mapping) else None
+        if error is not None:
+            raise RemoteDomainError(f"{self._who()}: the remote run failed: {_error_text(error)}")
+
+    def _state_after(self, api: _Api, thread: str, remote_prompt: str) -> Steps[Mapping[str, Any]]:
+        """The remote domain's state at the end of the turn the hop's prompt started.
+
+        A root replayed from an earlier checkpoint (time travel) runs a hop whose remote
+        run finished long ago, and the remote thread has moved on since: the hop's result
+        is the newest finished state of its own turn in the thread's history.
+        """
+        history = yield api.call("get_history", thread, limit=_HISTORY_READ)
+        for snapshot in history or ():
+            values = snapshot.get("values") if isinstance(snapshot, Mapping) else None
+            if (
+                isinstance(values, Mapping)
+                and values.get("task_message_id") == remote_prompt
+                and not snapshot.get("next")
+            ):
+                return cast(Mapping[str, Any], snapshot)
+        raise RemoteDomainError(
+            f"{self._who()}: the remote thread {thread} has moved on past this hop and its "
+            f"last {_HISTORY_READ} checkpoints no longer hold the hop's result"
+        )
+
+    def _surfaced(
+        self, asked: Mapping[str, Any], hop: HopContext, root_thread: str, thread: str
+    ) -> Any:
+        """A remote interrupt's value as the root shows it: its path from the root down."""
+        value = asked.get("value")
+        if not isinstance(value, Mapping) or not isinstance(value.get("context"), Mapping):
+            return value
+        context = dict(value["context"])
+        below = context.get("path")
+        context["path"] = [*hop.path, *(below if isinstance(below, list) else [])]
+        if "thread_id" in context:
+            context["thread_id"] = root_thread
+        context["remote"] = {
+            "graph_id": self.remote.assistant_id,
+            "thread_id": thread,
+            "interrupt_id": str(asked.get("id")),
+        }
+        return {**value, "context": context}
+
+    def _output(
+        self,
+        state: Mapping[str, Any],
+        prompt: BaseMessage,
+        remote_prompt: str,
+        hop: HopContext,
+        answers: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """The remote state as the agent's output: messages from the hop's prompt on.
+
+        The reviews the remote domain recorded carry the path from the root and the
+        root's interrupt ids (the ids the root's caller answered).
+        """
+        values = dict(state.get("values") or {})
+        messages = convert_to_messages(values.get("messages") or [])
+        ids = [m.id for m in messages]
+        start = ids.index(remote_prompt) + 1 if remote_prompt in ids else len(messages)
+        values["messages"] = [prompt, *messages[start:]]
+        reviews = values.get("reviews")
+        if isinstance(reviews, list):
+            values["reviews"] = [
+                {
+                    **entry,
+                    "path": [*hop.path, *(entry.get("path") or [])],
+                    "interrupt_id": answers.get(
+                        str(entry.get("interrupt_id")), entry.get("interrupt_id")
+                    ),
+                }
+                for entry in reviews
+                if isinstance(entry, Mapping)
+            ]
+        return values
+
+    # -- errors ----------------------------------------------------------------------
+
+    def _url(self) -> str:
+        for client in (self.remote.sync_client, self.remote.client):
+            base = getattr(getattr(getattr(client, "http", None), "client", None), "base_url", None)
+            if base is not None:
+                return str(base).rstrip("/")
+        return "?"
+
+    def _who(self) -> str:
+        return scrub(
+            f"remote domain {self.worker!r} (graph {self.remote.assistant_id!r} at {self._url()})",
+            self._url(),
+        )
+
+    def _failure(self, exc: Exception) -> RemoteDomainError:
+        """The error a failed request becomes: unavailable (retried) or refused."""
+        import httpx
+
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        kind: type[RemoteDomainError] = RemoteDomainUnavailable
+        if isinstance(exc, httpx.TimeoutException):
+            what = "timed out"
+        elif isinstance(exc, httpx.TransportError):
+            what = "unreachable"
+        elif isinstance(status, int) and status >= 500:
+            what = f"the server failed (HTTP {status})"
+        elif status is not None:
+            what, kind = f"the server refused the request (HTTP {status})", RemoteDomainError
+        else:
+            what, kind = "the remote call failed", RemoteDomainError
+        return kind(scrub(f"{self._who()}: {what}: {type(exc).__name__}: {exc}", self._url()))
+
+
+class _Api:
+    """The SDK calls a hop makes, as twin I/O (the sync client under `drive`)."""
+
+    def __init__(self, client: Any, *, sync: bool) -> None:
+        self._client = client
+        self._sync = sync
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Call:
+        method = self._method(name)
+        if self._sync:
+            return Call(lambda: method(*args, **kwargs), None)
+        return Call(lambda: method(*args, **kwargs), lambda: method(*args, **kwargs))
+
+    def _method(self, name: str) -> Callable[..., Any]:
+        client = self._client
+        return cast(
+            Callable[..., Any],
+            {
+                "create_thread": client.threads.create,
+                "get_thread": client.threads.get,
+                "get_state": client.threads.get_state,
+                "get_history": client.threads.get_history,
+                "list_runs": client.runs.list,
+                "create_run": client.runs.create,
+                "join_run": client.runs.join,
+            }[name],
+        )
+
+
+def _prompt(input: Mapping[str, Any]) -> BaseMessage:
+    messages = input.get("messages")
+    if (
+        not isinstance(messages, Sequence)
+        or not messages
+        or not isinstance(messages[-1], BaseMessage)
+    ):
+        raise RemoteDomainError("a remote hop is given {'messages': [..., prompt]}")
+    return messages[-1]
+
+
+def _message_dict(message: BaseMessage, id: str) -> dict[str, Any]:
+    kind = "human" if isinstance(message, HumanMessage) else message.type
+    return {"type": kind, "content": message.content, "id": id}
+
+
+def _run_metadata(config: RunnableConfig, hop: HopContext) -> dict[str, Any]:
+    """What the remote run is tagged with: the hop's trace facts and its W3C trace context."""
+    metadata = config.get("metadata") or {}
+    kept: dict[str, Any] = {
+        key: value
+        for key, value in metadata.items()
+        if (key.startswith("lgsp_") or key in TRACE_CONTEXT_KEYS)
+        and isinstance(value, str | int | bool)
+    }
+    kept["lgsp_path"] = "/".join(hop.path)
+    return kept
+
+
+def _runs_by_key(listed: Any) -> dict[str, Mapping[str, Any]]:
+    """The thread's runs by their `lgsp_run` key (the newest of each)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for run in sorted(
+        (r for r in listed or () if isinstance(r, Mapping)),
+        key=lambda r: str(r.get("created_at") or ""),
+    ):
+        key = (run.get("metadata") or {}).get(RUN_KEY)
+        if isinstance(key, str):
+            found[key] = run
+    return found
+
+
+def _later_turn(state: Mapping[str, Any], remote_prompt: str) -> bool:
+    """Whether a remote supervisor's state is of a later turn than the hop's prompt."""
+    values = state.get("values")
+    if not isinstance(values, Mapping) or "task_message_id" not in values:
+        return False  # not a supervisor graph: its state has no turns to tell apart
+    messages = values.get("messages") or []
+    ids = {m.get("id") for m in messages if isinstance(m, Mapping)}
+    return values["task_message_id"] != remote_prompt and remote_prompt in ids
+
+
+def _pending(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The remote thread's pending interrupts (every task's), oldest task first."""
+    if thread.get("status") != "interrupted":
+        return []
+    groups = thread.get("interrupts") or {}
+    return [i for group in groups.values() for i in _each(group) if i.get("id")]
+
+
+def _each(group: Any) -> Iterator[Mapping[str, Any]]:
+    for item in group if isinstance(group, list) else ():
+        if isinstance(item, Mapping):
+            yield item
+
+
+def _ask(value: Any, asked: Mapping[str, Any], local_id: str) -> Any:
+    """The root's answer to a remote interrupt, asked with LangGraph's `interrupt()`.
+
+    A review payload's answer is validated here, against the same response schema the
+    remote gate uses: an invalid one is never forwarded, and the review is posted again
+    under the same interrupt id with `context["invalid_answer"]`, as a gate in this
+    process would. The valid answer is forwarded as JSON, with the root's authenticated
+    user as its reviewer when it names none. Any other interrupt's answer is forwarded
+    as it is.
+    """
+    if not is_review_payload(value):
+        return interrupt(value, response_schema=_schema_of(asked))
+    allowed = value["review_configs"][0]["allowed_decisions"]
+    schema = response_schema(allowed)
+    try:
+        parsed = interrupt(value, response_schema=schema)
+    except ValidationError as exc:
+        if not is_invalid_resume(exc):
+            raise
+        context = {**value["context"], "invalid_answer": invalid_answer_summary(exc)}
+        again = Interrupt(
+            value={**value, "context": context},
+            id=local_id,
+            response_schema=TypeAdapter(schema).json_schema(),
+        )
+        raise GraphInterrupt((again,)) from None
+    answer: dict[str, Any] = parsed.model_dump(mode="json", exclude_none=True)
+    user = (get_config().get("configurable") or {}).get("langgraph_auth_user_id")
+    if "reviewer" not in answer and isinstance(user, str) and user.strip():
+        answer["reviewer"] = user.strip()
+    return answer
+
+
+def _schema_of(asked: Mapping[str, Any]) -> dict[str, Any] | None:
+    schema = asked.get("response_schema")
+    return dict(schema) if isinstance(schema, Mapping) else None
+
+
+def _local_interrupt_id(configurable: Mapping[str, Any], slot: int) -> str:
+    """The id LangGraph gives this task's interrupt in answer slot `slot`."""
+    ns = str(configurable.get("checkpoint_ns", ""))
+    return Interrupt.from_ns(None, f"{ns}|{slot}" if slot else ns).id
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, Mapping):
+        kind = error.get("error") or "Error"
+        return f"{kind}: {error.get('message') or ''}".strip()
+    return str(error)

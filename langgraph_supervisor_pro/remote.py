@@ -1,0 +1,96 @@
+"""Remote domains: a supervisor served by another LangGraph server, as one worker.
+
+Give a worker LangGraph's own `RemoteGraph` as its agent and its hops run on that
+server, in a thread of their own there:
+
+```python
+from langgraph.pregel.remote import RemoteGraph
+
+ops = Worker(name="ops", description="Operations.",
+             agent=RemoteGraph("ops", url="http://ops.internal:8123"))
+```
+
+- The remote thread is `remote_thread_id(<root thread>, <worker path>, <graph id>)`:
+  stable, so each visit is the remote domain's next turn (as for a domain in the same
+  process) and a resume reaches the thread that paused.
+- Each hop starts one remote run, tagged with the hop (`lgsp_run` = `<turn>:<step>` in
+  the run's metadata). A hop that runs again (a crash and replay of the root, a retry)
+  joins that run, or reads the result it left, instead of starting another.
+- A review (any interrupt) pending in the remote thread surfaces from the root's
+  `invoke` with the same payload and response schema; `context["path"]` starts at the
+  root, and `context["remote"]` names the remote thread and interrupt. The root's
+  answer is forwarded as `command={"resume": {<remote interrupt id>: answer}}` to the
+  remote thread: `RemoteGraph` alone does not forward a nested resume (langgraph #4879).
+- A server that is down, times out or answers 5xx (`RemoteDomainUnavailable`, retried
+  per `Worker.retry`), refuses the request or whose run fails (`RemoteDomainError`)
+  makes a `failed` hop whose error says which, with any password in the URL masked.
+
+Example:
+    >>> remote_thread_id("t-1", ("ops",), "ops") == remote_thread_id("t-1", ("ops",), "ops")
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+
+__all__ = ["RemoteDomainError", "RemoteDomainUnavailable", "remote_thread_id"]
+
+
+class RemoteDomainError(RuntimeError):
+    """A remote domain refused the hop (an HTTP 4xx), or its remote run failed.
+
+    Not retried by the default worker retry policy (`default_worker_retry`): asking
+    again gets the same answer. The hop is `failed`, its error this message (the URL
+    shown with its password masked).
+
+    Example:
+        >>> str(RemoteDomainError("remote domain 'ops' (graph 'ops'): the remote run failed"))
+        "remote domain 'ops' (graph 'ops'): the remote run failed"
+    """
+
+
+class RemoteDomainUnavailable(RemoteDomainError, ConnectionError):
+    """A remote domain's server could not be reached, timed out or answered HTTP 5xx.
+
+    A `ConnectionError`, so the default worker retry policy retries it; after the last
+    attempt the hop is `failed`.
+
+    Example:
+        >>> isinstance(RemoteDomainUnavailable("unreachable"), ConnectionError)
+        True
+    """
+
+
+def remote_thread_id(thread_id: str, path: Sequence[str], graph_id: str) -> str:
+    """The id of the remote thread a root thread's remote domain runs in.
+
+    A UUID derived from the root's thread id, the worker path from the root down to the
+    remote worker, and the remote graph (assistant) id: the same for every visit and
+    every resume of that domain in that root thread, different for another thread, path
+    or graph. Use it to read the remote domain's state on its server.
+
+    Args:
+        thread_id: The root run's thread id.
+        path: The worker names from the root down to the remote worker (`("ops",)`).
+        graph_id: The `RemoteGraph`'s assistant or graph id.
+
+    Returns:
+        The remote thread id (a UUID string).
+
+    Raises:
+        ValueError: `path` is empty or `graph_id` is blank.
+
+    Example:
+        >>> remote_thread_id("t-1", ("ops",), "ops") != remote_thread_id("t-2", ("ops",), "ops")
+        True
+    """
+    names = [str(name) for name in path]
+    if not names:
+        raise ValueError("path must name at least the remote worker, e.g. ('ops',)")
+    if not isinstance(graph_id, str) or not graph_id.strip():
+        raise ValueError(f"graph_id must be the remote graph's id, not {graph_id!r}")
+    key = json.dumps(["lgsp-remote", str(thread_id), names, graph_id], ensure_ascii=False)
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, key))

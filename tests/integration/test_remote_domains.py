@@ -1,0 +1,504 @@
+"""Remote domains: a root whose workers are supervisor graphs served by another server.
+
+Two real `langgraph dev` servers on free loopback ports: server B serves the domains of
+`tests/integration/_remote/domain.py` (`ops`, whose clerk's `rollback` pauses for a
+review; `desk`, which answers at once; `broken`, whose runs fail), each traced by an
+`OTelCallbackHandler` into a file; server A serves the root of `_remote/root.py`, whose
+`ops` and `desk` workers are `RemoteGraph`s of server B. The same root also runs in this
+process (sync and async) against server B.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.pregel.remote import RemoteGraph
+from langgraph.types import Command
+from langgraph_sdk import get_sync_client
+
+from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
+from langgraph_supervisor_pro._graph import remote_hop
+from langgraph_supervisor_pro.remote import remote_thread_id
+from tests.integration._devserver import assistant_id, client, interrupts, serve
+from tests.integration._remote.root import NO_WAIT, build
+
+pytestmark = pytest.mark.integration
+
+APP = Path(__file__).resolve().parent / "_remote"
+ROLL_BACK = {"messages": [{"role": "user", "content": "Roll back the database"}]}
+NOTE = {"messages": [{"role": "user", "content": "File a note about the outage"}]}
+
+
+@pytest.fixture(scope="module")
+def spans_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spans") / "server-b.jsonl"
+
+
+@pytest.fixture(scope="module")
+def server_b(tmp_path_factory: pytest.TempPathFactory, spans_file: Path) -> Iterator[str]:
+    """Server B: the remote domains, tracing into `spans_file`."""
+    log = tmp_path_factory.mktemp("b") / "server.log"
+    with serve("langgraph.json", log, app=APP, env={"LGSP_SPANS_FILE": str(spans_file)}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server_a(tmp_path_factory: pytest.TempPathFactory, server_b: str) -> Iterator[str]:
+    """Server A: the root, whose `ops` and `desk` workers are served by server B."""
+    log = tmp_path_factory.mktemp("a") / "server.log"
+    with serve("langgraph.root.json", log, app=APP, env={"LGSP_REMOTE_URL": server_b}) as url:
+        yield url
+
+
+def _config() -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+
+def _remote_runs(url: str, thread: str) -> list[dict[str, Any]]:
+    return list(get_sync_client(url=url).runs.list(thread, limit=100))
+
+
+def _remote_state(url: str, thread: str) -> dict[str, Any]:
+    return dict(get_sync_client(url=url).threads.get_state(thread)["values"])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- a root in this process, domains on server B -----------------------------------------
+
+
+def test_a_hop_to_a_remote_domain_finishes_as_a_typed_result(server_b: str) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    out = app.invoke(NOTE, config)
+    assert out["status"] == "done"
+    (entry,) = out["ledger"]
+    assert (entry["worker"], entry["status"]) == ("desk", "success")
+    assert entry["summary"].startswith("Filed a note about")
+    assert out["messages"][-1].content.startswith("Filed a note about")
+    # The slot keeps the prompt and the domain's answer, not the domain's transcript.
+    (result,) = out["workers"]["desk"]["results"]
+    assert result["status"] == "success"
+    # The remote thread is the one derived from the root thread and the worker path.
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    remote = _remote_state(server_b, thread)
+    assert remote["status"] == "done" and len(remote["ledger"]) == 1
+    (run,) = _remote_runs(server_b, thread)
+    assert run["status"] == "success" and run["metadata"]["lgsp_run"] == "1:1"
+    assert run["metadata"]["lgsp_path"] == "desk"
+
+    # A second turn of the root is the remote domain's second turn, in the same thread.
+    out = app.invoke(
+        {"messages": [{"role": "user", "content": "File another note"}]},
+        config,
+    )
+    assert [e["status"] for e in out["ledger"]] == ["success", "success"]
+    remote = _remote_state(server_b, thread)
+    assert remote["turn"] == 2 and len(remote["ledger"]) == 2
+    assert sorted(r["metadata"]["lgsp_run"] for r in _remote_runs(server_b, thread)) == [
+        "1:1",
+        "2:1",
+    ]
+
+
+def test_a_root_without_a_checkpointer_never_shares_a_remote_thread(server_b: str) -> None:
+    app = build(server_b).compile()
+    first = app.invoke({"messages": [{"role": "user", "content": "File note one"}]})
+    second = app.invoke({"messages": [{"role": "user", "content": "File note two"}]})
+    assert first["ledger"][0]["summary"] == "Filed a note about: Task: File note one"
+    assert second["ledger"][0]["summary"] == "Filed a note about: Task: File note two"
+
+
+def test_a_replayed_hop_reuses_the_remote_run_instead_of_starting_another(server_b: str) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    first = app.invoke(NOTE, config)
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    assert len(_remote_runs(server_b, thread)) == 1
+    # Replay the hop as a crash recovery would: from the checkpoint before the worker ran.
+    (before,) = [s for s in app.get_state_history(config) if s.next == ("desk",)]
+    again = app.invoke(None, before.config)
+    assert again["status"] == "done"
+    assert again["ledger"] == first["ledger"]
+    assert again["messages"][-1].content == first["messages"][-1].content
+    assert len(_remote_runs(server_b, thread)) == 1  # no second run
+    assert len(_remote_state(server_b, thread)["ledger"]) == 1
+
+
+def test_a_hop_replayed_after_the_remote_domain_moved_on_reads_its_own_turn(
+    server_b: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    first = app.invoke({"messages": [{"role": "user", "content": "File note one"}]}, config)
+    app.invoke({"messages": [{"role": "user", "content": "File note two"}]}, config)
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    assert _remote_state(server_b, thread)["turn"] == 2
+    # Back to the first turn's hop (time travel): its answer, not the second turn's.
+    (before,) = [
+        s for s in app.get_state_history(config) if s.next == ("desk",) and s.values["turn"] == 1
+    ]
+    again = app.invoke(None, before.config)
+    assert again["ledger"] == first["ledger"]
+    assert again["ledger"][0]["summary"] == "Filed a note about: Task: File note one"
+    assert len(_remote_runs(server_b, thread)) == 2  # no run started
+
+    # When the remote history read back no longer reaches that turn: a failed hop, said so.
+    monkeypatch.setattr(remote_hop, "_HISTORY_READ", 1)
+    lost = app.invoke(None, before.config)
+    (entry,) = lost["ledger"]
+    assert entry["status"] == "failed"
+    assert "has moved on past this hop" in entry["error"]
+
+
+def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
+    server_b: str,
+) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    root_thread = config["configurable"]["thread_id"]
+    paused = app.invoke(ROLL_BACK, config, version="v2")
+    (pending,) = paused.interrupts
+    thread = remote_thread_id(root_thread, ("ops",), "ops")
+    (remote,) = interrupts(get_sync_client(url=server_b).threads.get(thread))
+    # The remote gate's HITL payload and response schema, with the path from the root.
+    value = pending.value
+    assert value["action_requests"] == remote["value"]["action_requests"]
+    assert value["review_configs"] == remote["value"]["review_configs"]
+    assert pending.response_schema == remote["response_schema"]
+    assert value["context"]["path"] == ["ops", "clerk"]
+    assert value["context"]["thread_id"] == root_thread
+    assert value["context"]["remote"] == {
+        "graph_id": "ops",
+        "thread_id": thread,
+        "interrupt_id": remote["id"],
+    }
+    assert app.get_state(config).interrupts[0].id == pending.id
+
+    # A refused answer is never forwarded: the same review, same id, at the root.
+    refused = app.invoke(Command(resume={pending.id: "approve"}), config, version="v2")
+    (again,) = refused.interrupts
+    assert again.id == pending.id
+    assert "invalid_answer" in again.value["context"]
+    assert again.value["action_requests"] == value["action_requests"]
+    assert len(_remote_runs(server_b, thread)) == 1
+
+    # The right answer, by the root's interrupt id, resumes the remote thread.
+    done = app.invoke(
+        Command(resume={pending.id: {"decisions": [{"type": "approve"}]}}), config, version="v2"
+    )
+    assert done.interrupts == ()
+    out = done.value
+    assert out["status"] == "done"
+    assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("ops", "success")]
+    assert out["messages"][-1].content == "Rolled back the database service."
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["path"], record["decision"]) == (
+        pending.id,
+        ["ops", "clerk"],
+        "approve",
+    )
+    remote_state = _remote_state(server_b, thread)
+    assert remote_state["status"] == "done"
+    assert remote_state["messages"][-1]["content"] == "Rolled back the database service."
+    runs = sorted(r["metadata"]["lgsp_run"] for r in _remote_runs(server_b, thread))
+    assert runs == ["1:1", "1:1:resume:0"]  # one start, one forwarded answer
+
+    # Replaying the resumed hop forwards nothing again and starts no run.
+    (before,) = [s for s in app.get_state_history(config) if s.next == ("ops",)][-1:]
+    replay = app.invoke(None, before.config)
+    assert replay["ledger"][-1]["status"] == "success"
+    assert len(_remote_runs(server_b, thread)) == 2
+
+
+def test_the_review_desk_lists_and_answers_a_remote_review_at_the_root(server_b: str) -> None:
+    from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
+
+    saver = InMemorySaver()
+    app = build(server_b).compile(checkpointer=saver)
+    config = _config()
+    root_thread = config["configurable"]["thread_id"]
+    app.invoke(ROLL_BACK, config)
+    (review,) = list_reviews(saver, thread_ids=[root_thread])
+    assert (review.thread_id, review.path, review.action) == (
+        root_thread,
+        ("ops", "clerk"),
+        "rollback",
+    )
+    out = resolve_review(app, thread_id=root_thread, decision=Approve(), reviewer="alice")
+    assert out["status"] == "done"
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["reviewer"]) == (review.interrupt_id, "alice")
+
+
+def test_a_remote_domain_inside_a_local_domain_pauses_and_resumes_two_levels_down(
+    server_b: str,
+) -> None:
+    def once(name: str) -> Any:
+        def router(view: SupervisorView) -> str:
+            return "FINISH" if view.ledger else name
+
+        return router
+
+    remote = Worker(name="ops", description="Ops (remote).", agent=RemoteGraph("ops", url=server_b))
+    region = create_supervisor([remote], router=once("ops"), name="region")
+    app = create_supervisor(
+        [Worker(name="region", description="A region.", agent=region)], router=once("region")
+    ).compile(checkpointer=InMemorySaver())
+    config = _config()
+    (pending,) = app.invoke(ROLL_BACK, config, version="v2").interrupts
+    assert pending.value["context"]["path"] == ["region", "ops", "clerk"]
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("region", "ops"), "ops")
+    assert pending.value["context"]["remote"]["thread_id"] == thread
+    out = app.invoke(Command(resume={pending.id: {"decisions": [{"type": "approve"}]}}), config)
+    assert out["status"] == "done"
+    assert out["messages"][-1].content == "Rolled back the database service."
+    (record,) = out["reviews"]
+    assert (record["interrupt_id"], record["path"]) == (pending.id, ["region", "ops", "clerk"])
+    assert _remote_state(server_b, thread)["status"] == "done"
+
+
+async def test_the_async_root_pauses_and_resumes_the_remote_review(server_b: str) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    (pending,) = (await app.ainvoke(ROLL_BACK, config, version="v2")).interrupts
+    assert pending.value["context"]["path"] == ["ops", "clerk"]
+    out = await app.ainvoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
+    assert out["status"] == "done"
+    (record,) = out["reviews"]
+    assert record["decision"] == "reject" and record["interrupt_id"] == pending.id
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_root_killed_during_the_remote_hop_resumes_without_starting_it_again(
+    server_b: str, pg_database: str, tmp_path: Path, mode: str
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.integration import _remote_crash_app
+    from tests.integration._proc import child_env
+
+    script = str(Path(_remote_crash_app.__file__).resolve())
+    root_thread = f"crash-{uuid.uuid4().hex[:8]}"
+    args = [script, "--url", server_b, "--db", pg_database, "--thread", root_thread]
+    args += ["--mode", mode]
+    thread = remote_thread_id(root_thread, ("far",), "slow")
+    sdk = get_sync_client(url=server_b)
+    log = (tmp_path / "first.log").open("wb")
+    first = subprocess.Popen([sys.executable, *args], stdout=log, stderr=log, env=child_env())
+    try:
+        deadline = time.monotonic() + 60
+        while not _started(sdk, thread):  # the remote run exists: the hop is in flight
+            assert first.poll() is None, (tmp_path / "first.log").read_text()
+            assert time.monotonic() < deadline, "the remote run never started"
+            time.sleep(0.05)
+        os.kill(first.pid, signal.SIGKILL)
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+        log.close()
+    resumed = subprocess.run(
+        [sys.executable, *args, "--resume"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    out = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert out["status"] == "done"
+    assert [(e["worker"], e["status"], e["summary"]) for e in out["ledger"]] == [
+        ("far", "success", "Finally done.")
+    ]
+    (run,) = _remote_runs(server_b, thread)  # joined after the crash, not started again
+    assert run["metadata"]["lgsp_run"] == "1:1" and run["status"] == "success"
+
+
+def _started(sdk: Any, thread: str) -> bool:
+    try:
+        return bool(sdk.runs.list(thread, limit=5))
+    except Exception:  # the thread does not exist yet
+        return False
+
+
+# -- failures are failed hops ------------------------------------------------------------
+
+
+def _alone(agent: RemoteGraph, timeout: float = 30) -> Any:
+    def once(view: SupervisorView) -> str:
+        return "FINISH" if view.ledger else "far"
+
+    worker = Worker(
+        name="far", description="Far away.", agent=agent, retry=NO_WAIT, timeout=timeout
+    )
+    return create_supervisor([worker], router=once).compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_server_that_is_down_is_a_failed_hop_with_no_password_shown(mode: str) -> None:
+    import httpx
+    from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
+    url = f"http://ops:s3cr3t-pw@127.0.0.1:{_free_port()}"
+    # The SDK's own clients retry a refused connection five times (seconds of backoff);
+    # these do not, so the test is quick. The worker's retry policy still applies.
+    remote = RemoteGraph(
+        "ops",
+        sync_client=SyncLangGraphClient(httpx.Client(base_url=url)),
+        client=LangGraphClient(httpx.AsyncClient(base_url=url)),
+    )
+    app = _alone(remote)
+    out = app.invoke(NOTE, _config()) if mode == "sync" else await app.ainvoke(NOTE, _config())
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert (
+        "RemoteDomainUnavailable: remote domain 'far' (graph 'ops' at http://ops:***@127.0.0.1:"
+        in (entry["error"])
+    )
+    assert "unreachable" in entry["error"]
+    assert "s3cr3t-pw" not in json.dumps(out, default=str)
+
+
+def test_a_plain_remote_question_is_asked_at_the_root_and_its_answer_forwarded(
+    server_b: str,
+) -> None:
+    app = _alone(RemoteGraph("asks", url=server_b))
+    config = _config()
+    (pending,) = app.invoke(NOTE, config, version="v2").interrupts
+    assert pending.value == "Which region?"  # not a review: shown as the remote asked it
+    out = app.invoke(Command(resume={pending.id: "eu-west"}), config)
+    (entry,) = out["ledger"]
+    assert entry["status"] == "success" and entry["summary"] == "Deploying to eu-west."
+
+
+def test_a_remote_graph_without_the_drivers_client_is_a_failed_hop(server_b: str) -> None:
+    from langgraph_sdk import get_client
+
+    out = _alone(RemoteGraph("desk", client=get_client(url=server_b))).invoke(NOTE, _config())
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "has no sync client" in entry["error"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_remote_run_that_overruns_the_timeout_is_a_failed_hop_run_once(
+    server_b: str, mode: str
+) -> None:
+    app = _alone(RemoteGraph("slow", url=server_b), timeout=0.5)
+    config = _config()
+    out = app.invoke(NOTE, config) if mode == "sync" else await app.ainvoke(NOTE, config)
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "WorkerTimeoutError" in entry["error"]
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("far",), "slow")
+    (run,) = _remote_runs(server_b, thread)  # the retry joined the run, not a second one
+    assert run["metadata"]["lgsp_run"] == "1:1"
+
+
+def test_a_remote_run_that_fails_is_a_failed_hop(server_b: str) -> None:
+    out = _alone(RemoteGraph("broken", url=server_b)).invoke(NOTE, _config())
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "the remote run failed" in entry["error"]
+    assert "the disk is full" in entry["error"]
+
+
+def test_an_unknown_remote_graph_is_a_failed_hop(server_b: str) -> None:
+    out = _alone(RemoteGraph("nosuch", url=server_b)).invoke(NOTE, _config())
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "the server refused the request (HTTP 4" in entry["error"]
+
+
+# -- a root on server A, domains on server B ---------------------------------------------
+
+
+def test_a_root_served_by_one_server_delegates_to_domains_on_another(server_a: str) -> None:
+    async def go() -> None:
+        sdk = client(server_a)
+        root = await assistant_id(sdk, "root")
+        thread = (await sdk.threads.create())["thread_id"]
+        out = await sdk.runs.wait(thread, root, input=NOTE)
+        assert out["status"] == "done"
+        assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("desk", "success")]
+
+        thread = (await sdk.threads.create())["thread_id"]
+        await sdk.runs.wait(thread, root, input=ROLL_BACK)
+        state = await sdk.threads.get(thread)
+        assert state["status"] == "interrupted"
+        (pending,) = interrupts(state)
+        assert pending["value"]["context"]["path"] == ["ops", "clerk"]
+        await sdk.runs.wait(thread, root, command={"resume": {pending["id"]: "approve"}})
+        (again,) = interrupts(await sdk.threads.get(thread))
+        assert again["id"] == pending["id"] and "invalid_answer" in again["value"]["context"]
+        out = await sdk.runs.wait(
+            thread,
+            root,
+            command={"resume": {pending["id"]: {"decisions": [{"type": "approve"}]}}},
+        )
+        assert (await sdk.threads.get(thread))["status"] == "idle"
+        assert out["status"] == "done"
+        assert out["messages"][-1]["content"] == "Rolled back the database service."
+        (record,) = out["reviews"]
+        assert (record["interrupt_id"], record["path"]) == (pending["id"], ["ops", "clerk"])
+
+    asyncio.run(go())
+
+
+# -- one trace across both servers -------------------------------------------------------
+
+
+def test_the_remote_domains_spans_join_the_roots_trace_beneath_the_hop(
+    server_b: str, spans_file: Path
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from langgraph_supervisor_pro.observability import OTelCallbackHandler
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config: dict[str, Any] = {
+        **_config(),
+        "callbacks": [OTelCallbackHandler(tracer_provider=provider)],
+    }
+    assert app.invoke(NOTE, config)["status"] == "done"
+    (hop,) = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent desk"]
+    (handoff,) = [e for e in hop.events if e.name == "lgsp.handoff"]
+    assert (handoff.attributes or {})["lgsp.handoff.to"] == "desk"
+    trace_id = format(hop.context.trace_id, "032x")
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    remote = [
+        span
+        for span in map(json.loads, spans_file.read_text().splitlines())
+        if span["attributes"].get("gen_ai.conversation.id") == thread
+    ]
+    assert remote, "server B recorded no span for the remote thread"
+    assert {span["trace_id"] for span in remote} == {trace_id}
+    ids = {span["span_id"] for span in remote}
+    (top,) = [span for span in remote if span["parent_id"] not in ids]
+    assert top["parent_id"] == format(hop.context.span_id, "016x")
+    # The remote run's root span, with the domain's decisions and hop beneath it.
+    assert top["name"] == "invoke_agent desk"
+    below = {span["name"] for span in remote if span["parent_id"] == top["span_id"]}
+    assert {"invoke_agent desk", "invoke_agent notes", "invoke_agent synthesis"} <= below
