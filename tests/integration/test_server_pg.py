@@ -300,3 +300,74 @@ def test_two_servers_one_database_a_sigkill_mid_burst_loses_nothing(
         f"re-run on B {recovery:.1f} s after the kill (LG_BG_JOB_HEARTBEAT={HEARTBEAT}); "
         f"resumes ran on {figures['resumes_on']}"
     )
+
+
+HEAT_PUMP = (
+    "Should I replace my gas boiler with a heat pump? Compare running costs and emissions, "
+    "and write a short report with sources."
+)
+INCIDENT = (
+    "Checkout is returning 500s since the 14:02 deploy of payments v2.3.1: page on-call, "
+    "roll back the deploy and post a status update"
+)
+ASKS = {"support_desk": DUPLICATE, "research_team": HEAT_PUMP, "ops_tree": INCIDENT}
+REVIEWED = {"support_desk": "refund", "ops_tree": "rollback"}
+"""The templates whose request pauses at a review, and the tool under review."""
+WORKERS = {
+    "support_desk": ["billing"],
+    "research_team": ["researcher", "analyst", "writer"],
+    "ops_tree": ["incident", "infrastructure", "communications"],
+}
+
+
+async def _background(client: Any, tid: str, graph: str, **kwargs: Any) -> dict[str, Any]:
+    """A background run (`runs.create`, then `runs.join`) that ended in success."""
+    run = await client.runs.create(tid, graph, **kwargs)
+    out = await client.runs.join(tid, run["run_id"])
+    assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
+    return dict(out)
+
+
+@pytest.mark.parametrize("template", sorted(ASKS))
+def test_each_template_deploys_unchanged_on_postgres_and_redis(
+    template: str, tmp_path: Path, python: Path, pg_database: str, redis_uri: str
+) -> None:
+    project = tmp_path / template
+    result = CliRunner().invoke(app, ["new", template, str(project)])
+    assert result.exit_code == 0, result.output
+    env = {"DATABASE_URI": pg_database, "REDIS_URI": redis_uri}
+
+    async def go(server: LangServer) -> None:
+        client = _sdk(server)
+        tid = str((await client.threads.create())["thread_id"])
+        message = {"messages": [{"role": "user", "content": ASKS[template]}]}
+        out = await _background(client, tid, template, input=message)
+        if template in REVIEWED:
+            thread = await client.threads.get(tid)
+            assert thread["status"] == "interrupted"
+            (pending,) = interrupts(thread)
+            assert pending["value"]["action_requests"][0]["name"] == REVIEWED[template]
+            approve = {"decisions": [{"type": "approve"}]}
+            out = await _background(client, tid, template, command={"resume": approve})
+            assert [r["decision"] for r in out["reviews"]] == ["approve"]
+        assert (await client.threads.get(tid))["status"] == "idle"
+        assert out["status"] == "done"
+        # (research_team's researcher and analyst share a step: compared in any order)
+        assert sorted((e["worker"], e["status"]) for e in out["ledger"]) == sorted(
+            (w, "success") for w in WORKERS[template]
+        )
+        if template == "research_team":  # the sources went to the server's store (Postgres)
+            found = await client.store.search_items((template, "sources", tid), limit=100)
+            assert {"S1", "S2"} <= {item["key"] for item in found["items"]}
+
+    with servers() as started:
+        server = LangServer(
+            python,
+            project=project,
+            config=project / "langgraph.json",  # the project's own, unchanged
+            log=tmp_path / "server.log",
+            env=env,
+        )
+        started.append(server)
+        asyncio.run(go(server.wait_ready()))
+    assert _query(pg_database, "SELECT count(*) FROM checkpoints")[0][0] > 0
