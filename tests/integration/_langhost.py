@@ -8,7 +8,8 @@
   The package itself is not installed there: the servers import it from this checkout.
 - `redis_database()` claims a Redis database number no other test is using.
 - `LangServer` is one `langhost serve` process on a free loopback port, with its
-  JSON log in a file; it can be killed (SIGKILL) or stopped.
+  JSON log in a file; it can be killed (SIGKILL) or stopped. `fleet(...)` starts the
+  processes of one deployment and stops whatever still runs at the end.
 """
 
 from __future__ import annotations
@@ -287,12 +288,59 @@ class LangServer:
             self.kill()
 
 
+class Fleet:
+    """Server processes of one deployment: same venv, project, config and settings.
+
+    Args:
+        python: The server venv's `python` (`server_venv()`).
+        project: The servers' working directory.
+        config: Their `langgraph.json`.
+        logs: The folder their logs go to (`<label>.log`).
+        env: `DATABASE_URI`, `REDIS_URI` and any other settings.
+        jobs: Background runs each executes at once.
+    """
+
+    def __init__(
+        self,
+        python: Path,
+        *,
+        project: Path,
+        config: Path,
+        logs: Path,
+        env: Mapping[str, str],
+        jobs: int = 3,
+    ) -> None:
+        self._options: dict[str, Any] = {
+            "project": project,
+            "config": config,
+            "env": env,
+            "jobs": jobs,
+        }
+        self.python = python
+        self.logs = logs
+        self.started: list[LangServer] = []
+
+    def start(self, label: str) -> LangServer:
+        """Start one more process (not yet ready: call `wait_ready()`), logging to `<label>.log`."""
+        server = LangServer(self.python, log=self.logs / f"{label}.log", **self._options)
+        self.started.append(server)
+        return server
+
+
 @contextlib.contextmanager
-def servers() -> Iterator[list[LangServer]]:
-    """A list to put started servers in; every one still running is stopped at the end."""
-    started: list[LangServer] = []
+def fleet(
+    python: Path,
+    *,
+    project: Path,
+    config: Path,
+    logs: Path,
+    env: Mapping[str, str],
+    jobs: int = 3,
+) -> Iterator[Fleet]:
+    """A `Fleet`; every process it started and that still runs is stopped at the end."""
+    servers = Fleet(python, project=project, config=config, logs=logs, env=env, jobs=jobs)
     try:
-        yield started
+        yield servers
     finally:
-        for server in started:
+        for server in servers.started:
             server.stop()

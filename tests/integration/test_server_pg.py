@@ -44,12 +44,13 @@ from typer.testing import CliRunner
 from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.persistence.effects import open_effects
 from tests.integration._devserver import interrupts
-from tests.integration._langhost import LangServer, redis_database, server_venv, servers
+from tests.integration._langhost import LangServer, fleet, redis_database, server_venv
+from tests.integration._server import hops
 
 pytestmark = pytest.mark.integration
 
-HOPS_APP = Path(__file__).resolve().parent / "_server" / "hops.py"
-PLAN = ("first", "second", "third")
+HOPS_APP = Path(hops.__file__)
+PLAN = hops.PLAN
 BURST = 50
 REVIEWS = 4
 JOBS = 3
@@ -155,13 +156,7 @@ def test_two_servers_one_database_a_sigkill_mid_burst_loses_nothing(
 ) -> None:
     uri = pg_database
     with psycopg.connect(uri, autocommit=True) as conn:
-        for statement in (
-            "CREATE TABLE hop_log (id bigserial PRIMARY KEY, thread_id text NOT NULL,"
-            " worker text NOT NULL, phase text NOT NULL, pid int NOT NULL,"
-            " at timestamptz NOT NULL DEFAULT clock_timestamp())",
-            "CREATE TABLE hop_effects (id bigserial PRIMARY KEY, key text NOT NULL,"
-            " thread_id text NOT NULL, worker text NOT NULL, pid int NOT NULL)",
-        ):
+        for statement in hops.DDL:
             conn.execute(statement)
     with open_effects(uri):
         pass  # creates lgsp_effects
@@ -169,19 +164,11 @@ def test_two_servers_one_database_a_sigkill_mid_burst_loses_nothing(
     env = {"DATABASE_URI": uri, "REDIS_URI": redis_uri, "LG_BG_JOB_HEARTBEAT": HEARTBEAT}
 
     def start(label: str) -> LangServer:
-        server = LangServer(
-            python,
-            project=project,
-            config=config,
-            log=tmp_path / f"{label}.log",
-            env=env,
-            jobs=JOBS,
-        )
-        started.append(server)
-        return server.wait_ready()
+        return servers.start(label).wait_ready()
 
     figures: dict[str, Any] = {}
-    with servers() as started:
+    deployment = fleet(python, project=project, config=config, logs=tmp_path, env=env, jobs=JOBS)
+    with deployment as servers:
         a = start("a")
         reviews = asyncio.run(_pause_at_review(_sdk(a), REVIEWS))
         b = start("b")
@@ -360,14 +347,7 @@ def test_each_template_deploys_unchanged_on_postgres_and_redis(
             found = await client.store.search_items((template, "sources", tid), limit=100)
             assert {"S1", "S2"} <= {item["key"] for item in found["items"]}
 
-    with servers() as started:
-        server = LangServer(
-            python,
-            project=project,
-            config=project / "langgraph.json",  # the project's own, unchanged
-            log=tmp_path / "server.log",
-            env=env,
-        )
-        started.append(server)
-        asyncio.run(go(server.wait_ready()))
+    config = project / "langgraph.json"  # the project's own, unchanged
+    with fleet(python, project=project, config=config, logs=tmp_path, env=env) as servers:
+        asyncio.run(go(servers.start("server").wait_ready()))
     assert _query(pg_database, "SELECT count(*) FROM checkpoints")[0][0] > 0
