@@ -5,7 +5,9 @@ database of their own), serving the three-hop graph of `tests/integration/_serve
 (each hop writes two `hop_log` rows and one exactly-once effect), creates a burst of runs
 through the servers in turn (`client.runs.create`, `durability="sync"`), joins them all and
 prints the wall time, runs/s and hops/s, and each run's time in the server from its
-`created_at` to its last `updated_at` (queue wait included), p50 and p99.
+`created_at` to its last `updated_at` (queue wait included), p50 and p99. Then the floor:
+the same graph and burst in this process, compiled with `aopen_checkpointer` on a fresh
+database of the same server, at the same concurrency (`ainvoke`, `durability="sync"`).
 
 Needs `LGSP_POSTGRES_URI` and Redis (`LGSP_REDIS_URI`, default redis://127.0.0.1:6379); the
 server venv is the test suite's (built on first use, see tests/integration/_langhost.py):
@@ -47,8 +49,11 @@ def _setup(uri: str) -> None:
         pass
 
 
-async def _burst(urls: list[str], runs: int) -> tuple[float, list[float]]:
+async def _burst(urls: list[str], runs: int) -> tuple[float, list[float], int]:
+    """Wall time, each run's time in the server, and how many joins returned early."""
     from langgraph_sdk import get_client
+
+    stale: list[bool] = []
 
     clients = [get_client(url=url, timeout=120) for url in urls]
 
@@ -57,16 +62,22 @@ async def _burst(urls: list[str], runs: int) -> tuple[float, list[float]]:
         tid = str((await client.threads.create())["thread_id"])
         message = {"messages": [{"role": "user", "content": f"job {i}"}]}
         run = await client.runs.create(tid, "hops", input=message, durability="sync")
-        out = await client.runs.join(tid, run["run_id"])
-        assert out["status"] == "done", out
-        got = await client.runs.get(tid, run["run_id"])
+        joined = await client.runs.join(tid, run["run_id"])
+        while (got := await client.runs.get(tid, run["run_id"]))["status"] in (
+            "pending",
+            "running",
+        ):
+            await asyncio.sleep(0.1)  # `join` through another process can return early
         assert got["status"] == "success", got
+        values = (await client.threads.get_state(tid))["values"]
+        assert values["status"] == "done", values
+        stale.append(joined != values)
         began = datetime.fromisoformat(got["created_at"])
         return (datetime.fromisoformat(got["updated_at"]) - began).total_seconds()
 
     started = time.monotonic()
     in_server = await asyncio.gather(*(one(i) for i in range(runs)))
-    return time.monotonic() - started, list(in_server)
+    return time.monotonic() - started, list(in_server), sum(stale)
 
 
 def measure(server_count: int, runs: int, jobs: int, hop_seconds: float) -> dict[str, Any]:
@@ -94,7 +105,7 @@ def measure(server_count: int, runs: int, jobs: int, hop_seconds: float) -> dict
                 # which two processes starting together race on (the second exits).
                 started = [servers.start(str(i)).wait_ready() for i in range(server_count)]
                 asyncio.run(_burst([s.url for s in started], min(runs, 2 * jobs)))  # warm up
-                wall, in_server = asyncio.run(_burst([s.url for s in started], runs))
+                wall, in_server, stale = asyncio.run(_burst([s.url for s in started], runs))
         in_server.sort()
         return {
             "servers": server_count,
@@ -104,10 +115,56 @@ def measure(server_count: int, runs: int, jobs: int, hop_seconds: float) -> dict
             "wall s": round(wall, 2),
             "runs/s": round(runs / wall, 1),
             "hops/s": round(3 * runs / wall, 1),
+            "joins that returned an intermediate state": stale,
             "in server p50 s": round(statistics.median(in_server), 2),
             "in server p99 s": round(
                 in_server[min(len(in_server) - 1, int(0.99 * len(in_server)))], 2
             ),
+        }
+    finally:
+        drop_database(root, name)
+
+
+def floor(runs: int, concurrency: int, hop_seconds: float) -> dict[str, Any]:
+    """The same burst without a server: `ainvoke` in this process, `concurrency` at once."""
+    from langgraph_supervisor_pro import aopen_checkpointer
+
+    root = os.environ[ENV_VAR]
+    name = unique_database_name("lgsp_bench_floor")
+    uri = create_database(root, name)
+    os.environ["DATABASE_URI"] = uri  # where the hops log and make their effects
+    os.environ["LGSP_HOP_SECONDS"] = str(hop_seconds)
+    try:
+        _setup(uri)
+        from tests.integration._server import hops
+
+        hops.HOP_SECONDS = hop_seconds
+
+        async def go() -> float:
+            gate = asyncio.Semaphore(concurrency)
+            async with aopen_checkpointer(uri, pool_size=concurrency) as saver:
+                app = hops.graph.compile(checkpointer=saver)
+
+                async def one(i: int) -> None:
+                    async with gate:
+                        config = {"configurable": {"thread_id": f"floor-{i}"}}
+                        message = {"messages": [("user", f"job {i}")]}
+                        out = await app.ainvoke(message, config, durability="sync")
+                        assert out["status"] == "done", out
+
+                began = time.monotonic()
+                await asyncio.gather(*(one(i) for i in range(runs)))
+                return time.monotonic() - began
+
+        wall = asyncio.run(go())
+        return {
+            "servers": 0,
+            "concurrency": concurrency,
+            "runs": runs,
+            "hop seconds": hop_seconds,
+            "wall s": round(wall, 2),
+            "runs/s": round(runs / wall, 1),
+            "hops/s": round(3 * runs / wall, 1),
         }
     finally:
         drop_database(root, name)
@@ -125,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for count in args.servers:
         print(json.dumps(measure(count, args.runs, args.jobs, args.hop_seconds)), flush=True)
+    print(json.dumps(floor(args.runs, args.jobs, args.hop_seconds)), flush=True)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average (1, 5, 15 min) at the end: {load}", flush=True)
     return 0
 
 
