@@ -1,0 +1,1 @@
+"""Graphs the LangGraph-server tests serve with `langhost`."""
