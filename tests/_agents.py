@@ -22,7 +22,18 @@ from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supe
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 TOOL_CHARS = 2_000
-_WORDS = ["heat", "pump", "grid", "tariff", "winter", "retrofit", "subsidy", "installer", "compressor", "boiler"]
+_WORDS = [
+    "heat",
+    "pump",
+    "grid",
+    "tariff",
+    "winter",
+    "retrofit",
+    "subsidy",
+    "installer",
+    "compressor",
+    "boiler",
+]
 
 
 def tool_output(worker: str, part: int) -> str:
@@ -107,8 +118,7 @@ def tool_team(
     """An uncompiled supervisor over tool-calling agents, routed round-robin by code."""
     given = agents or {}
     workers = [
-        Worker(name=n, description=f"The {n}.", agent=given.get(n) or tool_agent(n))
-        for n in names
+        Worker(name=n, description=f"The {n}.", agent=given.get(n) or tool_agent(n)) for n in names
     ]
     kwargs.setdefault("max_steps", max(hops, 1))
     return create_supervisor(workers, router=round_robin(names, hops), **kwargs)
