@@ -22,26 +22,36 @@ process's run) goes at the thread's next such checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, LiteralString
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import WRITES_IDX_MAP
 
 from langgraph_supervisor_pro._internal.hop import TRANSIENT_KEY
+from langgraph_supervisor_pro._internal.twins import Io, Steps
 
 __all__ = [
-    "POSTGRES_FORGET",
+    "MARK_JSON",
+    "POSTGRES_DELETES",
+    "POSTGRES_MARKED",
+    "POSTGRES_WRITES",
     "SPECIAL_CHANNELS",
-    "SQLITE_DELETE_CHECKPOINTS",
-    "SQLITE_DELETE_WRITES",
+    "SQLITE_DELETES",
     "SQLITE_MARKED",
     "SQLITE_WRITES",
     "TRANSIENT_KEY",
+    "Run",
     "finished_namespace",
+    "finished_of",
     "is_transient",
+    "keys_of",
     "parents_of",
+    "postgres_forgetting",
     "recast",
+    "sqlite_forgetting",
     "sweeps",
     "write_keys",
 ]
@@ -132,38 +142,28 @@ def parents_of(metadata: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in parents.items() if isinstance(v, str)}
 
 
-# The finished hops' agent namespaces of one thread, deleted in one statement (its data
-# modifying parts all see the same snapshot). A write of the owning task is looked up by
-# its primary key: the parent namespace (as the run named it, or recast for a stateful
-# subgraph) and checkpoint id from `parents`, and the task id, which the agent's
-# namespace ends with (`...:<task id>`), or holds before a further level (`...:<id>|...`).
-POSTGRES_FORGET: LiteralString = (
-    "WITH marked AS ("
-    " SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, metadata -> 'parents' AS parents"
-    " FROM checkpoints WHERE thread_id = %(thread)s AND checkpoint_ns > ''"
-    " AND metadata @> '{\"lgsp_transient\": true}'"
-    "), done AS ("
-    " SELECT m.checkpoint_ns FROM marked AS m WHERE EXISTS ("
-    "  SELECT 1 FROM jsonb_each_text(coalesce(m.parents, '{}'::jsonb)) AS p(ns, id)"
-    "  JOIN checkpoint_writes AS w ON w.thread_id = %(thread)s AND w.checkpoint_id = p.id"
-    "  AND w.checkpoint_ns IN (p.ns, regexp_replace(p.ns, ':[^|]*', '', 'g'))"
-    "  WHERE strpos(m.checkpoint_ns || '|', ':' || w.task_id || '|') > 0"
-    "  AND w.channel NOT IN (" + _SPECIAL_SQL + ")"
-    " )"
-    "), blobs AS ("
-    " DELETE FROM checkpoint_blobs AS b USING done AS d"
-    " WHERE b.thread_id = %(thread)s AND b.checkpoint_ns = d.checkpoint_ns"
-    "), writes AS ("
-    " DELETE FROM checkpoint_writes AS w USING done AS d"
-    " WHERE w.thread_id = %(thread)s AND w.checkpoint_ns = d.checkpoint_ns"
-    ")"
-    " DELETE FROM checkpoints AS c USING done AS d"
-    " WHERE c.thread_id = %(thread)s AND c.checkpoint_ns = d.checkpoint_ns"
+# What the savers run, per backend: the marked namespaces of a thread (with their
+# metadata), the writes at the checkpoints their runs started from (by primary key), and
+# the deletion of the finished ones. The judgement in between is `finished_namespace`.
+MARK_JSON = '{"lgsp_transient": true}'
+
+POSTGRES_MARKED: LiteralString = (
+    "SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, metadata FROM checkpoints"
+    " WHERE thread_id = %s AND checkpoint_ns > '' AND metadata @> %s::jsonb"
+    " ORDER BY checkpoint_ns"
+)
+POSTGRES_WRITES: LiteralString = (
+    "SELECT checkpoint_ns, checkpoint_id, task_id, channel FROM checkpoint_writes"
+    " WHERE thread_id = %s AND checkpoint_ns = ANY(%s) AND checkpoint_id = ANY(%s)"
+)
+POSTGRES_DELETES: tuple[LiteralString, ...] = (
+    "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = ANY(%s)",
+    "DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = ANY(%s)",
+    "DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ANY(%s)",
 )
 
 # SQLite keeps metadata as JSON bytes and has no blobs table (channel values are inside
-# the checkpoint): the marked namespaces are selected, judged in Python, and deleted in
-# one transaction.
+# the checkpoint).
 SQLITE_MARKED: LiteralString = (
     "SELECT checkpoint_ns, CAST(metadata AS TEXT) FROM checkpoints"
     " WHERE thread_id = ? AND checkpoint_ns > ''"
@@ -174,7 +174,75 @@ SQLITE_WRITES: LiteralString = (
     "SELECT task_id, channel FROM writes"
     " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
 )
-SQLITE_DELETE_WRITES: LiteralString = "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ?"
-SQLITE_DELETE_CHECKPOINTS: LiteralString = (
-    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+SQLITE_DELETES: tuple[LiteralString, ...] = (
+    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ?",
+    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
 )
+
+
+def finished_of(
+    marked: Iterable[tuple[str, Mapping[str, Any]]],
+    writes: Mapping[tuple[str, str], Iterable[tuple[str, str]]],
+) -> list[str]:
+    """The marked namespaces (with their metadata) whose task has finished."""
+    return [
+        namespace
+        for namespace, metadata in marked
+        if finished_namespace(namespace, parents_of(metadata), writes)
+    ]
+
+
+def keys_of(marked: Iterable[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, str]]:
+    """Every `(namespace, checkpoint_id)` where the marked namespaces' tasks may have written."""
+    keys: list[tuple[str, str]] = []
+    for _, metadata in marked:
+        keys.extend(k for k in write_keys(parents_of(metadata)) if k not in keys)
+    return keys
+
+
+Run = Callable[[str, tuple[Any, ...]], "Io[list[Any]]"]
+"""Runs one statement on the saver's connection (in its transaction): its rows (or [])."""
+
+
+def postgres_forgetting(thread_id: str, run: Run) -> Steps[list[str]]:
+    """Delete the thread's finished hops' agent namespaces on Postgres; return them."""
+    rows = yield run(POSTGRES_MARKED, (thread_id, MARK_JSON))
+    marked = [(str(ns), metadata if isinstance(metadata, Mapping) else {}) for ns, metadata in rows]
+    if not marked:
+        return []
+    keys = keys_of(marked)
+    found = yield run(
+        POSTGRES_WRITES, (thread_id, sorted({k[0] for k in keys}), sorted({k[1] for k in keys}))
+    )
+    writes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for namespace, checkpoint_id, task_id, channel in found:
+        writes[(str(namespace), str(checkpoint_id))].append((str(task_id), str(channel)))
+    done = finished_of(marked, writes)
+    if done:
+        for statement in POSTGRES_DELETES:
+            yield run(statement, (thread_id, done))
+    return done
+
+
+def sqlite_forgetting(thread_id: str, run: Run) -> Steps[list[str]]:
+    """Delete the thread's finished hops' agent namespaces on SQLite; return them."""
+    rows = yield run(SQLITE_MARKED, (thread_id,))
+    marked = [(str(ns), _json_object(text)) for ns, text in rows]
+    writes: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key in keys_of(marked):
+        found = yield run(SQLITE_WRITES, (thread_id, *key))
+        writes[key] = [(str(task_id), str(channel)) for task_id, channel in found]
+    done = finished_of(marked, writes)
+    for namespace in done:
+        for statement in SQLITE_DELETES:
+            yield run(statement, (thread_id, namespace))
+    return done
+
+
+def _json_object(text: object) -> Mapping[str, Any]:
+    """A checkpoint's metadata as SQLite keeps it (JSON text); {} when unreadable."""
+    try:
+        value = json.loads(str(text))
+    except ValueError:
+        return {}
+    return value if isinstance(value, Mapping) else {}

@@ -29,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -37,6 +36,7 @@ from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
+from functools import partial
 from typing import Any, LiteralString
 
 import aiosqlite
@@ -53,10 +53,11 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg import AsyncConnection, Connection
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import redact_config
+from langgraph_supervisor_pro._internal.twins import adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
@@ -64,14 +65,11 @@ from langgraph_supervisor_pro.persistence._connections import (
     opened,
 )
 from langgraph_supervisor_pro.persistence._finished_hops import (
-    POSTGRES_FORGET,
-    SQLITE_DELETE_CHECKPOINTS,
-    SQLITE_DELETE_WRITES,
-    SQLITE_MARKED,
-    SQLITE_WRITES,
     finished_namespace,
     is_transient,
     parents_of,
+    postgres_forgetting,
+    sqlite_forgetting,
     sweeps,
     write_keys,
 )
@@ -197,24 +195,10 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
             thread_id = str(config["configurable"]["thread_id"])
             with self.lock:
                 try:
-                    for namespace in self._finished(thread_id):
-                        self.conn.execute(SQLITE_DELETE_WRITES, (thread_id, namespace))
-                        self.conn.execute(SQLITE_DELETE_CHECKPOINTS, (thread_id, namespace))
+                    drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
                 finally:
                     self.conn.commit()
         return stored
-
-    def _finished(self, thread_id: str) -> list[str]:
-        done: list[str] = []
-        for namespace, text in self.conn.execute(SQLITE_MARKED, (thread_id,)).fetchall():
-            parents = parents_of(_json_object(text))
-            writes = {
-                key: self.conn.execute(SQLITE_WRITES, (thread_id, *key)).fetchall()
-                for key in write_keys(parents)
-            }
-            if finished_namespace(str(namespace), parents, writes):
-                done.append(str(namespace))
-        return done
 
 
 class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
@@ -236,35 +220,43 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
             thread_id = str(config["configurable"]["thread_id"])
             async with self.lock:
                 try:
-                    for namespace in await self._finished(thread_id):
-                        await self.conn.execute(SQLITE_DELETE_WRITES, (thread_id, namespace))
-                        await self.conn.execute(SQLITE_DELETE_CHECKPOINTS, (thread_id, namespace))
+                    await adrive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
                 finally:
                     await self.conn.commit()
         return stored
 
-    async def _finished(self, thread_id: str) -> list[str]:
-        done: list[str] = []
-        async with self.conn.execute(SQLITE_MARKED, (thread_id,)) as cursor:
-            marked = list(await cursor.fetchall())
-        for namespace, text in marked:
-            parents = parents_of(_json_object(text))
-            writes: dict[tuple[str, str], list[tuple[str, str]]] = {}
-            for key in write_keys(parents):
-                async with self.conn.execute(SQLITE_WRITES, (thread_id, *key)) as cursor:
-                    writes[key] = [(str(t), str(c)) for t, c in await cursor.fetchall()]
-            if finished_namespace(str(namespace), parents, writes):
-                done.append(str(namespace))
-        return done
+
+class _SqliteSql:
+    """One statement on a SQLite saver's connection (sqlite3 or aiosqlite): its rows."""
+
+    def __init__(self, conn: Any, statement: str, params: tuple[Any, ...]) -> None:
+        self.conn, self.statement, self.params = conn, statement, params
+
+    def run(self) -> list[Any]:
+        return list(self.conn.execute(self.statement, self.params).fetchall())
+
+    async def arun(self) -> list[Any]:
+        async with self.conn.execute(self.statement, self.params) as cursor:
+            return list(await cursor.fetchall())
 
 
-def _json_object(text: object) -> Mapping[str, Any]:
-    """A checkpoint's metadata as SQLite keeps it (JSON text); {} when unreadable."""
-    try:
-        value = json.loads(str(text))
-    except ValueError:
-        return {}
-    return value if isinstance(value, Mapping) else {}
+class _PostgresSql:
+    """One statement on a Postgres connection (sync or async), in its transaction."""
+
+    def __init__(self, conn: Any, statement: LiteralString, params: tuple[Any, ...]) -> None:
+        self.conn, self.statement, self.params = conn, statement, params
+        # In a pipeline a result is not known before it is fetched: only a SELECT is.
+        self.rows = statement.startswith("SELECT")
+
+    def run(self) -> list[Any]:
+        with self.conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(self.statement, self.params)
+            return list(cur.fetchall()) if self.rows else []
+
+    async def arun(self) -> list[Any]:
+        async with self.conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(self.statement, self.params)
+            return list(await cur.fetchall()) if self.rows else []
 
 
 _FENCE_LOCK: LiteralString = (
@@ -389,7 +381,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             stored = bound.put(redact_config(config), checkpoint, metadata, new_versions)
             if forget:
                 conn.execute(_SWEEP_LOCK, (thread_id,))
-                conn.execute(POSTGRES_FORGET, {"thread": thread_id})
+                drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             return stored
 
 
@@ -449,7 +441,7 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
             stored = await bound.aput(redact_config(config), checkpoint, metadata, new_versions)
             if forget:
                 await conn.execute(_SWEEP_LOCK, (thread_id,))
-                await conn.execute(POSTGRES_FORGET, {"thread": thread_id})
+                await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             return stored
 
 

@@ -23,7 +23,9 @@ from langgraph_supervisor_pro._internal.hop import TRANSIENT_KEY
 from langgraph_supervisor_pro.persistence._finished_hops import (
     SPECIAL_CHANNELS,
     finished_namespace,
+    finished_of,
     is_transient,
+    keys_of,
     parents_of,
     recast,
     sweeps,
@@ -101,6 +103,14 @@ def test_a_namespace_is_finished_only_by_a_regular_write_of_its_own_task():
     # Under a stateful domain the parent's writes are stored without task ids.
     nested = {("ops", "c5"): [("t3", "workers")]}
     assert finished_namespace("ops:t0|clerk:t3", {"": "c0", "ops:t0": "c5"}, nested)
+
+
+def test_the_marked_namespaces_are_judged_together():
+    marked = [("w:t1", {"parents": {"": "c0"}}), ("w:t2", {"parents": {"": "c0"}}), ("x:t3", {})]
+    assert keys_of(marked) == [("", "c0")]  # asked once for both
+    assert finished_of(marked, {("", "c0"): [("t1", "workers"), ("t2", "__interrupt__")]}) == [
+        "w:t1"
+    ]
 
 
 def test_marks_and_parents_are_read_strictly():
