@@ -390,7 +390,11 @@ def sections(figures: StorageFigures) -> list[Section]:
         "divided by its hops. ours: `open_checkpointer(uri)`; ours, kept: "
         "`open_checkpointer(uri, keep_agent_checkpoints=True)` (every agent checkpoint kept, as "
         "LangGraph does); floor: a bare LangGraph loop running the same agents on LangGraph's "
-        "`PostgresSaver` (its state keeps each worker's history in a plain channel)."
+        "`PostgresSaver` (its state keeps each worker's history in a plain channel). The "
+        "root's step every 100 hops (ours and ours, kept alike) is its `DeltaChannel` "
+        "snapshots: a full copy of each delta channel every 100 updates (`state.py`), whose "
+        "`workers` slots hold every worker's transcript, so it grows with the hops in this "
+        "workload, which compacts nothing."
     )
     table = TextTable(ranges.title, ranges.headers, ranges.rows)
     return [

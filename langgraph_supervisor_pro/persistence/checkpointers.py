@@ -19,6 +19,11 @@ above) leave out the strings under secret-looking keys (``openai_api_key``,
 registered with ``register_secret``. The rest of the checkpoint is stored as LangGraph
 writes it.
 
+They also keep a thread small: a worker's graph agent (a ``create_agent`` graph) is
+checkpointed under its hop's namespace while the hop runs and while an interrupt inside
+it is pending, and those checkpoints are deleted once the hop's result is stored at its
+parent (``_finished_hops.py``; ``keep_agent_checkpoints=True`` keeps them).
+
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
