@@ -17,6 +17,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.pregel import Pregel
+from langgraph.types import interrupt
 
 from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
@@ -96,6 +97,24 @@ def tool_agent(
     """A `create_agent` worker calling `lookup` (or `tools`) once per hop."""
     model = FunctionChatModel(reply=tool_reply(worker, seen))
     return create_agent(model, tools=list(tools or [lookup_tool(worker)]), name=worker)
+
+
+def pausing_agent(
+    worker: str, *, part: int, question: Any, calls: list[int] | None = None
+) -> Pregel[Any, Any, Any, Any]:
+    """A tool agent whose tool asks `question` (an interrupt) on the worker's visit `part`.
+
+    The resume value must be "yes". Each model call appends its message count to `calls`.
+    """
+
+    def ask(visit: int) -> None:
+        if visit == part:
+            answer = interrupt(question)
+            if answer != "yes":
+                raise ValueError(f"expected the answer 'yes', got {answer!r}")
+
+    seen = (lambda call: calls.append(len(call.messages))) if calls is not None else None
+    return tool_agent(worker, tools=[lookup_tool(worker, ask)], seen=seen)
 
 
 def round_robin(names: Sequence[str], hops: int) -> Callable[[SupervisorView], str]:

@@ -19,10 +19,10 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor, open_checkpointer
-from tests._agents import answer, lookup_tool, tool_agent, tool_team
+from tests._agents import answer, pausing_agent, tool_agent, tool_team
 
 pytestmark = pytest.mark.integration
 
@@ -116,18 +116,9 @@ def test_bytes_per_hop_stay_flat_and_the_agents_keep_nothing(url):
 
 
 def test_an_interrupt_inside_an_agent_after_many_hops_resumes(url):
-    def ask_first(part: int) -> None:
-        if part == 8:  # the researcher's eighth visit: hop 15
-            assert interrupt({"question": "use part 8?"}) == "yes"
-
-    calls: list[int] = []
-    agents = {
-        "researcher": tool_agent(
-            "researcher",
-            tools=[lookup_tool("researcher", ask_first)],
-            seen=lambda call: calls.append(len(call.messages)),
-        )
-    }
+    calls: list[int] = []  # the researcher's eighth visit (hop 15) asks first
+    question = {"question": "use part 8?"}
+    agents = {"researcher": pausing_agent("researcher", part=8, question=question, calls=calls)}
     with open_checkpointer(url) as saver:
         app = tool_team(16, NAMES, agents=agents).compile(checkpointer=saver)
         paused = app.invoke(_ask("Write it all"), _config("t1"), durability="sync")
@@ -198,10 +189,7 @@ def test_tree_domains_keep_their_state_and_lose_their_agents(url):
 
 
 def test_fan_out_branches_keep_a_paused_branch_until_it_completes(url):
-    def ask_first(part: int) -> None:
-        assert interrupt("go on?") == "yes"
-
-    agents = {"researcher": tool_agent("researcher", tools=[lookup_tool("researcher", ask_first)])}
+    agents = {"researcher": pausing_agent("researcher", part=1, question="go on?")}
     workers = [
         Worker(name=n, description=f"The {n}.", agent=agents.get(n) or tool_agent(n)) for n in NAMES
     ]

@@ -31,7 +31,7 @@ from langgraph_supervisor_pro.persistence._finished_hops import (
     sweeps,
     write_keys,
 )
-from tests._agents import answer, lookup_tool, tool_agent, tool_team
+from tests._agents import answer, pausing_agent, tool_team
 
 HOPS = 6
 NAMES = ("researcher", "analyst")
@@ -192,19 +192,9 @@ def test_agent_checkpoints_left_behind_go_at_the_threads_next_checkpoint(url):
 
 
 def test_a_pending_interrupt_keeps_its_agent_until_the_hop_completes(url):
-    calls: list[int] = []
-
-    def ask_first(part: int) -> None:
-        if part == 4:  # the researcher's fourth visit: hop 7
-            assert interrupt({"question": "look it up?"}) == "yes"
-
-    agents = {
-        "researcher": tool_agent(
-            "researcher",
-            tools=[lookup_tool("researcher", ask_first)],
-            seen=lambda call: calls.append(len(call.messages)),
-        )
-    }
+    calls: list[int] = []  # the researcher's fourth visit (hop 7) asks first
+    question = {"question": "look it up?"}
+    agents = {"researcher": pausing_agent("researcher", part=4, question=question, calls=calls)}
     with open_checkpointer(url) as saver:
         app = tool_team(8, NAMES, agents=agents).compile(checkpointer=saver)
         paused = app.invoke(_ask(), _config("t1"), durability="sync")
