@@ -157,8 +157,9 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
             parents = self._parents(thread_id, namespace, entries)
             if parents is None:
                 continue
+            # `list()` copies a dict another thread may be adding writes to, in one step.
             writes = {
-                key: [(task_id, channel) for task_id, channel, _, _ in stored.values()]
+                key: [(task_id, channel) for task_id, channel, _, _ in list(stored.values())]
                 for key in write_keys(parents)
                 if (stored := self.writes.get((thread_id, *key)))
             }

@@ -10,6 +10,7 @@ tree, and fan-out branches of which one pauses. (SIGKILL mid-agent:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import sqlite3
 from pathlib import Path
@@ -21,7 +22,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor, open_checkpointer
+from langgraph_supervisor_pro import (
+    SupervisorView,
+    Worker,
+    aopen_checkpointer,
+    create_supervisor,
+    open_checkpointer,
+)
 from tests._agents import answer, pausing_agent, tool_agent, tool_team
 
 pytestmark = pytest.mark.integration
@@ -208,3 +215,29 @@ def test_fan_out_branches_keep_a_paused_branch_until_it_completes(url):
         assert out["status"] == "done"
         assert sorted(e["worker"] for e in out["ledger"]) == sorted(NAMES)
         assert namespaces(saver, "t1") == {""}
+
+
+def test_two_domains_fanned_out_at_once_lose_their_agents_and_nothing_else(url):
+    # Each domain stores its own checkpoints while the other does: two sweeps of one
+    # thread at once (async, so the branches really interleave).
+    domains = {n: tool_team(2, (f"{n}_clerk",), name=n).compile() for n in ("east", "west")}
+    workers = [Worker(name=n, description=f"The {n}.", agent=g) for n, g in domains.items()]
+
+    def router(view: SupervisorView) -> Any:
+        return list(domains) if not view.ledger else "FINISH"
+
+    async def main() -> tuple[dict[str, Any], set[str]]:
+        async with aopen_checkpointer(url) as saver:
+            team = create_supervisor(workers, router=router, parallel=True, max_steps=2)
+            app = team.compile(checkpointer=saver)
+            out = await app.ainvoke(_ask("Both regions"), _config("t1"))
+            return out, {
+                c.config["configurable"]["checkpoint_ns"] async for c in saver.alist(_config("t1"))
+            }
+
+    out, found = asyncio.run(main())
+    assert out["status"] == "done"
+    assert sorted(e["worker"] for e in out["ledger"]) == ["east", "west"]
+    assert all(e["status"] == "success" for e in out["ledger"])
+    assert {ns.split(":")[0] for ns in found} == {"", "east", "west"}
+    assert all("|" not in ns for ns in found), found  # no clerk's agent is left
