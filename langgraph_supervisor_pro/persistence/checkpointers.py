@@ -42,7 +42,7 @@ from contextlib import (
     contextmanager,
 )
 from functools import partial
-from typing import Any, LiteralString
+from typing import Any, LiteralString, Protocol
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
@@ -133,7 +133,7 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = super().put(config, checkpoint, metadata, new_versions)
-        if not self.keep_agent_checkpoints and sweeps(config):
+        if _forgets(self, config):
             with self._forget_lock:
                 self._forget_finished(str(config["configurable"]["thread_id"]))
         return stored
@@ -197,7 +197,7 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = super().put(config, checkpoint, metadata, new_versions)
-        if not self.keep_agent_checkpoints and sweeps(config):
+        if _forgets(self, config):
             thread_id = str(config["configurable"]["thread_id"])
             with self.lock:
                 try:
@@ -222,7 +222,7 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = await super().aput(config, checkpoint, metadata, new_versions)
-        if not self.keep_agent_checkpoints and sweeps(config):
+        if _forgets(self, config):
             thread_id = str(config["configurable"]["thread_id"])
             async with self.lock:
                 try:
@@ -451,7 +451,11 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
             return stored
 
 
-def _forgets(saver: _PostgresSaver | _AsyncPostgresSaver, config: RunnableConfig) -> bool:
+class _Forgetting(Protocol):
+    keep_agent_checkpoints: bool
+
+
+def _forgets(saver: _Forgetting, config: RunnableConfig) -> bool:
     """Whether storing this checkpoint also deletes the thread's finished hops' agents."""
     return not saver.keep_agent_checkpoints and sweeps(config)
 
