@@ -753,6 +753,17 @@ def test_signatures_are_pinned():
         params = inspect.signature(fn).parameters
         assert next(iter(params)) == "url"
         assert all(p.kind is p.KEYWORD_ONLY for n, p in params.items() if n != "url")
+    for fn in (lgsp.open_checkpointer, lgsp.aopen_checkpointer):
+        params = inspect.signature(fn).parameters
+        assert list(params) == [
+            "url",
+            "pool_size",
+            "setup",
+            "connect_timeout",
+            "fence",
+            "keep_agent_checkpoints",
+        ]
+        assert params["keep_agent_checkpoints"].default is False
 
 
 def test_review_desk_signatures_are_pinned():

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.pregel import Pregel
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._internal.scrub import RunSecrets
@@ -124,6 +125,14 @@ def _after_sent(messages: Sequence[Any], sent_ids: set[str]) -> list[BaseMessage
     if last is None:
         return [m for m in listed if m.id is None or m.id not in sent_ids]
     return listed[last + 1 :]
+
+
+_DOMAIN_CHANNELS = frozenset({"ledger", "workers", "route", "status"})
+
+
+def is_domain_graph(agent: Pregel[Any, Any, Any, Any]) -> bool:
+    """Whether a compiled graph is a supervisor graph (a domain of a tree): its channels."""
+    return set(agent.channels) >= _DOMAIN_CHANNELS
 
 
 def is_domain_state(output: Mapping[str, Any]) -> bool:

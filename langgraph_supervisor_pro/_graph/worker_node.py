@@ -41,6 +41,7 @@ from langgraph_supervisor_pro._graph.circuit import Admission, Outcome, Transact
 from langgraph_supervisor_pro._graph.coerce import (
     ERROR_MAX_CHARS,
     coerce_worker_output,
+    is_domain_graph,
     is_domain_state,
 )
 from langgraph_supervisor_pro._graph.fanout import route_of
@@ -48,7 +49,12 @@ from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import run_sync
-from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, with_hop
+from langgraph_supervisor_pro._internal.hop import (
+    TRANSIENT_KEY,
+    HopContext,
+    hop_context,
+    with_hop,
+)
 from langgraph_supervisor_pro._internal.scrub import RunSecrets, original_error, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
@@ -121,6 +127,8 @@ class _Runner:
     takes_messages: bool
     keeps_history: bool
     """A stateful subgraph keeps its own messages across visits: it is sent the prompt only."""
+    transient: bool
+    """A graph agent (not a domain, not stateful): its checkpoints are the hop's scratch."""
     timeout: float | None
     retry: RetryPolicy
     allowed: frozenset[str] | None
@@ -144,6 +152,11 @@ class _Runner:
             # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
             # `checkpointer=True`) keeps its own messages across visits in its namespace.
             keeps_history=isinstance(agent, Pregel) and agent.checkpointer is True,
+            # Its checkpoints serve only the hop in flight (a crash, an interrupt inside
+            # it): `open_checkpointer`'s savers delete them once the hop is recorded.
+            transient=isinstance(agent, Pregel)
+            and agent.checkpointer is not True
+            and not is_domain_graph(agent),
             timeout=worker.timeout,
             retry=worker.retry,
             allowed=frozenset(worker.tool_names) if worker.tools is not None else None,
@@ -360,6 +373,8 @@ class WorkerNode:
             # graph's server continues the trace from it (observability/_propagation.py).
             **trace_context_metadata(),
         }
+        if runner.transient:
+            metadata[TRANSIENT_KEY] = True
         tags = [f"lgsp:worker:{self.worker.name}"]
         if runner is not self._own:
             metadata["lgsp_fallback"] = runner.name

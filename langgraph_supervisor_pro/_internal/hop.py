@@ -20,10 +20,24 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-__all__ = ["HOP_CONFIG_KEY", "HopContext", "first_human_text", "hop_context", "with_hop"]
+__all__ = [
+    "HOP_CONFIG_KEY",
+    "TRANSIENT_KEY",
+    "HopContext",
+    "first_human_text",
+    "hop_context",
+    "with_hop",
+]
 
 HOP_CONFIG_KEY = "lgsp_hop"
 """The `configurable` key the worker node passes the `HopContext` under."""
+
+TRANSIENT_KEY = "lgsp_transient"
+"""Metadata the worker node gives a hop's graph agent (not a domain): `True`.
+
+LangGraph copies it into each of the agent's checkpoints' metadata, which tells the
+checkpointers of `open_checkpointer` that those checkpoints are the hop's scratch, to be
+deleted once the hop's result is stored (`persistence/_finished_hops.py`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,6 +19,11 @@ above) leave out the strings under secret-looking keys (``openai_api_key``,
 registered with ``register_secret``. The rest of the checkpoint is stored as LangGraph
 writes it.
 
+They also keep a thread small: a worker's graph agent (a ``create_agent`` graph) is
+checkpointed under its hop's namespace while the hop runs and while an interrupt inside
+it is pending, and those checkpoints are deleted once the hop's result is stored at its
+parent (``_finished_hops.py``; ``keep_agent_checkpoints=True`` keeps them).
+
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
@@ -29,13 +34,17 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import (
     asynccontextmanager,
     contextmanager,
 )
-from typing import Any, LiteralString
+from functools import partial
+from typing import Any, LiteralString, Protocol
 
+import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
@@ -49,15 +58,25 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from psycopg import AsyncConnection, Connection
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import redact_config
+from langgraph_supervisor_pro._internal.twins import adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
     aopened,
     opened,
+)
+from langgraph_supervisor_pro.persistence._finished_hops import (
+    finished_namespace,
+    is_transient,
+    parents_of,
+    postgres_forgetting,
+    sqlite_forgetting,
+    sweeps,
+    write_keys,
 )
 from langgraph_supervisor_pro.persistence.leases import (
     FORK_KEY,
@@ -97,19 +116,160 @@ class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
 
 
 class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
-    """`InMemorySaver` without secrets in checkpoint metadata."""
+    """`InMemorySaver` without secrets in checkpoint metadata, forgetting finished hops."""
+
+    def __init__(self, *, keep_agent_checkpoints: bool = False) -> None:
+        super().__init__()
+        self.keep_agent_checkpoints = keep_agent_checkpoints
+        self._forget_lock = threading.Lock()
+        self._marks: dict[tuple[str, str], dict[str, str] | None] = {}
+        """By (thread, namespace): a marked namespace's `parents`, None if unmarked."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        stored = super().put(config, checkpoint, metadata, new_versions)
+        if _forgets(self, config):
+            with self._forget_lock:
+                self._forget_finished(str(config["configurable"]["thread_id"]))
+        return stored
+
+    def _parents(self, thread_id: str, namespace: str, entries: Any) -> dict[str, str] | None:
+        key = (thread_id, namespace)
+        if key not in self._marks:
+            found: dict[str, str] | None = None
+            for _, typed_metadata, _ in list(entries.values())[:1]:
+                metadata = self.serde.loads_typed(typed_metadata)
+                if isinstance(metadata, Mapping) and is_transient(metadata):
+                    found = parents_of(metadata)
+            self._marks[key] = found
+        return self._marks[key]
+
+    def _forget_finished(self, thread_id: str) -> None:
+        namespaces = self.storage.get(thread_id, {})
+        for namespace, entries in list(namespaces.items()):
+            if not namespace or not entries:
+                continue
+            parents = self._parents(thread_id, namespace, entries)
+            if parents is None:
+                continue
+            # `list()` copies a dict another thread may be adding writes to, in one step.
+            writes = {
+                key: [(task_id, channel) for task_id, channel, _, _ in list(stored.values())]
+                for key in write_keys(parents)
+                if (stored := self.writes.get((thread_id, *key)))
+            }
+            if finished_namespace(namespace, parents, writes):
+                self._drop(thread_id, namespace)
+
+    def _drop(self, thread_id: str, namespace: str) -> None:
+        entries = self.storage[thread_id].pop(namespace, {})
+        for checkpoint_id, (typed_checkpoint, _, _) in entries.items():
+            self.writes.pop((thread_id, namespace, checkpoint_id), None)
+            checkpoint = self.serde.loads_typed(typed_checkpoint)
+            for channel, version in (checkpoint.get("channel_versions") or {}).items():
+                self.blobs.pop((thread_id, namespace, channel, version), None)
+        self._marks.pop((thread_id, namespace), None)
+
+    def delete_thread(self, thread_id: str) -> None:
+        super().delete_thread(thread_id)
+        with self._forget_lock:
+            for key in [k for k in self._marks if k[0] == thread_id]:
+                del self._marks[key]
 
 
 class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
-    """`SqliteSaver` without secrets in checkpoint metadata."""
+    """`SqliteSaver` without secrets in checkpoint metadata, forgetting finished hops."""
+
+    def __init__(self, conn: sqlite3.Connection, *, keep_agent_checkpoints: bool = False) -> None:
+        super().__init__(conn)
+        self.keep_agent_checkpoints = keep_agent_checkpoints
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        stored = super().put(config, checkpoint, metadata, new_versions)
+        if _forgets(self, config):
+            thread_id = str(config["configurable"]["thread_id"])
+            with self.lock:
+                try:
+                    drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                finally:
+                    self.conn.commit()
+        return stored
 
 
 class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
-    """`AsyncSqliteSaver` without secrets in checkpoint metadata."""
+    """`AsyncSqliteSaver` without secrets in checkpoint metadata, forgetting finished hops."""
+
+    def __init__(self, conn: aiosqlite.Connection, *, keep_agent_checkpoints: bool = False) -> None:
+        super().__init__(conn)
+        self.keep_agent_checkpoints = keep_agent_checkpoints
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        stored = await super().aput(config, checkpoint, metadata, new_versions)
+        if _forgets(self, config):
+            thread_id = str(config["configurable"]["thread_id"])
+            async with self.lock:
+                try:
+                    await adrive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                finally:
+                    await self.conn.commit()
+        return stored
+
+
+class _SqliteSql:
+    """One statement on a SQLite saver's connection (sqlite3 or aiosqlite): its rows."""
+
+    def __init__(self, conn: Any, statement: str, params: tuple[Any, ...]) -> None:
+        self.conn, self.statement, self.params = conn, statement, params
+
+    def run(self) -> list[Any]:
+        return list(self.conn.execute(self.statement, self.params).fetchall())
+
+    async def arun(self) -> list[Any]:
+        async with self.conn.execute(self.statement, self.params) as cursor:
+            return list(await cursor.fetchall())
+
+
+class _PostgresSql:
+    """One statement on a Postgres connection (sync or async), in its transaction."""
+
+    def __init__(self, conn: Any, statement: LiteralString, params: tuple[Any, ...]) -> None:
+        self.conn, self.statement, self.params = conn, statement, params
+        # In a pipeline a result is not known before it is fetched: only a SELECT is.
+        self.rows = statement.startswith("SELECT")
+
+    def run(self) -> list[Any]:
+        with self.conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(self.statement, self.params)
+            return list(cur.fetchall()) if self.rows else []
+
+    async def arun(self) -> list[Any]:
+        async with self.conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(self.statement, self.params)
+            return list(await cur.fetchall()) if self.rows else []
 
 
 _FENCE_LOCK: LiteralString = (
     "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
+)
+_SWEEP_LOCK: LiteralString = (
+    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_sweep:' || %s, 0))"
 )
 _HEAD: LiteralString = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
@@ -168,12 +328,21 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
     its parent (`config`'s `checkpoint_id`) is the thread's head, the newest root
     checkpoint; the check and the write are one transaction under a transaction-scoped
     advisory lock on the thread, so two writers cannot both pass it. A stale parent
-    raises `ThreadBusyError` and nothing is written.
+    raises `ThreadBusyError` and nothing is written. Unless `keep_agent_checkpoints`,
+    the same transaction deletes the finished hops' agent checkpoints
+    (`_finished_hops.py`), under a second per-thread lock, so two of them never race.
     """
 
-    def __init__(self, conn: ConnectionPool[Any] | Connection[Any], *, fence: bool = True) -> None:
+    def __init__(
+        self,
+        conn: ConnectionPool[Any] | Connection[Any],
+        *,
+        fence: bool = True,
+        keep_agent_checkpoints: bool = False,
+    ) -> None:
         super().__init__(conn)
         self.fence = fence
+        self.keep_agent_checkpoints = keep_agent_checkpoints
 
     def put(
         self,
@@ -182,44 +351,59 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        if not _fenced(self, config):
+        fenced, forget = _fenced(self, config), _forgets(self, config)
+        if not fenced and not forget:
             return super().put(config, checkpoint, metadata, new_versions)
+        args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, ConnectionPool):
             with self.conn.connection() as conn:
-                return self._fenced_put(conn, config, checkpoint, metadata, new_versions)
+                return self._put_in_transaction(conn, *args, fenced=fenced, forget=forget)
         with self.lock:
-            return self._fenced_put(self.conn, config, checkpoint, metadata, new_versions)
+            return self._put_in_transaction(self.conn, *args, fenced=fenced, forget=forget)
 
-    def _fenced_put(
+    def _put_in_transaction(
         self,
         conn: Connection[Any],
         config: RunnableConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
+        *,
+        fenced: bool,
+        forget: bool,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
         # One pipeline: BEGIN, the lock and the head's read go in one round trip (the read
         # runs after the lock is granted, so it sees the last committed head), the
-        # checkpoint's writes and COMMIT in a second one.
+        # checkpoint's writes, the finished hops' deletion and COMMIT in a second one.
         with conn.pipeline(), conn.transaction():
-            with conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(_FENCE_LOCK, (thread_id,))
-                head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
-                if head is not None and _stale(config, checkpoint, head):
-                    raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
+            if fenced:
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(_FENCE_LOCK, (thread_id,))
+                    head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
+                    if head is not None and _stale(config, checkpoint, head):
+                        raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
-            return bound.put(redact_config(config), checkpoint, metadata, new_versions)
+            stored = bound.put(redact_config(config), checkpoint, metadata, new_versions)
+            if forget:
+                conn.execute(_SWEEP_LOCK, (thread_id,))
+                drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            return stored
 
 
 class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
     """`AsyncPostgresSaver` without secrets in checkpoint metadata, fenced (see the sync)."""
 
     def __init__(
-        self, conn: AsyncConnectionPool[Any] | AsyncConnection[Any], *, fence: bool = True
+        self,
+        conn: AsyncConnectionPool[Any] | AsyncConnection[Any],
+        *,
+        fence: bool = True,
+        keep_agent_checkpoints: bool = False,
     ) -> None:
         super().__init__(conn)
         self.fence = fence
+        self.keep_agent_checkpoints = keep_agent_checkpoints
 
     async def aput(
         self,
@@ -228,40 +412,65 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        if not _fenced(self, config):
+        fenced, forget = _fenced(self, config), _forgets(self, config)
+        if not fenced and not forget:
             return await super().aput(config, checkpoint, metadata, new_versions)
+        args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, AsyncConnectionPool):
             async with self.conn.connection() as conn:
-                return await self._fenced_aput(conn, config, checkpoint, metadata, new_versions)
+                return await self._aput_in_transaction(conn, *args, fenced=fenced, forget=forget)
         async with self.lock:
-            return await self._fenced_aput(self.conn, config, checkpoint, metadata, new_versions)
+            return await self._aput_in_transaction(self.conn, *args, fenced=fenced, forget=forget)
 
-    async def _fenced_aput(
+    async def _aput_in_transaction(
         self,
         conn: AsyncConnection[Any],
         config: RunnableConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
+        *,
+        fenced: bool,
+        forget: bool,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
         async with conn.pipeline(), conn.transaction():
-            async with conn.cursor(row_factory=dict_row) as cur:
-                await cur.execute(_FENCE_LOCK, (thread_id,))
-                await cur.execute(_HEAD, (thread_id,))
-                head = _head(await cur.fetchone())
-                if head is not None and _stale(config, checkpoint, head):
-                    holder = await alease_holder(conn, thread_id)
-                    raise _fork_refused(config, checkpoint, head, holder)
+            if fenced:
+                async with conn.cursor(row_factory=dict_row) as cur:
+                    await cur.execute(_FENCE_LOCK, (thread_id,))
+                    await cur.execute(_HEAD, (thread_id,))
+                    head = _head(await cur.fetchone())
+                    if head is not None and _stale(config, checkpoint, head):
+                        holder = await alease_holder(conn, thread_id)
+                        raise _fork_refused(config, checkpoint, head, holder)
             bound = AsyncPostgresSaver(conn, serde=self.serde)
-            return await bound.aput(redact_config(config), checkpoint, metadata, new_versions)
+            stored = await bound.aput(redact_config(config), checkpoint, metadata, new_versions)
+            if forget:
+                await conn.execute(_SWEEP_LOCK, (thread_id,))
+                await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            return stored
 
 
-def _check_fence(fence: object) -> None:
+class _Forgetting(Protocol):
+    keep_agent_checkpoints: bool
+
+
+def _forgets(saver: _Forgetting, config: RunnableConfig) -> bool:
+    """Whether storing this checkpoint also deletes the thread's finished hops' agents."""
+    return not saver.keep_agent_checkpoints and sweeps(config)
+
+
+def _check_flags(fence: object, keep_agent_checkpoints: object) -> None:
     if not isinstance(fence, bool):
         raise TypeError(
             f"open_checkpointer fence: got {type(fence).__name__}; give True (refuse "
             "forks, the default) or False"
+        )
+    if not isinstance(keep_agent_checkpoints, bool):
+        raise TypeError(
+            "open_checkpointer keep_agent_checkpoints: got "
+            f"{type(keep_agent_checkpoints).__name__}; give False (forget a finished hop's "
+            "agent checkpoints, the default) or True (keep them, as LangGraph does)"
         )
 
 
@@ -273,6 +482,7 @@ def open_checkpointer(
     setup: bool = True,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     fence: bool = True,
+    keep_agent_checkpoints: bool = False,
 ) -> Iterator[BaseCheckpointSaver[str]]:
     """Open a synchronous checkpointer for ``url`` and close its resources on exit.
 
@@ -293,13 +503,19 @@ def open_checkpointer(
             thread. A deliberate fork (time travel from an older checkpoint) passes
             `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
             the check off for this checkpointer.
+        keep_agent_checkpoints: Keep every hop's agent checkpoints after the hop is
+            recorded (LangGraph's default). By default a worker's graph agent (a
+            `create_agent` graph, not a domain) is checkpointed while its hop runs and
+            while an interrupt inside it is pending, and its checkpoints are deleted
+            once its hop's result is stored, so a thread's storage grows with its
+            hops, not with their square.
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``SqliteSaver`` or ``PostgresSaver``.
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
-        TypeError: `fence` is not a bool.
+        TypeError: `fence` or `keep_agent_checkpoints` is not a bool.
         ConnectionError: The Postgres server cannot be reached (password masked, in
             the message and in every exception chained to it).
 
@@ -312,15 +528,16 @@ def open_checkpointer(
         ...     graph.invoke(1, {"configurable": {"thread_id": "t1"}})
         2
     """
-    _check_fence(fence)
+    _check_flags(fence, keep_agent_checkpoints)
+    keep = keep_agent_checkpoints
     with opened(
         url,
         pool_size,
         setup,
         connect_timeout,
-        memory=_InMemorySaver,
-        sqlite=_SqliteSaver,
-        postgres=lambda pool: _PostgresSaver(pool, fence=fence),
+        memory=lambda: _InMemorySaver(keep_agent_checkpoints=keep),
+        sqlite=lambda conn: _SqliteSaver(conn, keep_agent_checkpoints=keep),
+        postgres=lambda pool: _PostgresSaver(pool, fence=fence, keep_agent_checkpoints=keep),
     ) as saver:
         yield saver
 
@@ -333,6 +550,7 @@ async def aopen_checkpointer(
     setup: bool = True,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     fence: bool = True,
+    keep_agent_checkpoints: bool = False,
 ) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """Open an asynchronous checkpointer for ``url`` and close its resources on exit.
 
@@ -355,6 +573,12 @@ async def aopen_checkpointer(
             thread. A deliberate fork (time travel from an older checkpoint) passes
             `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
             the check off for this checkpointer.
+        keep_agent_checkpoints: Keep every hop's agent checkpoints after the hop is
+            recorded (LangGraph's default). By default a worker's graph agent (a
+            `create_agent` graph, not a domain) is checkpointed while its hop runs and
+            while an interrupt inside it is pending, and its checkpoints are deleted
+            once its hop's result is stored, so a thread's storage grows with its
+            hops, not with their square.
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``AsyncSqliteSaver`` or
@@ -362,7 +586,7 @@ async def aopen_checkpointer(
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
-        TypeError: `fence` is not a bool.
+        TypeError: `fence` or `keep_agent_checkpoints` is not a bool.
         ConnectionError: The Postgres server cannot be reached (password masked, in
             the message and in every exception chained to it).
 
@@ -378,14 +602,15 @@ async def aopen_checkpointer(
         >>> asyncio.run(main())
         2
     """
-    _check_fence(fence)
+    _check_flags(fence, keep_agent_checkpoints)
+    keep = keep_agent_checkpoints
     async with aopened(
         url,
         pool_size,
         setup,
         connect_timeout,
-        memory=_InMemorySaver,
-        sqlite=_AsyncSqliteSaver,
-        postgres=lambda pool: _AsyncPostgresSaver(pool, fence=fence),
+        memory=lambda: _InMemorySaver(keep_agent_checkpoints=keep),
+        sqlite=lambda conn: _AsyncSqliteSaver(conn, keep_agent_checkpoints=keep),
+        postgres=lambda pool: _AsyncPostgresSaver(pool, fence=fence, keep_agent_checkpoints=keep),
     ) as saver:
         yield saver

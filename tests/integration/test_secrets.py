@@ -97,19 +97,29 @@ def _runs_holding(runs: dict[str, Run], *values: str) -> list[tuple[str, str]]:
 
 
 def _run_traced(
-    graph: Any, uri: str, server: CaptureServer, mode: str, config: dict[str, Any], **kw: Any
+    graph: Any,
+    uri: str,
+    server: CaptureServer,
+    mode: str,
+    config: dict[str, Any],
+    *,
+    keep: bool = False,
+    **kw: Any,
 ) -> dict[str, Any]:
-    """Run `graph` on Postgres (our openers), traced to the loopback LangSmith."""
+    """Run `graph` on Postgres (our openers), traced to the loopback LangSmith.
+
+    `keep`: keep the agents' checkpoints after their hops (`keep_agent_checkpoints`).
+    """
 
     async def arun() -> dict[str, Any]:
-        async with aopen_checkpointer(uri) as saver:
+        async with aopen_checkpointer(uri, keep_agent_checkpoints=keep) as saver:
             app = graph.compile(checkpointer=saver)
             return await app.ainvoke(ask("Sync the CRM"), config, **kw)  # type: ignore[no-any-return]
 
     client = server.client()
     with tracing_context(enabled=True, client=client, project_name="lgsp-secrets"):
         if mode == "sync":
-            with open_checkpointer(uri) as saver:
+            with open_checkpointer(uri, keep_agent_checkpoints=keep) as saver:
                 out = graph.compile(checkpointer=saver).invoke(ask("Sync the CRM"), config, **kw)
         else:
             out = asyncio.run(arun())
@@ -165,7 +175,11 @@ def test_a_worker_error_holding_secrets_is_scrubbed_everywhere(pg_database, lang
     }
     # A dict is turned into the graph's `context_schema`.
     context = {"user_id": "u-1", "crm_api_key": in_context, "billing_password": in_tool}
-    out = _run_traced(graph, pg_database, langsmith_server, mode, config, context=context)
+    # The agents' checkpoints are kept, so that the agent's own saved task error is there
+    # to check (by default it goes with the rest of the finished hop's agent checkpoints).
+    out = _run_traced(
+        graph, pg_database, langsmith_server, mode, config, keep=True, context=context
+    )
 
     assert out["status"] == "done"
     ledger = [(e["worker"], e["status"], e["summary"], e["error"]) for e in out["ledger"]]

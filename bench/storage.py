@@ -1,0 +1,463 @@
+"""Checkpoint storage per hop with tool-calling agent workers: ours against the floor.
+
+The workload: N hops round-robin over three workers (researcher, analyst, writer); each
+worker is a `create_agent` graph whose model (a `FunctionChatModel` that decides from
+what it is shown) calls the `lookup` tool once per hop, which returns about 2,000
+characters, and then answers in about 200 characters. Each graph runs once, on Postgres,
+with `durability="sync"`:
+
+- ours: `create_supervisor(workers, router=<round-robin>)` compiled with
+  `open_checkpointer(uri)` (a finished hop's agent checkpoints are deleted once the hop
+  is recorded);
+- ours, kept: the same with `open_checkpointer(uri, keep_agent_checkpoints=True)`
+  (LangGraph's behaviour: every agent checkpoint is kept);
+- the floor: a bare LangGraph `StateGraph` loop running the same agents for the same
+  hops (a routing node, one node per worker invoking its agent on the worker's own
+  history plus the hop's prompt), on LangGraph's own `PostgresSaver`.
+
+After every `--every` hops the thread's stored bytes are read (`sum(pg_column_size(row))`
+over `checkpoints`, `checkpoint_blobs` and `checkpoint_writes`), split into the root
+namespace (`""`) and every other (the agents' subgraphs), so each range of hops gets its
+bytes per hop. Targets (issue 12): subgraph bytes at most 2x the root's; bytes per hop
+over hops 41-60 within 1.3x of hops 1-20; flat to 300 hops (the last range within 1.3x
+of the first).
+
+    PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python bench/storage.py --hops 300 --markdown bench/RESULTS.md
+
+`--markdown FILE` rewrites only this benchmark's part of the results page (between its
+`<!-- bench/storage.py: ... -->` markers); `bench/compare.py --markdown` keeps it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from time import perf_counter
+from typing import Annotated, Any
+
+import psycopg
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.pregel import Pregel
+from langgraph.types import Command
+from rich.console import Console
+from typing_extensions import TypedDict
+
+from bench._env import command_line, machine, package_revision, repository_state
+from bench._postgres import CHECKPOINT_TABLES, bench_database, server_version
+from bench._report import (
+    Section,
+    Target,
+    TextTable,
+    fmt_int,
+    fmt_ms,
+    fmt_times,
+    put_block,
+    ratio,
+    section_markdown,
+)
+from bench._workload import TASK, WORKER_NAMES, WORKERS, answer_text, instructions, schedule
+from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supervisor
+from langgraph_supervisor_pro import open_checkpointer as open_pro_checkpointer
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
+
+SCRIPT = "bench/storage.py"
+TOOL_CHARS = 2_000
+"""Characters of the `lookup` tool's output, one call per hop."""
+GRAPHS = ("ours", "ours, kept", "floor")
+
+
+# ------------------------------------------------------------------------------ workload
+
+
+def tool_output(worker: str, part: int) -> str:
+    """What `lookup` returns for `worker`'s `part`: `TOOL_CHARS` characters of prose."""
+    return answer_text(f"lookup:{worker}", part)[:TOOL_CHARS]
+
+
+def _lookup_tool(worker: str) -> BaseTool:
+    @tool
+    def lookup(part: int) -> str:
+        """Look up the material for one part of the report."""
+        return tool_output(worker, part)
+
+    return lookup
+
+
+def _reply(worker: str) -> Callable[[ScriptedCall], str | AIMessage]:
+    """The worker model: a tool call for the newest prompt, then an answer from its result."""
+
+    def reply(call: ScriptedCall) -> str | AIMessage:
+        last = call.messages[-1]
+        part = sum(isinstance(m, HumanMessage) for m in call.messages)
+        if isinstance(last, ToolMessage):
+            return f"[{worker} part {part}] {str(last.content)[:180]}"
+        rng = random.Random(f"{worker}:{part}:{len(call.messages)}")
+        call_id = f"call_{rng.getrandbits(64):016x}"
+        return AIMessage(
+            content="", tool_calls=[{"name": "lookup", "args": {"part": part}, "id": call_id}]
+        )
+
+    return reply
+
+
+def agent(worker: str) -> Pregel[Any, Any, Any, Any]:
+    """A worker's `create_agent` graph: one `lookup` call per hop, then its answer."""
+    return create_agent(
+        FunctionChatModel(reply=_reply(worker)), tools=[_lookup_tool(worker)], name=worker
+    )
+
+
+def build_ours(hops: int, checkpointer: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:
+    """Our supervisor, routed round-robin by code (no supervisor model)."""
+    plan = schedule(hops)
+
+    def router(view: SupervisorView) -> str:
+        done = len(view.ledger)
+        return plan[done] if done < hops else FINISH
+
+    workers = [Worker(name=n, description=d, agent=agent(n)) for n, d in WORKERS]
+    builder = create_supervisor(workers, router=router, max_steps=hops)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def _merge(
+    left: Mapping[str, list[BaseMessage]], right: Mapping[str, list[BaseMessage]]
+) -> dict[str, list[BaseMessage]]:
+    return {**left, **right}
+
+
+class FloorState(TypedDict, total=False):
+    """The floor loop's state: the input, the hop counter, each worker's history."""
+
+    messages: list[BaseMessage]
+    hop: int
+    slots: Annotated[dict[str, list[BaseMessage]], _merge]
+
+
+def build_floor(hops: int, checkpointer: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:
+    """A bare LangGraph loop running the same agents for the same hops."""
+    plan = schedule(hops)
+    agents = {name: agent(name) for name in WORKER_NAMES}
+
+    def route(state: FloorState) -> Command[str]:
+        hop = state.get("hop", 0)
+        return Command(goto=plan[hop] if hop < hops else END)
+
+    builder = StateGraph(FloorState)
+    builder.add_node("route", route, destinations=(*WORKER_NAMES, END))
+
+    def add_worker(name: str) -> None:
+        def work(state: FloorState) -> dict[str, Any]:
+            hop = state.get("hop", 0)
+            history = state.get("slots", {}).get(name, [])
+            sent = [*history, HumanMessage(content=instructions(hop + 1))]
+            out = agents[name].invoke({"messages": sent})
+            return {"hop": hop + 1, "slots": {name: list(out["messages"])}}
+
+        builder.add_node(name, work)
+        builder.add_edge(name, "route")
+
+    for name in WORKER_NAMES:
+        add_worker(name)
+    builder.add_edge(START, "route")
+    return builder.compile(checkpointer=checkpointer)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def namespace_bytes(database_uri: str, thread_id: str) -> tuple[int, int]:
+    """Stored bytes of one thread: (root namespace, every other namespace)."""
+    root = other = 0
+    with psycopg.connect(database_uri) as conn:
+        for table in CHECKPOINT_TABLES:
+            row = conn.execute(
+                "SELECT coalesce(sum(pg_column_size(t.*)) FILTER (WHERE checkpoint_ns = ''), 0),"
+                " coalesce(sum(pg_column_size(t.*)) FILTER (WHERE checkpoint_ns <> ''), 0)"
+                f" FROM {table} AS t WHERE thread_id = %s",  # one of the saver's tables
+                (thread_id,),
+            ).fetchone()
+            if row is not None:
+                root, other = root + int(row[0]), other + int(row[1])
+    return root, other
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A thread's stored bytes after `hops` hops."""
+
+    hops: int
+    root: int
+    subgraphs: int
+
+    @property
+    def total(self) -> int:
+        """Both."""
+        return self.root + self.subgraphs
+
+
+@dataclass(frozen=True)
+class Series:
+    """One graph's samples, every `every` hops from 0 to its hop count."""
+
+    graph: str
+    samples: tuple[Sample, ...]
+    seconds: float
+    """Wall-clock of the run, the sampling queries left out."""
+
+    def per_hop(self, start: int, end: int) -> tuple[float, float, float]:
+        """(root, subgraph, total) bytes per hop over hops `start + 1` to `end`."""
+        by_hops = {s.hops: s for s in self.samples}
+        a, b = by_hops[start], by_hops[end]
+        n = end - start
+        return (b.root - a.root) / n, (b.subgraphs - a.subgraphs) / n, (b.total - a.total) / n
+
+    @property
+    def last(self) -> Sample:
+        """The sample after the last hop."""
+        return self.samples[-1]
+
+
+@dataclass(frozen=True)
+class StorageFigures:
+    """Every graph's series, and where the server came from."""
+
+    hops: int
+    every: int
+    series: dict[str, Series]
+    postgres: str
+
+
+def _hops_done(event: Mapping[str, Any]) -> int:
+    """How many worker hops one `stream_mode="updates"` event finished (0 or 1)."""
+    return sum(1 for node in event if node in WORKER_NAMES)
+
+
+def run_series(
+    graph_name: str,
+    app: Pregel[Any, Any, Any, Any],
+    database_uri: str,
+    *,
+    hops: int,
+    every: int,
+) -> Series:
+    """Run `app` once for `hops` hops, sampling the thread's bytes every `every` hops.
+
+    A sample is read at the first event after the boundary hop: with `durability="sync"`
+    that step started only once the hop's checkpoint was stored.
+    """
+    thread_id = str(uuid.uuid4())
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": 4 * hops + 20,
+    }
+    payload: dict[str, Any] = {"messages": [HumanMessage(content=TASK)]}
+    samples = [Sample(0, 0, 0)]
+    done = 0
+    due = False
+    sampling = 0.0
+    start = perf_counter()
+    for event in app.stream(payload, config, stream_mode="updates", durability="sync"):
+        if due:
+            before = perf_counter()
+            samples.append(Sample(done, *namespace_bytes(database_uri, thread_id)))
+            sampling += perf_counter() - before
+            due = False
+        done += _hops_done(event)
+        due = done % every == 0 and done > samples[-1].hops
+    seconds = perf_counter() - start - sampling
+    if due or samples[-1].hops != done:
+        samples.append(Sample(done, *namespace_bytes(database_uri, thread_id)))
+    if done != hops:
+        raise RuntimeError(f"{graph_name}: {done} hops ran, expected {hops}")
+    return Series(graph=graph_name, samples=tuple(samples), seconds=seconds)
+
+
+@contextmanager
+def _saver(graph: str, uri: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    if graph == "floor":
+        with PostgresSaver.from_conn_string(uri) as saver:
+            saver.setup()
+            yield saver
+        return
+    with open_pro_checkpointer(uri, keep_agent_checkpoints=graph == "ours, kept") as saver:
+        yield saver
+
+
+def measure(*, hops: int = 60, every: int = 20, graphs: Sequence[str] = GRAPHS) -> StorageFigures:
+    """Run each graph once on a fresh Postgres database and sample its bytes."""
+    if hops < every or hops % every:
+        raise ValueError(f"--hops ({hops}) must be a multiple of --every ({every})")
+    series: dict[str, Series] = {}
+    with bench_database() as (uri, source):
+        for graph in graphs:
+            with _saver(graph, uri) as saver:
+                build = build_floor if graph == "floor" else build_ours
+                series[graph] = run_series(graph, build(hops, saver), uri, hops=hops, every=every)
+        postgres = f"{source}, PostgreSQL {server_version(uri).split()[0]}, fresh database"
+    return StorageFigures(hops=hops, every=every, series=series, postgres=postgres)
+
+
+# ----------------------------------------------------------------------------- reporting
+
+
+def sections(figures: StorageFigures) -> list[Section]:
+    """The storage section of the results page: bytes per hop by range, per graph."""
+    every = figures.every
+    rows = []
+    for start in range(0, figures.hops, every):
+        end = start + every
+        row = [f"{start + 1}-{end}"]
+        for graph in figures.series.values():
+            root, sub, total = graph.per_hop(start, end)
+            row += [fmt_int(root), fmt_int(sub), fmt_int(total)]
+        rows.append(tuple(row))
+    headers = ["hops"]
+    for name in figures.series:
+        headers += [f"{name}: root", f"{name}: subgraphs", f"{name}: total"]
+    end_rows = []
+    for name, graph in figures.series.items():
+        last = graph.last
+        end_rows.append(
+            (
+                name,
+                fmt_int(last.root),
+                fmt_int(last.subgraphs),
+                fmt_times(ratio(last.subgraphs, last.root)),
+                fmt_int(last.total / figures.hops),
+                fmt_ms(graph.seconds * 1000 / figures.hops),
+            )
+        )
+    ranges = TextTable("Stored bytes per hop, by range of hops", tuple(headers), tuple(rows))
+    totals = TextTable(
+        f"Stored bytes after {figures.hops} hops",
+        ("graph", "root", "subgraphs", "subgraphs / root", "total per hop", "ms per hop"),
+        tuple(end_rows),
+    )
+    ours = figures.series.get("ours")
+    targets: list[Target] = []
+    if ours is not None:
+        first = ours.per_hop(0, every)[2]
+        targets.append(
+            Target(
+                "subgraph bytes at most 2x the root namespace's (ours)",
+                ratio(ours.last.subgraphs, ours.last.root),
+                2.0,
+                f"after {figures.hops} hops",
+            )
+        )
+        if figures.hops >= 60:
+            targets.append(
+                Target(
+                    "bytes per hop over hops 41-60 within 1.3x of hops 1-20 (ours)",
+                    ratio(ours.per_hop(40, 60)[2], ours.per_hop(0, 20)[2]),
+                    1.3,
+                    "total bytes per hop, both ranges",
+                )
+            )
+        tail = figures.hops - every
+        targets.append(
+            Target(
+                f"flat to {figures.hops} hops: hops {tail + 1}-{figures.hops} within 1.3x of "
+                f"hops 1-{every} (ours)",
+                ratio(ours.per_hop(tail, figures.hops)[2], first),
+                1.3,
+                "total bytes per hop, both ranges",
+            )
+        )
+    method = (
+        "N hops round-robin over three `create_agent` workers; each hop's model calls the "
+        f"`lookup` tool once ({TOOL_CHARS:,} characters of output) and answers in about 200 "
+        "characters; our supervisor is routed by code. One run per graph on a fresh Postgres "
+        "database, `durability='sync'`; every "
+        f"{every} hops the thread's stored bytes (`sum(pg_column_size(row))` over checkpoints, "
+        "checkpoint_blobs and checkpoint_writes) are read, split into the root namespace and "
+        "every other (the agents' subgraphs); a range's figure is the growth over the range "
+        "divided by its hops. ours: `open_checkpointer(uri)`; ours, kept: "
+        "`open_checkpointer(uri, keep_agent_checkpoints=True)` (every agent checkpoint kept, as "
+        "LangGraph does); floor: a bare LangGraph loop running the same agents on LangGraph's "
+        "`PostgresSaver` (its state keeps each worker's history in a plain channel). The "
+        "root's step every 100 hops (ours and ours, kept alike) is its `DeltaChannel` "
+        "snapshots: a full copy of each delta channel every 100 updates (`state.py`), whose "
+        "`workers` slots hold every worker's transcript, so it grows with the hops in this "
+        "workload, which compacts nothing."
+    )
+    table = TextTable(ranges.title, ranges.headers, ranges.rows)
+    return [
+        Section("Storage: bytes per hop with tool-calling agents", table, method, tuple(targets)),
+        Section(
+            f"Storage: what is kept after {figures.hops} hops",
+            totals,
+            "the last sample of each graph (after the last hop); ms per hop is the run's "
+            "wall-clock (sampling queries left out) divided by N, one run, for orientation "
+            "only (the machine is shared).",
+        ),
+    ]
+
+
+def page_part(figures: StorageFigures, markdown: Path | None) -> str:
+    """This benchmark's part of the results page."""
+    parts = sections(figures)
+    judged = [t for section in parts for t in section.targets]
+    met = sum(t.met is True for t in judged)
+    header = [
+        f"command: `{command_line(SCRIPT).rstrip()}`",
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
+        f"commit measured: {repository_state(markdown)}; package imported from "
+        f"{package_revision()}",
+        f"machine: {machine()}",
+        f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
+        f"{version('langgraph-checkpoint-postgres')}, langchain {version('langchain')}",
+        f"postgres: {figures.postgres}",
+    ]
+    lines = [
+        "## Storage with tool-calling agents (bench/storage.py)",
+        f"Generated by `{SCRIPT} --markdown FILE`, which rewrites only this part of the page "
+        "(`bench/compare.py --markdown` keeps it); not edited by hand.",
+        "\n".join(f"- {line}" for line in header),
+        f"Targets met: {met} of {len(judged)}."
+        + "".join(f"\n- not met: {t.statement}" for t in judged if t.met is False),
+    ]
+    lines += [section_markdown(section).replace("## ", "### ", 1) for section in parts]
+    return "\n\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure, print the storage tables, and write the results page's part when asked."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--hops", type=int, default=60)
+    parser.add_argument("--every", type=int, default=20)
+    parser.add_argument(
+        "--graph", action="append", choices=GRAPHS, help="one graph (repeatable); default all"
+    )
+    parser.add_argument("--markdown", type=Path, default=None)
+    args = parser.parse_args(argv)
+    figures = measure(hops=args.hops, every=args.every, graphs=args.graph or GRAPHS)
+    console = Console(width=200)
+    for section in sections(figures):
+        console.print(section.table.to_rich())
+        for target in section.targets:
+            shown = "-" if target.measured is None else f"{target.measured:.3f}"
+            console.print(f"{target.verdict}: {target.statement}: {shown}")
+    if args.markdown is not None:
+        page = args.markdown.read_text() if args.markdown.exists() else ""
+        args.markdown.write_text(put_block(page, SCRIPT, page_part(figures, args.markdown)))
+        console.print(f"Storage section written to {args.markdown}")
+
+
+if __name__ == "__main__":
+    main()
