@@ -146,7 +146,7 @@ def measure(*, sleep: float = 0.2, repeat: int = 5) -> FanoutFigures:
         "serial": _ours(sleep, "serial"),
         "floor": _floor(sleep),
     }
-    inputs = {
+    inputs: dict[str, dict[str, Any]] = {
         plan: ({"done": []} if plan == "floor" else {"messages": [("user", "Compare phones")]})
         for plan in graphs
     }
