@@ -203,6 +203,15 @@ def reference_tool_schema_tokens() -> int:
     return tool_schema_tokens(tools)
 
 
+@dataclass(frozen=True)
+class ServedModels:
+    """Models that serve any number of runs (they decide from what they are shown)."""
+
+    supervisor: BaseChatModel
+    workers: Mapping[str, BaseChatModel]
+    """One per worker name."""
+
+
 # ------------------------------------------------------------------------------- workers
 
 
@@ -367,30 +376,37 @@ def _is_answer(message: AIMessage) -> bool:
 
 
 def build_pro(
-    hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentFactory | None
+    hops: int,
+    checkpointer: BaseCheckpointSaver[Any],
+    agent: AgentFactory | None,
+    *,
+    models: ServedModels | None = None,
 ) -> Prepared:
     """Our `create_supervisor`: agent workers when `agent` is given, else function workers.
 
     No compaction, no store: the comparison's section. The long-run section builds its
-    own graph (`bench/_long.py`).
+    own graph (`bench/_long.py`). `models` replaces the scripted models (one run each,
+    their calls counted by `check`) with models that serve any number of runs (their
+    calls are not counted; `check_pro` still verifies every hop).
     """
-    supervisor = pro_supervisor_model(hops)
-    models: dict[str, ScriptedChatModel] = {}
+    scripted_supervisor = pro_supervisor_model(hops) if models is None else None
+    supervisor = models.supervisor if models is not None else scripted_supervisor
+    scripted: dict[str, ScriptedChatModel] = {}
     workers: list[Worker] = []
     for name, description in WORKERS:
         if agent is None:
             workers.append(Worker(name=name, description=description, agent=function_worker(name)))
-        else:
-            models[name] = worker_model(name, visits(hops)[name])
-            workers.append(
-                Worker(name=name, description=description, agent=agent(models[name], name))
-            )
+            continue
+        if models is None:
+            scripted[name] = worker_model(name, visits(hops)[name])
+        model = scripted[name] if models is None else models.workers[name]
+        workers.append(Worker(name=name, description=description, agent=agent(model, name)))
     builder = create_pro_supervisor(workers, model=supervisor, max_steps=hops)
     return Prepared(
         hops=hops,
         graph=builder.compile(checkpointer=checkpointer),
-        supervisor=supervisor,
-        workers=models,
+        supervisor=scripted_supervisor,
+        workers=scripted,
         check_final=check_pro,
     )
 
@@ -451,17 +467,29 @@ class FloorState(TypedDict, total=False):
     answers: Annotated[list[str], _extend]
 
 
-def build_floor(hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentFactory) -> Prepared:
+def build_floor(
+    hops: int,
+    checkpointer: BaseCheckpointSaver[Any],
+    agent: AgentFactory,
+    *,
+    models: ServedModels | None = None,
+    asynchronous: bool = False,
+) -> Prepared:
     """A bare `StateGraph` loop running the same agent workers for the same hops.
 
     A routing node sends hop k to `schedule(hops)[k]` (no model, no supervisor logic);
     each worker node invokes its agent (a checkpointed subgraph, like ours) on the
     worker's own history plus the hop's prompt, keeps the returned history in the
-    worker's slot and appends the answer to `answers`.
+    worker's slot and appends the answer to `answers`. With `asynchronous` the worker
+    nodes are coroutines awaiting the agent's `ainvoke` (the graph then runs with
+    `ainvoke` only). `models` as in `build_pro` (only its workers are used).
     """
     plan = schedule(hops)
-    models = {name: worker_model(name, n) for name, n in visits(hops).items()}
-    agents = {name: agent(models[name], name) for name in WORKER_NAMES}
+    scripted = (
+        {name: worker_model(name, n) for name, n in visits(hops).items()} if models is None else {}
+    )
+    worker_models: Mapping[str, BaseChatModel] = scripted if models is None else models.workers
+    agents = {name: agent(worker_models[name], name) for name in WORKER_NAMES}
 
     def route(state: FloorState) -> Command[str]:
         hop = state.get("hop", 0)
@@ -471,19 +499,27 @@ def build_floor(hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentF
     builder.add_node("route", route, destinations=(*WORKER_NAMES, END))
 
     def add_worker(name: str) -> None:
-        def work(state: FloorState) -> dict[str, Any]:
-            hop = state.get("hop", 0)
+        def sent(state: FloorState) -> list[BaseMessage]:
             history = state.get("slots", {}).get(name, [])
-            sent = [*history, HumanMessage(content=instructions(hop + 1))]
-            out = agents[name].invoke({"messages": sent})
-            answer = out["messages"][-1]
+            return [*history, HumanMessage(content=instructions(state.get("hop", 0) + 1))]
+
+        def update(state: FloorState, out: Mapping[str, Any]) -> dict[str, Any]:
             return {
-                "hop": hop + 1,
+                "hop": state.get("hop", 0) + 1,
                 "slots": {name: list(out["messages"])},
-                "answers": [str(answer.content)],
+                "answers": [str(out["messages"][-1].content)],
             }
 
-        builder.add_node(name, work)
+        def work(state: FloorState) -> dict[str, Any]:
+            return update(state, agents[name].invoke({"messages": sent(state)}))
+
+        async def awork(state: FloorState) -> dict[str, Any]:
+            return update(state, await agents[name].ainvoke({"messages": sent(state)}))
+
+        if asynchronous:
+            builder.add_node(name, awork)
+        else:
+            builder.add_node(name, work)
         builder.add_edge(name, "route")
 
     for name in WORKER_NAMES:
@@ -505,6 +541,6 @@ def build_floor(hops: int, checkpointer: BaseCheckpointSaver[Any], agent: AgentF
         hops=hops,
         graph=builder.compile(checkpointer=checkpointer),
         supervisor=None,
-        workers=models,
+        workers=scripted,
         check_final=check_final,
     )

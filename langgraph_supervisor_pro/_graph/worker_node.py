@@ -1037,10 +1037,12 @@ def _compacted_within_hop(
         return None
     returned = {getattr(m, "id", None) for m in output["messages"]}
     removed = {m.id for m in given if m.id and m.id not in returned}
+    if not removed:  # the agent kept what it was given: no summary to look for
+        return None
     summaries = [
         m for m in output["messages"] if isinstance(m, BaseMessage) and is_summary_message(m)
     ]
-    if not removed or not summaries:
+    if not summaries:
         return None
     return summaries[-1], removed
 

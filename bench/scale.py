@@ -1,0 +1,696 @@
+"""Scale on one machine: many threads on one async pool, per-hop overhead, model latency.
+
+Three sections (`--section all`, the default, runs them all), each side by side with
+the floor, a bare LangGraph loop running the same `create_react_agent` workers for the
+same hops (`bench/_workload.py`):
+
+- **throughput** (`bench/_throughput.py`): for each size in `--sizes` (100, 500,
+  1,000), that many threads started at once through one async Postgres pool
+  (`aopen_checkpointer(uri, pool_size=--pool-size)`), `--hops` hops each: hops/s, p50
+  and p99 run latency, peak RSS, connections used, errors. Each (side, size) cell runs
+  in a fresh process, `--repeat` times, the sides' order flipping each repetition.
+  Target: ours within 1.3x of the floor's throughput at every size, no error.
+- **per-hop** (`bench/_per_hop.py`): one run at a time of `--per-hop-hops` (12, 48)
+  hops, in memory and on Postgres, wall-clock and CPU ms per hop, `--per-hop-repeat`
+  interleaved runs; then cProfile of both sides at the shortest and the longest hop
+  count: self time by library, and the functions whose calls per hop grow with the
+  hop count in ours more than in the floor. Target: ours <= 1.3x the floor per hop.
+- **latency** (`bench/_latency.py`): every model call sleeps `--latency` s +/-
+  `--jitter`; wall time per run against the model time it logged; a 3-branch fan-out
+  step against its slowest branch (target: within 1.2x).
+
+    PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python bench/scale.py --markdown bench/RESULTS.md
+
+`--quick` shrinks everything (tiny sizes, hop counts and latency) for the test suite.
+`--markdown FILE` rewrites only this benchmark's part of the results page (between its
+`<!-- bench/scale.py: ... -->` markers); `bench/compare.py --markdown` keeps it.
+Postgres: `$LGSP_POSTGRES_URI` (a fresh database is created there and dropped at the
+end), else an embedded `pgserver`. Exit code: 0 (targets missed included), 1 if a run
+did not do the scripted work, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+
+# Run as a script (`python bench/scale.py`): make the repository root importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psycopg
+from rich.console import Console
+
+from bench import _latency, _per_hop, _throughput
+from bench._env import command_line, machine, package_revision, repository_state
+from bench._postgres import bench_database, server_version
+from bench._report import Section, Target, TextTable, put_block, ratio, section_markdown
+from bench._throughput import FLOOR, OURS, Burst, Cell
+from bench._workload import WorkloadError
+from bench.trees import BUCKETS, by_bucket
+from langgraph_supervisor_pro import open_checkpointer
+
+SCRIPT = "bench/scale.py"
+SECTIONS = ("all", "throughput", "per-hop", "latency")
+THROUGHPUT_LIMIT = 1.3
+PER_HOP_LIMIT = 1.3
+FAN_OUT_LIMIT = 1.2
+GROWTH_ROWS = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The command line, parsed."""
+
+    section: str = "all"
+    sizes: tuple[int, ...] = (100, 500, 1000)
+    hops: int = 3
+    repeat: int = 3
+    pool_size: int = 10
+    timeout: float = 900.0
+    per_hop_hops: tuple[int, ...] = (12, 48)
+    per_hop_repeat: int = 9
+    profile: bool = True
+    latency: float = 0.2
+    jitter: float = 0.25
+    latency_hops: int = 6
+    latency_repeat: int = 5
+    agent: str = "create_react_agent"
+    markdown: Path | None = None
+
+    def runs(self, name: str) -> bool:
+        """Whether section `name` runs."""
+        return self.section in ("all", name)
+
+
+QUICK = {
+    "sizes": (4,),
+    "hops": 2,
+    "repeat": 1,
+    "timeout": 120.0,
+    "per_hop_hops": (2, 4),
+    "per_hop_repeat": 1,
+    "latency": 0.01,
+    "latency_hops": 2,
+    "latency_repeat": 1,
+}
+"""`--quick`: every section, tiny (the test suite's run; its figures mean nothing)."""
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give integers separated by commas") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must be >= 1")
+    return tuple(sorted(set(values)))
+
+
+def parse_args(argv: Sequence[str] | None) -> Settings:
+    """Parse the command line (exit 2 on bad arguments)."""
+    d = Settings()
+    parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.splitlines()[0])
+    add = parser.add_argument
+    add("--section", choices=SECTIONS, default=d.section)
+    add("--sizes", type=_ints, default=d.sizes, help="concurrent threads, e.g. 100,500,1000")
+    add("--hops", type=int, default=d.hops, help="hops per thread in the throughput bursts")
+    add("--repeat", type=int, default=d.repeat, help="bursts per (side, size) (median)")
+    add("--pool-size", type=int, default=d.pool_size, help="the async pool's max connections")
+    add("--timeout", type=float, default=d.timeout, help="seconds a burst may take")
+    add("--per-hop-hops", type=_ints, default=d.per_hop_hops, metavar="N,N")
+    add("--per-hop-repeat", type=int, default=d.per_hop_repeat)
+    add("--no-profile", action="store_true", help="skip the per-hop profile")
+    add("--latency", type=float, default=d.latency, help="seconds per simulated model call")
+    add("--jitter", type=float, default=d.jitter, help="+/- fraction of --latency")
+    add("--latency-hops", type=int, default=d.latency_hops)
+    add("--latency-repeat", type=int, default=d.latency_repeat)
+    add("--quick", action="store_true", help="tiny settings (for the tests)")
+    add("--markdown", type=Path, default=None, metavar="FILE")
+    args = parser.parse_args(argv)
+    ints = (args.hops, args.repeat, args.pool_size, args.per_hop_repeat)
+    if min(ints) < 1 or min(args.latency_hops, args.latency_repeat) < 1:
+        parser.error("--hops, --repeat, --pool-size and the --*-repeat/--*-hops take ints >= 1")
+    if not args.timeout > 0 or not args.latency >= 0 or not 0 <= args.jitter < 1:
+        parser.error("--timeout takes seconds > 0, --latency >= 0, --jitter in [0, 1)")
+    if len(args.per_hop_hops) < 2:
+        parser.error("--per-hop-hops takes at least two hop counts (the growth is between them)")
+    settings = Settings(
+        section=args.section,
+        sizes=args.sizes,
+        hops=args.hops,
+        repeat=args.repeat,
+        pool_size=args.pool_size,
+        timeout=args.timeout,
+        per_hop_hops=args.per_hop_hops,
+        per_hop_repeat=args.per_hop_repeat,
+        profile=not args.no_profile,
+        latency=args.latency,
+        jitter=args.jitter,
+        latency_hops=args.latency_hops,
+        latency_repeat=args.latency_repeat,
+        markdown=args.markdown,
+    )
+    if args.quick:
+        settings = Settings(**{**asdict(settings), **QUICK})
+    return settings
+
+
+# ---------------------------------------------------------------------------- throughput
+
+
+def run_child(cell: Cell) -> Burst:
+    """Measure one cell in a fresh process (its own peak RSS)."""
+    root = str(Path(__file__).resolve().parents[1])
+    inherited = os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, inherited) if p)}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(asdict(cell))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=cell.timeout + 300,
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise WorkloadError(
+            f"throughput: the {cell.side} burst of {cell.size} threads failed "
+            f"(exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
+    return Burst.from_json(lines[-1])
+
+
+Bursts = dict[tuple[str, int], list[Burst]]
+
+
+def measure_throughput(settings: Settings, uri: str, progress: Callable[[str], None]) -> Bursts:
+    """Every (side, size) `repeat` times, the sides' order flipping each repetition."""
+    bursts: Bursts = {}
+    for repetition in range(settings.repeat):
+        for size in settings.sizes:
+            order = (OURS, FLOOR) if (repetition + size) % 2 == 0 else (FLOOR, OURS)
+            for side in order:
+                progress(f"throughput: {side}, {size} threads, run {repetition + 1}")
+                cell = Cell(
+                    uri=uri,
+                    side=side,
+                    size=size,
+                    hops=settings.hops,
+                    pool_size=settings.pool_size,
+                    durability="sync",
+                    timeout=settings.timeout,
+                    agent=settings.agent,
+                )
+                bursts.setdefault((side, size), []).append(run_child(cell))
+    return bursts
+
+
+def _med(values: Sequence[float]) -> float:
+    return _throughput.median_of(list(values))
+
+
+def _spread(values: Sequence[float], fmt: str = "{:.1f}") -> str:
+    if len(values) < 2:
+        return fmt.format(values[0]) if values else "-"
+    return f"{fmt.format(_med(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def _errors(bursts: Sequence[Burst]) -> int:
+    return sum(sum(b.errors.values()) for b in bursts)
+
+
+def throughput_sections(bursts: Bursts, settings: Settings) -> list[Section]:
+    """The throughput table (with its targets) and the resources table."""
+    rows, resources, targets = [], [], []
+    for size in settings.sizes:
+        ours, floor = bursts[(OURS, size)], bursts[(FLOOR, size)]
+        o_hps = [b.hops_per_second for b in ours]
+        f_hps = [b.hops_per_second for b in floor]
+        slower = ratio(_med(f_hps), _med(o_hps))
+        rows.append(
+            (
+                f"{size:,}",
+                _spread(o_hps),
+                _spread(f_hps),
+                "-" if slower is None else f"{slower:.2f}x",
+                f"{_med([b.latency(0.5) for b in ours]):.2f}",
+                f"{_med([b.latency(0.99) for b in ours]):.2f}",
+                f"{_med([b.latency(0.5) for b in floor]):.2f}",
+                f"{_med([b.latency(0.99) for b in floor]):.2f}",
+                f"{_errors(ours)} / {_errors(floor)}",
+            )
+        )
+        resources.append(
+            (
+                f"{size:,}",
+                *(
+                    f"{max(b.peak_rss_kib for b in side) / 1024:,.0f} "
+                    f"(+{max(b.peak_rss_kib - b.base_rss_kib for b in side) / 1024:,.0f})"
+                    for side in (ours, floor)
+                ),
+                *(
+                    f"{max(b.backends_peak for b in side)} / {max(b.pool_open_peak for b in side)}"
+                    for side in (ours, floor)
+                ),
+                *(str(max(b.waiting_peak for b in side)) for side in (ours, floor)),
+                *(
+                    f"{_med([b.cpu_seconds * 1000 / (b.size * b.hops) for b in side]):.1f}"
+                    for side in (ours, floor)
+                ),
+            )
+        )
+        targets.append(
+            Target(
+                f"throughput at {size:,} threads within {THROUGHPUT_LIMIT}x of the floor",
+                slower,
+                THROUGHPUT_LIMIT,
+                "floor hops/s / ours hops/s, medians",
+            )
+        )
+    all_errors = sum(_errors(b) for b in bursts.values())
+    targets.append(
+        Target(
+            "no failed or stuck run, at any size, on either side",
+            float(all_errors),
+            0,
+            f"runs that raised, did the wrong work or outlived the {settings.timeout:g} s "
+            f"deadline, of {sum(b.size for bs in bursts.values() for b in bs):,}",
+        )
+    )
+    method = (
+        f"for each size, that many threads started at once (`asyncio.gather` of `ainvoke`, "
+        f"{settings.hops} hops each, `durability='sync'`) through one async Postgres pool "
+        f"(`aopen_checkpointer(uri, pool_size={settings.pool_size})`); ours is "
+        "`create_supervisor` with three `create_react_agent` workers, the floor the bare "
+        "LangGraph loop with the same agents; one compiled graph serves every thread, its "
+        "models deciding from what they are shown. Every run's final state is checked. "
+        "Each (side, size) burst runs in a fresh process after 4 warm-up runs, "
+        f"{settings.repeat} bursts each, the sides' order flipping. hops/s: hops done / "
+        "seconds from the start to the last run's end, median (min-max); latency: "
+        "seconds from the start to each run's end (all start together), medians of the "
+        "bursts' p50 and p99."
+    )
+    resource_method = (
+        "the same bursts. Peak RSS: `getrusage(RUSAGE_SELF).ru_maxrss` of the burst's "
+        "process, MiB, the largest of the bursts (+ the growth during the burst over "
+        "the process before it: imports, graph, warm-up). Connections: the most backends "
+        "connected to the bench database at once (`pg_stat_activity`, sampled every "
+        "50 ms, the sampler's own excluded) / the most the pool held (`get_stats()`); "
+        "waiting: the most requests queued for a pooled connection at once. CPU: the "
+        "process's CPU time (all threads) per hop, median."
+    )
+    return [
+        Section(
+            "Scale: throughput, N threads at once on one async pool",
+            TextTable(
+                "Throughput",
+                (
+                    "threads",
+                    "ours hops/s",
+                    "floor hops/s",
+                    "floor/ours",
+                    "ours p50 s",
+                    "ours p99 s",
+                    "floor p50 s",
+                    "floor p99 s",
+                    "errors ours / floor",
+                ),
+                tuple(rows),
+            ),
+            method,
+            tuple(targets),
+        ),
+        Section(
+            "Scale: memory, connections and CPU of the bursts",
+            TextTable(
+                "Resources",
+                (
+                    "threads",
+                    "ours peak RSS MiB",
+                    "floor peak RSS MiB",
+                    "ours connections",
+                    "floor connections",
+                    "ours waiting",
+                    "floor waiting",
+                    "ours CPU ms/hop",
+                    "floor CPU ms/hop",
+                ),
+                tuple(resources),
+            ),
+            resource_method,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------- per hop
+
+
+@dataclass
+class Profiles:
+    """cProfile stats of both sides at the shortest and the longest hop count."""
+
+    hops: tuple[int, int]
+    ours: tuple[_per_hop.Stats, _per_hop.Stats]
+    floor: tuple[_per_hop.Stats, _per_hop.Stats]
+
+
+def measure_profiles(settings: Settings) -> Profiles:
+    """Profile ours and the floor at the shortest and the longest per-hop hop count."""
+    short, long = settings.per_hop_hops[0], settings.per_hop_hops[-1]
+    side = {
+        s: (_per_hop.profile(s, short, settings.agent), _per_hop.profile(s, long, settings.agent))
+        for s in (OURS, FLOOR)
+    }
+    return Profiles(hops=(short, long), ours=side[OURS], floor=side[FLOOR])
+
+
+def per_hop_sections(
+    timings: _per_hop.Timings, settings: Settings, profiles: Profiles | None
+) -> list[Section]:
+    """The per-hop table with its targets, and the profile tables."""
+    rows, targets = [], []
+    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
+    for store in stores:
+        for hops in settings.per_hop_hops:
+            ours, floor = timings[(OURS, store, hops)], timings[(FLOOR, store, hops)]
+            wall = ratio(_med(ours.wall), _med(floor.wall))
+            cpu = ratio(_med(ours.cpu), _med(floor.cpu))
+            paired = [o / f for o, f in zip(ours.wall, floor.wall, strict=True)]
+            rows.append(
+                (
+                    f"{hops}",
+                    store,
+                    _spread(ours.wall, "{:.2f}"),
+                    _spread(floor.wall, "{:.2f}"),
+                    "-" if wall is None else f"{wall:.2f}x",
+                    f"{min(paired):.2f}-{max(paired):.2f}",
+                    f"{_med(ours.cpu):.2f}",
+                    f"{_med(floor.cpu):.2f}",
+                    "-" if cpu is None else f"{cpu:.2f}x",
+                )
+            )
+            targets.append(
+                Target(
+                    f"per hop at {hops} hops ({store}) <= {PER_HOP_LIMIT}x the floor",
+                    wall,
+                    PER_HOP_LIMIT,
+                    "ours / floor, median wall ms per hop"
+                    + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
+                )
+            )
+    method = (
+        "the comparison's workload (hops round-robin over three `create_react_agent` "
+        "workers, 2,000-character answers, scripted models), one verified run at a time; "
+        "mem: InMemorySaver, default durability; pg: `open_checkpointer`, "
+        f"`durability='sync'`. {settings.per_hop_repeat} runs per cell, the sides "
+        "interleaved (their order flips every run). Wall: ms per hop, median (min-max); "
+        "paired: the range of ours / floor over runs taken back to back; CPU: the "
+        "process's CPU time (all threads) per hop, median, steadier than wall-clock on "
+        "a loaded machine."
+    )
+    parts = [
+        Section(
+            "Scale: per-hop overhead of one run",
+            TextTable(
+                "Per hop",
+                (
+                    "hops",
+                    "store",
+                    "ours ms/hop",
+                    "floor ms/hop",
+                    "ours/floor",
+                    "paired",
+                    "ours CPU",
+                    "floor CPU",
+                    "CPU ours/floor",
+                ),
+                tuple(rows),
+            ),
+            method,
+            tuple(targets),
+        )
+    ]
+    if profiles is not None:
+        parts += profile_sections(profiles)
+    return parts
+
+
+def profile_sections(profiles: Profiles) -> list[Section]:
+    """Self time by library at both hop counts, and what grows with the hop count."""
+    short, long = profiles.hops
+    buckets = {
+        (side, hops): by_bucket(stats, hops)
+        for side, pair in ((OURS, profiles.ours), (FLOOR, profiles.floor))
+        for hops, stats in zip(profiles.hops, pair, strict=True)
+    }
+    rows = [
+        (label, *(f"{buckets[key][label]:.2f}" for key in sorted(buckets, key=_bucket_order)))
+        for label, _ in BUCKETS
+    ]
+    rows.append(
+        (
+            "total",
+            *(f"{sum(buckets[key].values()):.2f}" for key in sorted(buckets, key=_bucket_order)),
+        )
+    )
+    growing = _per_hop.growth(profiles.ours, profiles.floor, profiles.hops, GROWTH_ROWS)
+    grow_rows = tuple(
+        (
+            g.function,
+            f"{g.ours[0]:.1f} -> {g.ours[1]:.1f}",
+            f"{g.floor[0]:.1f} -> {g.floor[1]:.1f}",
+            f"{g.extra:+.1f}",
+        )
+        for g in growing
+    ) or (("(none grows in ours more than in the floor)", "-", "-", "-"),)
+    method = (
+        f"cProfile of one in-memory run per side at {short} and at {long} hops (after a "
+        "warm-up run), ms per hop; self time summed by the library of each function (the "
+        "buckets of bench/trees.py). cProfile follows the calling thread: LangGraph's "
+        "background checkpoint writes show as time blocked on threads, and the profiler "
+        "slows small Python calls down, so read the shares, not the absolute figures."
+    )
+    grow_method = (
+        f"the same profiles: calls per hop of each Python function at {short} -> {long} "
+        "hops, ours and the floor, the functions whose calls per hop grow most more in "
+        "ours than in the floor (work that is O(history) per hop in our code shows here, "
+        "whatever the machine's load; counts, not times)."
+    )
+    return [
+        Section(
+            "Scale: where a hop's time goes",
+            TextTable(
+                "Profile",
+                (
+                    "self time by library (ms/hop)",
+                    f"ours {short}",
+                    f"ours {long}",
+                    f"floor {short}",
+                    f"floor {long}",
+                ),
+                tuple(rows),
+            ),
+            method,
+        ),
+        Section(
+            "Scale: what grows with the hop count",
+            TextTable(
+                "Growth",
+                (
+                    "function",
+                    "ours calls/hop",
+                    "floor calls/hop",
+                    "ours' extra growth",
+                ),
+                grow_rows,
+            ),
+            grow_method,
+        ),
+    ]
+
+
+def _bucket_order(key: tuple[str, int]) -> tuple[int, int]:
+    return (0 if key[0] == OURS else 1, key[1])
+
+
+# ------------------------------------------------------------------------------- latency
+
+
+def latency_sections(figures: _latency.LatencyFigures, settings: Settings) -> list[Section]:
+    """Wall time against model time, and the fan-out step against its slowest branch."""
+    rows, targets = [], []
+    for (workload, driver), runs in figures.items():
+        wall, model = _med(runs.wall), _med(runs.model)
+        fan_out = workload == "fan-out"
+        step = f"{_med(runs.steps()) * 1000:.0f}" if fan_out else "-"
+        slowest = f"{_med(runs.slowest_branch) * 1000:.0f}" if fan_out else "-"
+        step_ratio = _med(runs.step_ratio()) if fan_out else None
+        rows.append(
+            (
+                {
+                    "ours": f"ours, {settings.latency_hops} hops",
+                    "floor": f"floor, {settings.latency_hops} hops",
+                }.get(workload, "ours, fan-out x3"),
+                driver,
+                f"{wall * 1000:.0f}",
+                f"{model * 1000:.0f}",
+                f"{(wall - model) * 1000:.0f}",
+                f"{wall / model:.3f}x" if model else "-",
+                step,
+                slowest,
+                "-" if step_ratio is None else f"{step_ratio:.3f}x",
+            )
+        )
+        if step_ratio is not None:
+            targets.append(
+                Target(
+                    f"fan-out ({driver}): the 3-branch step within {FAN_OUT_LIMIT}x of its "
+                    "slowest branch",
+                    step_ratio,
+                    FAN_OUT_LIMIT,
+                    "(run wall - supervisor model time) / slowest branch's model time, median",
+                )
+            )
+    method = (
+        f"every model call sleeps {settings.latency * 1000:.0f} ms +/- "
+        f"{settings.jitter:.0%} (seeded by the call's messages; `asyncio.sleep` under "
+        "`ainvoke`, `time.sleep` under `invoke`) and logs the time it slept; in memory, "
+        f"{settings.latency_repeat} verified runs per row after a warm-up run, medians. "
+        f"Serial: {settings.latency_hops} hops round-robin (ours: "
+        f"{settings.latency_hops + 1} supervisor calls and {settings.latency_hops} worker "
+        f"calls; the floor: the {settings.latency_hops} worker calls); overhead = wall - "
+        "model time. Fan-out (model ms: the supervisor's calls + the slowest branch, the "
+        "critical path): `create_supervisor(parallel=True)`, the first decision sends "
+        "the three workers at once, then FINISH; step = wall - the two supervisor calls' "
+        "model time, against the slowest branch's model time."
+    )
+    return [
+        Section(
+            "Scale: latency workload (simulated model time)",
+            TextTable(
+                "Latency",
+                (
+                    "workload",
+                    "driver",
+                    "wall ms",
+                    "model ms",
+                    "overhead ms",
+                    "wall/model",
+                    "step ms",
+                    "slowest branch ms",
+                    "step/slowest",
+                ),
+                tuple(rows),
+            ),
+            method,
+            tuple(targets),
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------- page
+
+
+def page_part(settings: Settings, parts: Sequence[Section], postgres: str) -> str:
+    """This benchmark's part of the results page."""
+    judged = [t for section in parts for t in section.targets]
+    met = sum(t.met is True for t in judged)
+    header = [
+        f"command: `{command_line(SCRIPT).rstrip()}`",
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
+        f"commit measured: {repository_state(settings.markdown)}; package imported from "
+        f"{package_revision()}",
+        f"machine: {machine()}",
+        f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
+        f"{version('langgraph-checkpoint-postgres')}, psycopg-pool {version('psycopg-pool')}, "
+        f"langchain-core {version('langchain-core')}",
+        f"postgres: {postgres}",
+    ]
+    lines = [
+        "## Scale on one machine (bench/scale.py)",
+        f"Generated by `{SCRIPT} --markdown FILE`, which rewrites only this part of the page "
+        "(`bench/compare.py --markdown` keeps it); not edited by hand.",
+        "\n".join(f"- {line}" for line in header),
+        f"Targets met: {met} of {len(judged)}."
+        + "".join(f"\n- not met: {t.statement}" for t in judged if t.met is False),
+    ]
+    lines += [section_markdown(section) for section in parts]
+    return "\n\n".join(lines)
+
+
+def run_bench(settings: Settings, console: Console) -> list[Section]:
+    """Measure the sections asked for, print them, write the page part when asked."""
+    parts: list[Section] = []
+    say = Console(stderr=True).print
+    postgres = "not used"
+    if settings.runs("throughput") or settings.runs("per-hop"):
+        with bench_database() as (uri, source):
+            postgres = (
+                f"{source}, PostgreSQL {server_version(uri).split()[0]}, fresh database; "
+                f"max_connections {_setting(uri, 'max_connections')}; throughput "
+                f"pool_size={settings.pool_size}"
+            )
+            with open_checkpointer(uri) as saver:  # runs the migrations once, for every child
+                if settings.runs("per-hop"):
+                    timings = _per_hop.measure(
+                        settings.per_hop_hops, settings.per_hop_repeat, settings.agent, saver, say
+                    )
+                    profiles = measure_profiles(settings) if settings.profile else None
+                    parts += per_hop_sections(timings, settings, profiles)
+            if settings.runs("throughput"):
+                bursts = measure_throughput(settings, uri, say)
+                parts = throughput_sections(bursts, settings) + parts
+    if settings.runs("latency"):
+        figures = _latency.measure(
+            hops=settings.latency_hops,
+            repeat=settings.latency_repeat,
+            latency=settings.latency,
+            jitter=settings.jitter,
+            agent=settings.agent,
+            progress=say,
+        )
+        parts += latency_sections(figures, settings)
+    for section in parts:
+        console.print(section.table.to_rich())
+        for target in section.targets:
+            shown = "-" if target.measured is None else f"{target.measured:.3f}"
+            console.print(f"{target.verdict}: {target.statement}: {shown}")
+    if settings.markdown is not None:
+        page = settings.markdown.read_text() if settings.markdown.exists() else ""
+        settings.markdown.write_text(put_block(page, SCRIPT, page_part(settings, parts, postgres)))
+        console.print(f"Scale section written to {settings.markdown}")
+    return parts
+
+
+def _setting(uri: str, name: str) -> str:
+    with psycopg.connect(uri) as conn:
+        row = conn.execute(f"SHOW {name}").fetchone()
+    return str(row[0]) if row else "?"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark (or, with `--child`, one throughput cell)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--child"] and len(args) == 2:
+        _throughput.child_main(args[1])
+        return 0
+    settings = parse_args(args)
+    console = Console()
+    try:
+        run_bench(settings, console)
+    except WorkloadError as exc:
+        console.print(f"[red]a run did not do the scripted work:[/red] {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
