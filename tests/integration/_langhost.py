@@ -156,10 +156,14 @@ def redis_database() -> Iterator[str]:
     try:
         sock = socket.create_connection((host, port), timeout=5)
     except OSError as exc:
-        pytest.fail(
+        reason = (
             f"Redis is not reachable at {host}:{port} ({exc}); start it (`redis-server "
             f"--daemonize yes`) or set {REDIS_ENV}"
         )
+        # CI (.ci/run starts Redis) must run these tests; a newcomer's machine skips them.
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
     with sock:
         for number in range(1, 16):
             _redis(sock, "SELECT", str(number))
