@@ -33,6 +33,7 @@ pytestmark = pytest.mark.integration
 LINE = {"path": "langgraph_supervisor_pro.persistence.server_checkpointer"}
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
 CRASH = "The app crashes when I open a note"
+SECRET = "hunter2-not-for-metadata"
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
@@ -99,10 +100,17 @@ def test_server_checkpointer_keeps_no_agent_checkpoints_on_the_server(
         assert (await client.threads.get(refund))["status"] == "idle"
 
         crash = str((await client.threads.create())["thread_id"])
+        secret = {"configurable": {"db_password": SECRET}}  # the adapter copies configurable
         for text in (CRASH, DUPLICATE.replace("A1001", "A1002")):  # two turns, two agents
-            await _run(client, crash, input={"messages": [{"role": "user", "content": text}]})
+            message = {"messages": [{"role": "user", "content": text}]}
+            out = await _run(client, crash, input=message, config=secret)
+        assert [e["worker"] for e in out["ledger"]] == ["tech_support", "billing"]
+        assert (await client.threads.get(crash))["status"] == "idle"
         for tid in (refund, crash):
             assert agent_rows(pg_database, tid) == dict.fromkeys(TABLES, 0), tid
+        with psycopg.connect(pg_database) as conn:
+            metadata = conn.execute("SELECT metadata::text FROM checkpoints").fetchall()
+        assert metadata and not [m for (m,) in metadata if SECRET in m]
 
         # State and history read through the API; time travel forks (no fence).
         history = await client.threads.get_history(refund, limit=100)
