@@ -306,6 +306,7 @@ SUBMODULES: dict[str, set[str]] = {
         "warn_undeclared",
     },
     "persistence": {
+        "CHECKPOINTER_URI_ENV",
         "FINISHED_STATUSES",
         "AsyncPostgresEffects",
         "OutputRef",
@@ -332,6 +333,7 @@ SUBMODULES: dict[str, set[str]] = {
         "prune_threads",
         "recall_tool",
         "resume_orphans",
+        "server_checkpointer",
         "standby",
         "thread_lease",
     },
@@ -357,6 +359,10 @@ SUBMODULES: dict[str, set[str]] = {
         "OutputRef",
         "output_namespace",
         "recall_tool",
+    },
+    "persistence.server": {
+        "CHECKPOINTER_URI_ENV",
+        "server_checkpointer",
     },
     "persistence.retention": {
         "FINISHED_STATUSES",
@@ -823,6 +829,17 @@ def test_retention_signatures_and_frozen_reports_are_pinned():
     for cls, names in fields.items():
         assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009
         assert [(f.name, f.kw_only) for f in dataclasses.fields(cls)] == [(n, True) for n in names]
+
+
+def test_server_checkpointer_signature_is_pinned():
+    from langgraph_supervisor_pro.persistence import server
+
+    assert str(inspect.signature(server.server_checkpointer)) == (
+        "(*, environ: 'Mapping[str, str] | None' = None, pool_size: 'int' = 10, "
+        "connect_timeout: 'float' = 10.0, keep_agent_checkpoints: 'bool' = False) -> "
+        "'AsyncIterator[BaseCheckpointSaver[str]]'"
+    )
+    assert server.CHECKPOINTER_URI_ENV == "LGSP_CHECKPOINTER_URI"
 
 
 def test_audit_trail_signature_and_frozen_events_are_pinned():

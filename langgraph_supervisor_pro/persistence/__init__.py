@@ -28,6 +28,7 @@ from langgraph_supervisor_pro.persistence.retention import (
     parse_age,
     prune_threads,
 )
+from langgraph_supervisor_pro.persistence.server import CHECKPOINTER_URI_ENV, server_checkpointer
 from langgraph_supervisor_pro.persistence.standby import (
     Takeover,
     aresume_orphans,
@@ -38,6 +39,7 @@ from langgraph_supervisor_pro.persistence.standby import (
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 
 __all__ = [
+    "CHECKPOINTER_URI_ENV",
     "FINISHED_STATUSES",
     "AsyncPostgresEffects",
     "OutputRef",
@@ -64,6 +66,7 @@ __all__ = [
     "prune_threads",
     "recall_tool",
     "resume_orphans",
+    "server_checkpointer",
     "standby",
     "thread_lease",
 ]

@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -61,7 +62,7 @@ from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langgraph_supervisor_pro._internal.scrub import redact_config
+from langgraph_supervisor_pro._internal.scrub import looks_secret, redact_config, registered
 from langgraph_supervisor_pro._internal.twins import adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -88,12 +89,55 @@ from langgraph_supervisor_pro.persistence.leases import (
 __all__ = ["aopen_checkpointer", "open_checkpointer"]
 
 
+_JSON_DEPTH = 8
+"""How deep `_storable` looks into a metadata value's lists and mappings."""
+
+
+def _storable(value: Any, depth: int = 0) -> bool:
+    """Whether a metadata value is JSON every saver can store, checked `_JSON_DEPTH` deep."""
+    if isinstance(value, float):
+        return math.isfinite(value)  # Postgres' jsonb has no NaN or infinity
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if depth >= _JSON_DEPTH:
+        return False
+    if isinstance(value, list | tuple):
+        return all(_storable(item, depth + 1) for item in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _storable(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _stored_metadata(metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """`metadata` without what no checkpoint may keep: secrets, and values that are not JSON.
+
+    LangGraph builds a checkpoint's metadata from its own fields and the primitives of the
+    config (which `redact_config` has cleaned). A LangGraph server's custom-checkpointer
+    adapter (`langgraph-api`) adds every other `configurable` value itself before calling
+    the saver: a worker's `HopContext` (not JSON: Postgres would refuse the checkpoint)
+    and any credential passed there. Left out: strings under secret-looking keys, strings
+    holding a registered secret, and values that are not JSON (at any depth; NaN and
+    infinity are not).
+    """
+    secrets = registered()
+
+    def keep(key: str, value: Any) -> bool:
+        if isinstance(value, str):
+            return not looks_secret(key) and not any(s in value for s in secrets)
+        return _storable(value)
+
+    if all(keep(str(k), v) for k, v in metadata.items()):
+        return metadata
+    return {k: v for k, v in metadata.items() if keep(str(k), v)}  # type: ignore[return-value]
+
+
 class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
     """Leaves secret-looking and registered values of the config out of checkpoint metadata.
 
     LangGraph's savers build a checkpoint's metadata from the config given to `put`
     (`get_checkpoint_metadata`) and read nothing else from it but the checkpoint's
-    coordinates, which `redact_config` keeps.
+    coordinates, which `redact_config` keeps; the metadata given is cleaned too
+    (`_stored_metadata`).
     """
 
     def put(
@@ -103,7 +147,8 @@ class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return super().put(redact_config(config), checkpoint, metadata, new_versions)
+        cleaned = _stored_metadata(metadata)
+        return super().put(redact_config(config), checkpoint, cleaned, new_versions)
 
     async def aput(
         self,
@@ -112,7 +157,8 @@ class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await super().aput(redact_config(config), checkpoint, metadata, new_versions)
+        cleaned = _stored_metadata(metadata)
+        return await super().aput(redact_config(config), checkpoint, cleaned, new_versions)
 
 
 class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
@@ -384,7 +430,8 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
                     if head is not None and _stale(config, checkpoint, head):
                         raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
-            stored = bound.put(redact_config(config), checkpoint, metadata, new_versions)
+            cleaned = _stored_metadata(metadata)
+            stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
             if forget:
                 conn.execute(_SWEEP_LOCK, (thread_id,))
                 drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
@@ -444,7 +491,8 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
                         holder = await alease_holder(conn, thread_id)
                         raise _fork_refused(config, checkpoint, head, holder)
             bound = AsyncPostgresSaver(conn, serde=self.serde)
-            stored = await bound.aput(redact_config(config), checkpoint, metadata, new_versions)
+            cleaned = _stored_metadata(metadata)
+            stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
             if forget:
                 await conn.execute(_SWEEP_LOCK, (thread_id,))
                 await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))

@@ -370,3 +370,10 @@ def test_each_template_deploys_unchanged_on_postgres_and_redis(
     with fleet(python, project=project, config=config, logs=tmp_path, env=env) as servers:
         asyncio.run(go(servers.start("server").wait_ready()))
     assert _query(pg_database, "SELECT count(*) FROM checkpoints")[0][0] > 0
+    if template == "support_desk":  # the server's own saver keeps the billing agent's
+        # checkpoints (`server_checkpointer` does not: test_server_checkpointer.py)
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            kept = _query(
+                pg_database, f"SELECT count(*) FROM {table} WHERE checkpoint_ns LIKE 'billing:%%'"
+            )
+            assert kept[0][0] > 0, table

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 
 import psycopg
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -21,7 +22,11 @@ from langgraph.graph import START, StateGraph
 from pydantic import SecretStr
 
 from langgraph_supervisor_pro import ThreadBusyError, athread_lease, register_secret
-from langgraph_supervisor_pro.persistence.checkpointers import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro.persistence.checkpointers import (
+    _stored_metadata,
+    aopen_checkpointer,
+    open_checkpointer,
+)
 from tests._pg import database_uri, table_names
 from tests.persistence.test_connections import assert_password_nowhere
 
@@ -653,3 +658,88 @@ async def test_fence_async_names_the_lease_holder(pg_database):
                 await graph.ainvoke(RUN_INPUT, older, durability="sync")
         assert caught.value.holder == "the-primary"
         assert "its lease is held by the-primary" in str(caught.value)
+
+
+# --- metadata a caller adds: what a LangGraph server's custom-checkpointer adapter does ----
+
+
+class _Opaque:
+    """Not JSON (a worker's `HopContext` is one such value)."""
+
+
+ADDED_METADATA = {
+    "source": "loop",
+    "step": 1,
+    "parents": {"": "1f0"},
+    "counters": {"ledger": [0, 1]},
+    "lgsp_hop": _Opaque(),  # not JSON: Postgres would refuse the checkpoint
+    "deep": {"a": [{"b": _Opaque()}]},
+    "openai_api_key": "sk-live-0123456789",
+    "partner": "id partner-0123456789",  # holds a registered secret
+    "team": "ops",
+    "score": float("nan"),
+}
+KEPT = {"source", "step", "parents", "counters", "team"}
+
+
+def _checkpoint_config(namespace: str) -> dict[str, Any]:
+    """The root (its put forgets finished hops) or a marked agent (a plain put)."""
+    metadata = {"lgsp_transient": True} if namespace else {}
+    return {
+        "configurable": {"thread_id": "thread-m", "checkpoint_ns": namespace},
+        "metadata": metadata,
+    }
+
+
+def _assert_added_metadata_cleaned(metadata: dict[str, Any]) -> None:
+    assert set(metadata) >= KEPT
+    assert not {"lgsp_hop", "deep", "openai_api_key", "partner"} & set(metadata)
+    assert metadata["counters"] == {"ledger": [0, 1]}
+
+
+@pytest.mark.parametrize("namespace", ["", "billing:task-1"])
+@pytest.mark.parametrize("url", ["memory", "sqlite:///:memory:", "postgres"])
+def test_metadata_given_to_put_keeps_only_json_and_no_secrets(url, namespace, request):
+    register_secret("partner-0123456789")
+    if url == "postgres":
+        url = request.getfixturevalue("pg_database")
+    with open_checkpointer(url) as saver:
+        stored = saver.put(
+            _checkpoint_config(namespace),  # type: ignore[arg-type]
+            empty_checkpoint(),
+            ADDED_METADATA,  # type: ignore[arg-type]
+            {},
+        )
+        found = saver.get_tuple(stored)
+    assert found is not None
+    _assert_added_metadata_cleaned(dict(found.metadata))
+
+
+@pytest.mark.parametrize("namespace", ["", "billing:task-1"])
+@pytest.mark.parametrize("url", ["memory", "sqlite:///:memory:", "postgres"])
+async def test_metadata_given_to_put_keeps_only_json_and_no_secrets_async(url, namespace, request):
+    register_secret("partner-0123456789")
+    if url == "postgres":
+        url = request.getfixturevalue("pg_database")
+    async with aopen_checkpointer(url) as saver:
+        stored = await saver.aput(
+            _checkpoint_config(namespace),  # type: ignore[arg-type]
+            empty_checkpoint(),
+            ADDED_METADATA,  # type: ignore[arg-type]
+            {},
+        )
+        found = await saver.aget_tuple(stored)
+    assert found is not None
+    _assert_added_metadata_cleaned(dict(found.metadata))
+
+
+def test_clean_metadata_is_passed_as_is():
+    metadata = {"source": "loop", "step": 2, "parents": {}, "score": 0.5, "none": None}
+    assert _stored_metadata(metadata) is metadata  # type: ignore[arg-type]
+    odd = {"step": 1, "nan": float("nan"), "inf": [float("inf")], "text": "caf\u00e9 \U0001f600"}
+    assert _stored_metadata(odd) == {"step": 1, "text": "caf\u00e9 \U0001f600"}  # type: ignore[arg-type]
+    deep: Any = "x"
+    for _ in range(12):  # deeper than a checkpoint's metadata ever nests: left out
+        deep = [deep]
+    nested: Any = {"step": 1, "deep": deep}
+    assert _stored_metadata(nested) == {"step": 1}

@@ -1,0 +1,135 @@
+"""`server_checkpointer` on the stock LangGraph server (Postgres + Redis, `langhost`).
+
+The support desk `lgsp new` writes, deployed with its own `langgraph.json` plus one line
+naming `server_checkpointer`: the server runs the graph (and reads thread state) with
+this package's Postgres saver on its `DATABASE_URI`. Its `billing` worker is a
+tool-calling agent (`lookup_order`, then `refund` under review) and `tech_support` calls
+`search_help_center`. After the runs no agent checkpoint (a namespace other than the
+root) is left in `checkpoints`, `checkpoint_blobs` or `checkpoint_writes`; while the
+review is pending inside `billing`, its agent's checkpoints are there, and the review
+resumes through the API. Thread state, history and `update_state` from an older
+checkpoint (time travel: no fork fence) still work through the API. Without the line the
+server keeps the agents' checkpoints: `test_server_pg.py`'s template test asserts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from langgraph_supervisor_pro.cli import app
+from tests.integration._devserver import interrupts
+from tests.integration._langhost import LangServer, fleet, redis_database, server_venv
+
+pytestmark = pytest.mark.integration
+
+LINE = {"path": "langgraph_supervisor_pro.persistence.server_checkpointer"}
+DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+CRASH = "The app crashes when I open a note"
+SECRET = "hunter2-not-for-metadata"
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+
+@pytest.fixture
+def redis_uri() -> Iterator[str]:
+    with redis_database() as uri:
+        yield uri
+
+
+def agent_rows(uri: str, thread: str) -> dict[str, int]:
+    """Rows of the thread's non-root namespaces (its agents), by table."""
+    with psycopg.connect(uri) as conn:
+        return {
+            table: int(
+                conn.execute(
+                    f"SELECT count(*) FROM {table} WHERE thread_id = %s AND checkpoint_ns <> ''",
+                    (thread,),
+                ).fetchone()[0]  # type: ignore[index]
+            )
+            for table in TABLES
+        }
+
+
+async def _run(client: Any, tid: str, **kwargs: Any) -> dict[str, Any]:
+    """A background run that ended in success: the thread's checkpointed values."""
+    run = await client.runs.create(tid, "support_desk", **kwargs)
+    await client.runs.join(tid, run["run_id"])
+    finished = await client.runs.get(tid, run["run_id"])
+    assert finished["status"] == "success", finished
+    return dict((await client.threads.get_state(tid))["values"])
+
+
+def test_server_checkpointer_keeps_no_agent_checkpoints_on_the_server(
+    tmp_path: Path, pg_database: str, redis_uri: str
+) -> None:
+    python = server_venv()
+    project = tmp_path / "desk"
+    result = CliRunner().invoke(app, ["new", "support_desk", str(project)])
+    assert result.exit_code == 0, result.output
+    config = json.loads((project / "langgraph.json").read_text())
+    config["checkpointer"] = LINE
+    (project / "langgraph.json").write_text(json.dumps(config))
+    env = {"DATABASE_URI": pg_database, "REDIS_URI": redis_uri}
+
+    async def go(server: LangServer) -> None:
+        from langgraph_sdk import get_client
+
+        client = get_client(url=server.url, timeout=60)
+        refund = str((await client.threads.create())["thread_id"])
+        ask = {"messages": [{"role": "user", "content": DUPLICATE}]}
+        await _run(client, refund, input=ask)
+        thread = await client.threads.get(refund)
+        assert thread["status"] == "interrupted"
+        (pending,) = interrupts(thread)
+        assert pending["value"]["action_requests"][0]["name"] == "refund"
+        paused = agent_rows(pg_database, refund)  # the agent waits for the review
+        assert paused["checkpoints"] > 0 and paused["checkpoint_blobs"] > 0, paused
+
+        approve = {"decisions": [{"type": "approve"}]}
+        out = await _run(client, refund, command={"resume": approve})
+        assert out["status"] == "done"
+        assert "refunded 29.00 on order A1001" in out["messages"][-1]["content"]
+        assert [r["decision"] for r in out["reviews"]] == ["approve"]
+        assert (await client.threads.get(refund))["status"] == "idle"
+
+        crash = str((await client.threads.create())["thread_id"])
+        secret = {"configurable": {"db_password": SECRET}}  # the adapter copies configurable
+        for text in (CRASH, DUPLICATE.replace("A1001", "A1002")):  # two turns, two agents
+            message = {"messages": [{"role": "user", "content": text}]}
+            out = await _run(client, crash, input=message, config=secret)
+        assert [e["worker"] for e in out["ledger"]] == ["tech_support", "billing"]
+        assert (await client.threads.get(crash))["status"] == "idle"
+        for tid in (refund, crash):
+            assert agent_rows(pg_database, tid) == dict.fromkeys(TABLES, 0), tid
+        with psycopg.connect(pg_database) as conn:
+            metadata = conn.execute("SELECT metadata::text FROM checkpoints").fetchall()
+        assert metadata and not [m for (m,) in metadata if SECRET in m]
+
+        # State and history read through the API; time travel forks (no fence).
+        history = await client.threads.get_history(refund, limit=100)
+        assert len(history) >= 4
+        assert all(h["checkpoint"]["checkpoint_ns"] == "" for h in history)
+        head = await client.threads.get_state(refund)
+        assert head["values"]["status"] == "done"
+        older = next(h for h in history if h["values"].get("status") != "done")
+        forked = await client.threads.update_state(
+            refund, {"status": "forked"}, checkpoint_id=older["checkpoint"]["checkpoint_id"]
+        )
+        state = await client.threads.get_state(refund)
+        assert state["checkpoint"]["checkpoint_id"] == forked["checkpoint"]["checkpoint_id"]
+        assert state["values"]["status"] == "forked"
+
+    with fleet(
+        python, project=project, config=project / "langgraph.json", logs=tmp_path, env=env
+    ) as servers:
+        server = servers.start("server").wait_ready()
+        asyncio.run(go(server))
+        used = server.events("Using custom checkpointer: _AsyncPostgresSaver")
+        assert used, server.tail()
