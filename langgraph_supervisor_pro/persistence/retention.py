@@ -51,7 +51,6 @@ Example:
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, asynccontextmanager, contextmanager
@@ -71,6 +70,7 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.persistence.effects import StoreEffects
@@ -94,7 +94,6 @@ MAX_BATCH_SIZE = 10_000
 MAX_AGE = timedelta(days=36_500)
 """The longest `older_than` accepted (100 years)."""
 _STORE_PAGE = 500
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 Outcome = Literal["would_delete", "deleted", "changed", "leased"]
 
@@ -279,9 +278,8 @@ def parse_age(value: str | timedelta, *, where: str = "older_than") -> timedelta
         return value
     if not isinstance(value, str):
         raise ValueError(f"{where}: got {type(value).__name__}; {hint}")
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", value.strip())
-    amount = float(match.group(1)) * _UNITS[match.group(2)] if match else math.nan
-    if not math.isfinite(amount):
+    amount = duration_seconds(value)
+    if amount is None or not math.isfinite(amount):
         raise ValueError(f"{where}: got {value!r}; {hint}")
     if amount > MAX_AGE.total_seconds():
         raise ValueError(f"{where}: got {value!r}; give an age of at most 100 years")
