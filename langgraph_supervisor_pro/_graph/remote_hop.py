@@ -309,9 +309,9 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         return "?"
 
     def _who(self) -> str:
+        url = self._url()
         return scrub(
-            f"remote domain {self.worker!r} (graph {self.remote.assistant_id!r} at {self._url()})",
-            self._url(),
+            f"remote domain {self.worker!r} (graph {self.remote.assistant_id!r} at {url})", url
         )
 
     def _failure(self, exc: Exception) -> RemoteDomainError:
