@@ -74,7 +74,12 @@ from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.persistence.effects import StoreEffects
-from langgraph_supervisor_pro.persistence.leases import ThreadBusyError, thread_lease
+from langgraph_supervisor_pro.persistence.leases import (
+    _FENCE_KEY,
+    _LEASE_KEY,
+    ThreadBusyError,
+    thread_lease,
+)
 from langgraph_supervisor_pro.persistence.memory import output_namespace, store_label
 
 __all__ = [
@@ -456,10 +461,10 @@ _PG_HEADS: LiteralString = (
     "WHERE checkpoint_ns = '' AND thread_id > %s ORDER BY thread_id, checkpoint_id DESC "
     "LIMIT %s"
 )
-_PG_TRY_LEASE: LiteralString = (
-    "SELECT pg_try_advisory_xact_lock(hashtextextended('lgsp_lease:' || %s, 0))"
-)
-_PG_FENCE: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
+# The lease's and the fence's lock keys are the lease module's own, taken for this
+# transaction only: a live lease holder (`thread_lease`) keeps its thread.
+_PG_TRY_LEASE: LiteralString = "SELECT pg_try_advisory_xact_lock(" + _LEASE_KEY + ")"
+_PG_FENCE: LiteralString = "SELECT pg_advisory_xact_lock(" + _FENCE_KEY + ")"
 _PG_NEWEST: LiteralString = (
     "SELECT max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), max(checkpoint_id), "
     "count(*) FROM checkpoints WHERE thread_id = %s"
