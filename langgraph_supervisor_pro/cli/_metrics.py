@@ -33,7 +33,7 @@ from langgraph_supervisor_pro.observability.metrics import (
     parse_since,
     read_threads,
 )
-from langgraph_supervisor_pro.observability.metrics_html import write_metrics_html
+from langgraph_supervisor_pro.observability.metrics_html import _check_target, write_metrics_html
 
 __all__: list[str] = []
 
@@ -291,9 +291,7 @@ def _check_html(path: Path) -> None:
     """Fail before reading anything when `--html` cannot be a file we write."""
     from langgraph_supervisor_pro.cli import commands
 
-    if path.is_dir():
-        commands._fail(
-            f"--html {path}: is a folder; give a file path such as {path / 'metrics.html'}"
-        )
-    if not path.parent.is_dir():
-        commands._fail(f"--html {path}: the folder {path.parent} does not exist; create it first")
+    try:
+        _check_target(path)
+    except ValueError as exc:
+        commands._fail(f"--html {exc}")

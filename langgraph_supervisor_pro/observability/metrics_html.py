@@ -591,6 +591,20 @@ def metrics_html(
     )
 
 
+def _check_target(target: Path) -> None:
+    """Refuse a path the page cannot be written to: a folder, or a file in no folder.
+
+    Raises:
+        ValueError: Naming the path and the fix.
+    """
+    if target.is_dir():
+        raise ValueError(
+            f"{target}: is a folder; give a file path such as {target / 'metrics.html'}"
+        )
+    if not target.parent.is_dir():
+        raise ValueError(f"{target}: the folder {target.parent} does not exist; create it first")
+
+
 def write_metrics_html(
     report: DelegationMetrics,
     path: str | os.PathLike[str],
@@ -625,13 +639,8 @@ def write_metrics_html(
         ```
     """
     target = Path(path)
-    if target.is_dir():
-        raise ValueError(
-            f"{target}: is a folder; give a file path such as {target / 'metrics.html'}"
-        )
+    _check_target(target)
     folder = target.parent
-    if not folder.is_dir():
-        raise ValueError(f"{target}: the folder {folder} does not exist; create it first")
     page = metrics_html(report, source=source, generated_at=generated_at, title=title)
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
