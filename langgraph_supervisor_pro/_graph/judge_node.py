@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from langgraph_supervisor_pro._graph.names import JUDGE_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._internal.model_identity import ModelUse, fingerprint, same_model
+from langgraph_supervisor_pro._internal.records import namespace_path
 from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import content_text, one_line, truncate
@@ -82,8 +83,7 @@ def refuse_same_model(judge: OnlineJudge, uses: Sequence[ModelUse]) -> None:
 
 def _path(checkpoint_ns: str) -> list[str]:
     """The domain path of a node's namespace ("ops|judge:<task>" gives ["ops"])."""
-    segments = [s.split(":", 1)[0] for s in checkpoint_ns.split("|") if s]
-    return segments[:-1]
+    return list(namespace_path(checkpoint_ns)[:-1])
 
 
 def _traced_run(config: RunnableConfig) -> Any:

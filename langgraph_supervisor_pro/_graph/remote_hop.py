@@ -51,7 +51,12 @@ from langgraph_supervisor_pro.remote import (
     remote_thread_id,
 )
 from langgraph_supervisor_pro.review.desk import is_review_payload
-from langgraph_supervisor_pro.review.gate import invalid_answer_summary, response_schema
+from langgraph_supervisor_pro.review.gate import (
+    _auth_user,
+    _interrupt_id,
+    invalid_answer_summary,
+    response_schema,
+)
 
 RUN_KEY = "lgsp_run"
 """The remote run's metadata key naming the hop (and answer) it was started for."""
@@ -170,7 +175,8 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 if not pending:
                     break
                 asked = pending[0]
-                local_id = _local_interrupt_id(configurable, slot)
+                # The id LangGraph gives this task's interrupt in answer slot `slot`.
+                local_id = _interrupt_id(str(configurable.get("checkpoint_ns", "")), slot)
                 # The first time: raises, and the root pauses on this review. After the
                 # root's answer (the node runs again): returns the answer of this slot.
                 answer = _ask(self._surfaced(asked, hop, root_thread, thread), asked, local_id)
@@ -309,9 +315,9 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         return "?"
 
     def _who(self) -> str:
+        url = self._url()
         return scrub(
-            f"remote domain {self.worker!r} (graph {self.remote.assistant_id!r} at {self._url()})",
-            self._url(),
+            f"remote domain {self.worker!r} (graph {self.remote.assistant_id!r} at {url})", url
         )
 
     def _failure(self, exc: Exception) -> RemoteDomainError:
@@ -455,21 +461,15 @@ def _ask(value: Any, asked: Mapping[str, Any], local_id: str) -> Any:
         )
         raise GraphInterrupt((again,)) from None
     answer: dict[str, Any] = parsed.model_dump(mode="json", exclude_none=True)
-    user = (get_config().get("configurable") or {}).get("langgraph_auth_user_id")
-    if "reviewer" not in answer and isinstance(user, str) and user.strip():
-        answer["reviewer"] = user.strip()
+    user = _auth_user(get_config().get("configurable") or {})
+    if "reviewer" not in answer and user is not None:
+        answer["reviewer"] = user
     return answer
 
 
 def _schema_of(asked: Mapping[str, Any]) -> dict[str, Any] | None:
     schema = asked.get("response_schema")
     return dict(schema) if isinstance(schema, Mapping) else None
-
-
-def _local_interrupt_id(configurable: Mapping[str, Any], slot: int) -> str:
-    """The id LangGraph gives this task's interrupt in answer slot `slot`."""
-    ns = str(configurable.get("checkpoint_ns", ""))
-    return Interrupt.from_ns(None, f"{ns}|{slot}" if slot else ns).id
 
 
 def _error_text(error: Any) -> str:

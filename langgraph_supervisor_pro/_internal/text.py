@@ -19,6 +19,16 @@ def truncate(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)] + "…"
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`count` and `word`, in the plural (`many`, else `word` + s) unless `count` is 1.
+
+    Example:
+        >>> plural(1, "run"), plural(2, "run"), plural(0, "breach", "breaches")
+        ('1 run', '2 runs', '0 breaches')
+    """
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def one_line(text: str, limit: int) -> str:
     """Fold white space to single spaces and truncate, for ledger and prompt lines."""
     return truncate(" ".join(text.split()), limit)

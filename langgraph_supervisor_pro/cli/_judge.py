@@ -19,7 +19,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.observability.judge_queue import (
     JudgedTurn,
     JudgementNotFoundError,
@@ -111,7 +111,7 @@ def judge_list(
         )
     console.print(table)
     console.print(
-        f"{len(items)} turn{'' if len(items) == 1 else 's'}; acknowledge one with "
+        f"{plural(len(items), 'turn')}; acknowledge one with "
         f"lgsp judge resolve KEY --store ... --as NAME."
     )
 

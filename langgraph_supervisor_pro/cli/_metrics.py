@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.cli import _otel
 from langgraph_supervisor_pro.observability.metrics import (
     DEFAULT_LOOP_VISITS,
@@ -33,7 +33,7 @@ from langgraph_supervisor_pro.observability.metrics import (
     parse_since,
     read_threads,
 )
-from langgraph_supervisor_pro.observability.metrics_html import write_metrics_html
+from langgraph_supervisor_pro.observability.metrics_html import _check_target, write_metrics_html
 
 __all__: list[str] = []
 
@@ -74,8 +74,8 @@ def render(console: Console, report: DelegationMetrics, shown: str) -> None:
     """Print `report` as tables."""
     completion = report.completion
     console.print(
-        f"Delegation metrics of {completion.runs} run{'' if completion.runs == 1 else 's'} "
-        f"in {shown}: {report.hops} hop{'' if report.hops == 1 else 's'}, "
+        f"Delegation metrics of {plural(completion.runs, 'run')} "
+        f"in {shown}: {plural(report.hops, 'hop')}, "
         f"completion {_percent(completion.completion_rate)}."
     )
     console.print(f"Status: {_counts(completion.by_status)}")
@@ -151,7 +151,7 @@ def render(console: Console, report: DelegationMetrics, shown: str) -> None:
         )
     console.print(table)
     console.print(
-        f"Routing: {routing.labelled} labelled run{'' if routing.labelled == 1 else 's'}, "
+        f"Routing: {plural(routing.labelled, 'labelled run')}, "
         f"{routing.exact_matches} exact, micro precision {_percent(routing.micro_precision)}, "
         f"recall {_percent(routing.micro_recall)}, F1 {_percent(routing.micro_f1)}"
         + (f"; not found: {', '.join(routing.missing)}" if routing.missing else "")
@@ -279,24 +279,19 @@ def metrics_command(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     elif html is not None:
-        typer.echo(f"Wrote the delegation metrics of {_runs(report)} in {shown} to {html}.")
+        typer.echo(
+            f"Wrote the delegation metrics of {plural(report.completion.runs, 'run')} in {shown} "
+            f"to {html}."
+        )
     else:
         render(Console(highlight=False, emoji=False), report, shown)
-
-
-def _runs(report: DelegationMetrics) -> str:
-    """`N run(s)`."""
-    runs = report.completion.runs
-    return f"{runs} run{'' if runs == 1 else 's'}"
 
 
 def _check_html(path: Path) -> None:
     """Fail before reading anything when `--html` cannot be a file we write."""
     from langgraph_supervisor_pro.cli import commands
 
-    if path.is_dir():
-        commands._fail(
-            f"--html {path}: is a folder; give a file path such as {path / 'metrics.html'}"
-        )
-    if not path.parent.is_dir():
-        commands._fail(f"--html {path}: the folder {path.parent} does not exist; create it first")
+    try:
+        _check_target(path)
+    except ValueError as exc:
+        commands._fail(f"--html {exc}")

@@ -18,7 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.persistence.retention import (
     DEFAULT_BATCH_SIZE,
     FINISHED_STATUSES,
@@ -59,10 +59,6 @@ _KEPT = {
 }
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def _age(seconds: float) -> str:
     if seconds >= 86400:
         return f"{seconds / 86400:.1f} d"
@@ -76,7 +72,7 @@ def render(console: Console, report: PruneReport, shown: str, *, store: bool) ->
     statuses = "/".join(report.statuses)
     verb = "would be deleted" if report.dry_run else "deleted"
     console.print(
-        f"{'Dry run: ' if report.dry_run else ''}{_plural(len(going), 'finished thread')} "
+        f"{'Dry run: ' if report.dry_run else ''}{plural(len(going), 'finished thread')} "
         f"({statuses}) of {report.scanned} in {shown}, last active before {when}, {verb}."
     )
     if going:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langgraph_supervisor_pro._internal.storable import REPLACEMENT, storable
+from langgraph_supervisor_pro._internal.text import truncate
 
 __all__: list[str] = []
 
@@ -36,11 +37,6 @@ def text(value: object) -> str:
         True
     """
     return html.escape(_CONTROL.sub(REPLACEMENT, storable(str(value))), quote=True)
-
-
-def clip(value: str, limit: int) -> str:
-    """`value` cut to `limit` characters, ending in an ellipsis when cut."""
-    return value if len(value) <= limit else value[: limit - 1] + "\u2026"
 
 
 def _n(value: float) -> str:
@@ -173,7 +169,7 @@ def columns(
         if index % every == 0:
             out.append(
                 f'<text class="axis" x="{_n(x0 + slot / 2)}" y="{height - bottom + 16}" '
-                f'text-anchor="middle">{text(clip(label, max(int(slot * every / 6), 3)))}'
+                f'text-anchor="middle">{text(truncate(label, max(int(slot * every / 6), 3)))}'
                 "</text>"
             )
     out.append(
@@ -227,7 +223,7 @@ def stacked_rows(
         limit = max(int((label_w - 12) / _CHAR_WIDTH), 4)
         out.append(
             f'<text class="label" x="{_n(label_w - 8)}" y="{y + 18}" text-anchor="end">'
-            f"{text(clip(label, limit))}<title>{text(label)}</title></text>"
+            f"{text(truncate(label, limit))}<title>{text(label)}</title></text>"
         )
         x = label_w
         for part in parts:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.types import Interrupt
 
+from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
@@ -244,11 +244,10 @@ def parse_since(value: str, *, now: datetime | None = None, where: str = "since"
         '2030-01-01T09:30:00+00:00'
     """
     text = value.strip() if isinstance(value, str) else ""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", text)
-    if match:
-        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
+    seconds = duration_seconds(text)
+    if seconds is not None:
         start = now if now is not None else datetime.now(UTC)
-        return start - timedelta(seconds=float(match.group(1)) * unit)
+        return start - timedelta(seconds=seconds)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from langgraph_supervisor_pro._internal.text import plural
 from langgraph_supervisor_pro.observability._svg import (
     Bar,
     Segment,
@@ -154,10 +155,6 @@ def _short(lower: float, upper: float | None) -> str:
     return f"{low}{'' if low_unit == high_unit else low_unit}\u2013{high}{high_unit}"
 
 
-def _plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else many or word + 's'}"
-
-
 def _table(
     caption: str,
     head: Sequence[str],
@@ -236,7 +233,7 @@ def _cards(report: DelegationMetrics) -> str:
         (
             "Refused tool calls",
             str(report.refusals.total),
-            _plural(report.compactions.total, "compaction"),
+            plural(report.compactions.total, "compaction"),
             False,
         ),
     ]
@@ -280,7 +277,7 @@ def _utilisation(report: DelegationMetrics) -> str:
                     colour=ROLE_COLOURS.get(role, _OTHER),
                     tick=figure.peak,
                     tooltip=f"hop {hop.hop}, {role}: average {_pct(figure.average)}, peak "
-                    f"{_pct(figure.peak)}, {_plural(figure.calls, 'call')}",
+                    f"{_pct(figure.peak)}, {plural(figure.calls, 'call')}",
                 )
             )
             rows.append(
@@ -359,7 +356,7 @@ def _edges(report: DelegationMetrics) -> str:
         rows,
         name="handoffs-chart",
         title="Handoff success per edge",
-        desc=f"{_plural(len(report.edges), 'edge')}, {_plural(report.hops, 'hop')}: "
+        desc=f"{plural(len(report.edges), 'edge')}, {plural(report.hops, 'hop')}: "
         "succeeded, needing review and failed hops per edge.",
     )
     legend = _legend(
@@ -382,12 +379,12 @@ def _edges(report: DelegationMetrics) -> str:
 def _reviews(report: DelegationMetrics) -> str:
     reviews = report.reviews
     lead = (
-        f"{_plural(reviews.answered, 'review')} answered "
+        f"{plural(reviews.answered, 'review')} answered "
         f"({text(', '.join(f'{k} {v}' for k, v in reviews.by_decision.items()) or 'none')}), "
         f"{reviews.timed} timed from the pause to the answer: average "
         f"{_duration(reviews.average_seconds)}, p99 {_duration(reviews.p99_seconds)}, max "
         f"{_duration(reviews.max_seconds)}; escalation rate {_pct(reviews.escalation_rate)}, "
-        f"{_plural(reviews.deadline_breaches, 'deadline breach', 'deadline breaches')}, "
+        f"{plural(reviews.deadline_breaches, 'deadline breach', 'deadline breaches')}, "
         f"{reviews.pending} pending ({reviews.overdue} overdue)."
     )
     if not reviews.timed or not reviews.histogram:
@@ -401,7 +398,7 @@ def _reviews(report: DelegationMetrics) -> str:
                     value=bucket.reviews,
                     series="reviews",
                     colour=REVIEW_COLOUR,
-                    tooltip=f"{bucket.label}: {_plural(bucket.reviews, 'review')}",
+                    tooltip=f"{bucket.label}: {plural(bucket.reviews, 'review')}",
                 )
             ],
         )
@@ -411,7 +408,7 @@ def _reviews(report: DelegationMetrics) -> str:
         groups,
         name="reviews-chart",
         title="Time in review",
-        desc=f"{_plural(reviews.timed, 'answered review')} by time from the pause to the answer.",
+        desc=f"{plural(reviews.timed, 'answered review')} by time from the pause to the answer.",
         y_axis=axis(most, floor=4.0, whole=True),
         y_label=lambda v: f"{v:g}",
     )
@@ -511,7 +508,7 @@ def _details(report: DelegationMetrics) -> str:
     if routing is not None:
         parts.append(
             _table(
-                f"Routing: {_plural(routing.labelled, 'labelled run')}, "
+                f"Routing: {plural(routing.labelled, 'labelled run')}, "
                 f"{routing.exact_matches} exact, micro F1 {_pct(routing.micro_f1)}"
                 + (f"; not found: {', '.join(routing.missing)}" if routing.missing else ""),
                 ("Worker", "TP", "FP", "FN", "Precision", "Recall", "F1"),
@@ -568,7 +565,7 @@ def metrics_html(
     moment = generated_at or datetime.now(UTC)
     completion = report.completion
     subtitle = (
-        f"{_plural(completion.runs, 'run')}, {_plural(report.hops, 'hop')}"
+        f"{plural(completion.runs, 'run')}, {plural(report.hops, 'hop')}"
         + (f" in <bdi>{text(source)}</bdi>" if source else "")
         + f"; generated {text(moment.isoformat(timespec='seconds'))}."
     )
@@ -592,6 +589,20 @@ def metrics_html(
         f"<title>{text(title)}</title><style>{_CSS}</style></head>\n"
         f"<body><main>\n{body}\n</main></body></html>\n"
     )
+
+
+def _check_target(target: Path) -> None:
+    """Refuse a path the page cannot be written to: a folder, or a file in no folder.
+
+    Raises:
+        ValueError: Naming the path and the fix.
+    """
+    if target.is_dir():
+        raise ValueError(
+            f"{target}: is a folder; give a file path such as {target / 'metrics.html'}"
+        )
+    if not target.parent.is_dir():
+        raise ValueError(f"{target}: the folder {target.parent} does not exist; create it first")
 
 
 def write_metrics_html(
@@ -628,13 +639,8 @@ def write_metrics_html(
         ```
     """
     target = Path(path)
-    if target.is_dir():
-        raise ValueError(
-            f"{target}: is a folder; give a file path such as {target / 'metrics.html'}"
-        )
+    _check_target(target)
     folder = target.parent
-    if not folder.is_dir():
-        raise ValueError(f"{target}: the folder {folder} does not exist; create it first")
     page = metrics_html(report, source=source, generated_at=generated_at, title=title)
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)

@@ -227,17 +227,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
         name = str(kwargs.get("name") or (serialized or {}).get("name") or "tool")
         run = _Run(parent=parent_run_id, name=name, role="tool")
         parent = self._span_of(parent_run_id) if parent_run_id is not None else None
-        span = self._open(run, f"execute_tool {name}", parent, meta)
-        span.set_attributes(
-            {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": name,
-                "gen_ai.tool.type": "function",
-            }
-        )
-        call_id = kwargs.get("tool_call_id")
-        if call_id:
-            span.set_attribute("gen_ai.tool.call.id", str(call_id))
+        span = self._tool_span(run, parent, meta, kwargs.get("tool_call_id"))
         if self.capture_content:
             arguments = input_str if inputs is None else repr(inputs)
             span.set_attribute("gen_ai.tool.call.arguments", self._text(arguments))
@@ -286,26 +276,37 @@ class OTelCallbackHandler(BaseCallbackHandler):
             return
         tool = str(data.get("tool") or "tool")
         run = _Run(parent=run_id, name=tool, role="tool")
-        span = self._open(run, f"execute_tool {tool}", self._span_of(run_id), metadata or {})
+        span = self._tool_span(run, self._span_of(run_id), metadata or {}, data.get("tool_call_id"))
         reason = str(data.get("reason") or "refused")
         span.set_attributes(
-            {
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": tool,
-                "gen_ai.tool.type": "function",
-                "lgsp.refused": True,
-                "lgsp.refusal.reason": reason,
-                "error.type": "refused",
-            }
+            {"lgsp.refused": True, "lgsp.refusal.reason": reason, "error.type": "refused"}
         )
-        if data.get("tool_call_id"):
-            span.set_attribute("gen_ai.tool.call.id", str(data["tool_call_id"]))
         if self.capture_content:
             span.set_attribute("gen_ai.tool.call.arguments", self._text(data.get("args")))
         span.set_status(Status(StatusCode.ERROR, _first_line(reason)))
         self._close(run)
 
     # -- spans -------------------------------------------------------------------------
+
+    def _tool_span(
+        self,
+        run: _Run,
+        parent: otel_context.Context | Span | None,
+        metadata: Mapping[str, Any],
+        call_id: object,
+    ) -> Span:
+        """Open a tool call's `execute_tool` span with its GenAI attributes."""
+        span = self._open(run, f"execute_tool {run.name}", parent, metadata)
+        span.set_attributes(
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": run.name,
+                "gen_ai.tool.type": "function",
+            }
+        )
+        if call_id:
+            span.set_attribute("gen_ai.tool.call.id", str(call_id))
+        return span
 
     def _open(
         self,

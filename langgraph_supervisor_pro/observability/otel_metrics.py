@@ -374,6 +374,15 @@ def _version() -> str | None:
         return None
 
 
+def _checked(report: object) -> DelegationMetrics:
+    if not isinstance(report, DelegationMetrics):
+        raise ValueError(
+            f"report: got {type(report).__name__}; give a DelegationMetrics "
+            "(delegation_metrics(saver) or compute_metrics(records))"
+        )
+    return report
+
+
 class DelegationInstruments:
     """The observable instruments publishing a `DelegationMetrics` (`publish_metrics`).
 
@@ -389,13 +398,8 @@ class DelegationInstruments:
     """
 
     def __init__(self, report: DelegationMetrics, *, meter: Meter) -> None:
-        if not isinstance(report, DelegationMetrics):
-            raise ValueError(
-                f"report: got {type(report).__name__}; give a DelegationMetrics "
-                "(delegation_metrics(saver) or compute_metrics(records))"
-            )
         self._lock = threading.Lock()
-        self._report = report
+        self._report = _checked(report)
         for spec in _SPECS:
             create = (
                 meter.create_observable_gauge
@@ -426,13 +430,9 @@ class DelegationInstruments:
             instruments.update(delegation_metrics(saver, since="24h"))
             ```
         """
-        if not isinstance(report, DelegationMetrics):
-            raise ValueError(
-                f"report: got {type(report).__name__}; give a DelegationMetrics "
-                "(delegation_metrics(saver) or compute_metrics(records))"
-            )
+        checked = _checked(report)
         with self._lock:
-            self._report = report
+            self._report = checked
 
     def _callback(self, spec: _Spec) -> Callable[[CallbackOptions], Iterable[Observation]]:
         def observe(options: CallbackOptions) -> Iterable[Observation]:

@@ -51,7 +51,6 @@ Example:
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, asynccontextmanager, contextmanager
@@ -71,10 +70,16 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import TupleRow, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.persistence.effects import StoreEffects
-from langgraph_supervisor_pro.persistence.leases import ThreadBusyError, thread_lease
+from langgraph_supervisor_pro.persistence.leases import (
+    _FENCE_KEY,
+    _LEASE_KEY,
+    ThreadBusyError,
+    thread_lease,
+)
 from langgraph_supervisor_pro.persistence.memory import output_namespace, store_label
 
 __all__ = [
@@ -94,7 +99,6 @@ MAX_BATCH_SIZE = 10_000
 MAX_AGE = timedelta(days=36_500)
 """The longest `older_than` accepted (100 years)."""
 _STORE_PAGE = 500
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 Outcome = Literal["would_delete", "deleted", "changed", "leased"]
 
@@ -279,9 +283,8 @@ def parse_age(value: str | timedelta, *, where: str = "older_than") -> timedelta
         return value
     if not isinstance(value, str):
         raise ValueError(f"{where}: got {type(value).__name__}; {hint}")
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", value.strip())
-    amount = float(match.group(1)) * _UNITS[match.group(2)] if match else math.nan
-    if not math.isfinite(amount):
+    amount = duration_seconds(value)
+    if amount is None or not math.isfinite(amount):
         raise ValueError(f"{where}: got {value!r}; {hint}")
     if amount > MAX_AGE.total_seconds():
         raise ValueError(f"{where}: got {value!r}; give an age of at most 100 years")
@@ -458,10 +461,10 @@ _PG_HEADS: LiteralString = (
     "WHERE checkpoint_ns = '' AND thread_id > %s ORDER BY thread_id, checkpoint_id DESC "
     "LIMIT %s"
 )
-_PG_TRY_LEASE: LiteralString = (
-    "SELECT pg_try_advisory_xact_lock(hashtextextended('lgsp_lease:' || %s, 0))"
-)
-_PG_FENCE: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
+# The lease's and the fence's lock keys are the lease module's own, taken for this
+# transaction only: a live lease holder (`thread_lease`) keeps its thread.
+_PG_TRY_LEASE: LiteralString = "SELECT pg_try_advisory_xact_lock(" + _LEASE_KEY + ")"
+_PG_FENCE: LiteralString = "SELECT pg_advisory_xact_lock(" + _FENCE_KEY + ")"
 _PG_NEWEST: LiteralString = (
     "SELECT max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), max(checkpoint_id), "
     "count(*) FROM checkpoints WHERE thread_id = %s"

@@ -22,6 +22,7 @@ from langgraph_supervisor_pro import (
 from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.persistence.effects import open_effects
 from tests._helpers import ask
+from tests.cli._output import error_line
 from tests.observability.test_audit import EXPECTED_CHECKING, EXPECTED_TREE, checking_run, tree_run
 
 WIDE = {"COLUMNS": "220"}
@@ -29,15 +30,6 @@ WIDE = {"COLUMNS": "220"}
 
 def lgsp(*args: str):
     return CliRunner().invoke(app, list(args), env=WIDE)
-
-
-def error_line(result: Any, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def table_rows(output: str) -> list[tuple[str, str, str, str]]:

@@ -14,7 +14,7 @@ from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.observability import OnlineJudge
 from langgraph_supervisor_pro.testing import FunctionChatModel
 from tests._helpers import ask
-from tests.cli.test_audit import error_line
+from tests.cli._output import error_line
 
 WIDE = {"COLUMNS": "200"}
 

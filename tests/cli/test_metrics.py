@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.cli import app
+from tests.cli._output import error_line
 from tests.observability._record import record
 
 WIDE = {"COLUMNS": "200"}
@@ -21,15 +22,6 @@ WIDE = {"COLUMNS": "200"}
 
 def lgsp(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), env=WIDE)
-
-
-def error_line(result: Any, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

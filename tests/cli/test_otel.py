@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.cli import app
+from tests.cli._output import error_line
 from tests.observability._record import record
 
 OTEL_VARIABLES = (
@@ -99,15 +100,6 @@ def lgsp(*args: str, **env: str) -> Any:
     environment: dict[str, str | None] = {name: None for name in OTEL_VARIABLES}
     environment.update({"COLUMNS": "200", **env})
     return CliRunner().invoke(app, list(args), env=environment)
-
-
-def one_error_line(result: Any, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def points(message: ExportMetricsServiceRequest) -> dict[str, dict[tuple[Any, ...], float]]:
@@ -211,7 +203,7 @@ def test_with_json_stdout_stays_json_and_the_service_defaults_to_lgsp(db: Path) 
 def test_a_collector_that_refuses_is_a_one_line_error(db: Path) -> None:
     with collector() as otlp:
         otlp.status = 400
-        line = one_error_line(
+        line = error_line(
             lgsp(
                 "metrics",
                 "--db",
@@ -231,7 +223,7 @@ def test_an_endpoint_password_is_masked(db: Path) -> None:
     with collector() as otlp:
         otlp.status = 400
         endpoint = f"http://user:secret@127.0.0.1:{otlp.port}/v1/metrics"
-        line = one_error_line(
+        line = error_line(
             lgsp(
                 "metrics", "--db", str(db), "--otel", OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=endpoint
             ),
@@ -255,7 +247,7 @@ def test_a_protocol_we_cannot_send_is_a_one_line_error(db: Path, protocol: str, 
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
     if protocol == "grpc" and importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc"):
         pytest.skip("the gRPC exporter is installed here")
-    one_error_line(
+    error_line(
         lgsp("metrics", "--db", str(db), "--otel", OTEL_EXPORTER_OTLP_PROTOCOL=protocol), says
     )
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import open_checkpointer, open_store
 from langgraph_supervisor_pro.cli import app
+from tests.cli._output import error_line
 from tests.persistence._threads import ALL, FINISHED, heads, record, store_items
 
 WIDE = {"COLUMNS": "200"}
@@ -20,15 +21,6 @@ WIDE = {"COLUMNS": "200"}
 
 def lgsp(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), env=WIDE)
-
-
-def error_line(result: Any, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def recorded(url: str) -> None:

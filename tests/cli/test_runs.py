@@ -18,6 +18,7 @@ from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.cli._demo import load_desk
 from langgraph_supervisor_pro.cli._runs import RunRow, list_runs
+from tests.cli._output import error_line
 
 WIDE = {"COLUMNS": "160"}
 
@@ -128,15 +129,6 @@ def test_list_runs_reads_a_thread_without_supervisor_state(tmp_path: Path) -> No
         "",
     )
     assert row.last_activity is not None
-
-
-def error_line(result, *needles: str) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize(
