@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from langgraph_supervisor_pro._internal.text import one_line
-from langgraph_supervisor_pro._internal.urls import mask_url
+from langgraph_supervisor_pro._internal.urls import mask_url, scrub
 from langgraph_supervisor_pro.observability.metrics import DelegationMetrics
 
 __all__: list[str] = []
@@ -128,7 +128,11 @@ def export(report: DelegationMetrics) -> tuple[int, int, str]:
         exporter.shutdown()
         provider.shutdown()
     if result is not MetricExportResult.SUCCESS:
-        reason = f" ({one_line(heard.last, 300)})" if heard.last else ""
+        heard_text = heard.last or ""
+        # The exporter's own words may quote the endpoint: no password of it is shown.
+        for variable in ("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+            heard_text = scrub(heard_text, os.environ.get(variable, ""))
+        reason = f" ({one_line(heard_text, 300)})" if heard_text else ""
         raise ExportError(
             f"--otel: the collector at {where} did not take the metrics{reason}; check "
             "OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up"

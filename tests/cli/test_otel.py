@@ -4,6 +4,7 @@ collector (the real exporter, the request decoded); every error path one line, e
 from __future__ import annotations
 
 import importlib.util
+import logging
 import subprocess
 import sys
 import textwrap
@@ -230,6 +231,42 @@ def test_an_endpoint_password_is_masked(db: Path) -> None:
             "did not take the metrics",
         )
     assert "secret" not in line
+
+
+class _QuotesTheEndpoint(logging.Filter):
+    """Makes the exporter's log quote its endpoint, password included (as a chattier one might)."""
+
+    def __init__(self, endpoint: str) -> None:
+        super().__init__()
+        self.endpoint = endpoint
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = f"POST {self.endpoint} refused: %s", (record.getMessage(),)
+        return True
+
+
+def test_a_password_the_exporter_quotes_is_masked_in_the_error(db: Path) -> None:
+    logger = logging.getLogger("opentelemetry.exporter.otlp.proto.http.metric_exporter")
+    with collector() as otlp:
+        otlp.status = 400
+        endpoint = f"http://user:s3cr3t-pw@127.0.0.1:{otlp.port}/v1/metrics"
+        quoting = _QuotesTheEndpoint(endpoint)
+        logger.addFilter(quoting)
+        try:
+            line = error_line(
+                lgsp(
+                    "metrics",
+                    "--db",
+                    str(db),
+                    "--otel",
+                    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=endpoint,
+                ),
+                "did not take the metrics",
+            )
+        finally:
+            logger.removeFilter(quoting)
+    assert "refused" in line  # the exporter's words are there...
+    assert "s3cr3t-pw" not in line  # ...without the password
 
 
 @pytest.mark.parametrize(
