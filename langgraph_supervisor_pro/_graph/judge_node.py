@@ -190,7 +190,7 @@ class JudgeNode:
         configurable = config.get("configurable") or {}
         thread = str(configurable.get("thread_id") or state.get("task_message_id") or "")
         path = _path(str(configurable.get("checkpoint_ns") or ""))
-        key = storable(judge_key(thread, turn, path))
+        key = judge_key(thread, turn, path)
         return _Turn(key, thread, path, turn) if judged(key, self.judge.sample) else None
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:

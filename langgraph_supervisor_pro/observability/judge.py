@@ -39,6 +39,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
+from langgraph_supervisor_pro._internal.storable import storable
 
 __all__ = ["DEFAULT_JUDGE_CRITERIA", "JudgeVerdict", "OnlineJudge", "judge_key", "judged"]
 
@@ -71,13 +72,16 @@ class JudgeVerdict(BaseModel):
 def judge_key(thread_id: str, turn: int, path: Sequence[str] = ()) -> str:
     """The key of one turn's judgement: in the store, in the queue and for sampling.
 
+    Made storable (NUL and lone surrogates as U+FFFD), so the key a backend keeps, the
+    node's sample and `OnlineJudge.judges` agree for any thread id.
+
     Example:
         >>> judge_key("t-1", 2)
         't-1:2'
         >>> judge_key("t-1", 1, ["ops"])
         't-1:ops:1'
     """
-    return ":".join([thread_id, *(["/".join(path)] if path else []), str(turn)])
+    return storable(":".join([thread_id, *(["/".join(path)] if path else []), str(turn)]))
 
 
 def judged(key: str, sample: float) -> bool:

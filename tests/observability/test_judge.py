@@ -116,6 +116,19 @@ def test_sampling_is_a_fixed_function_of_the_key():
     assert judged("odd \ud800 \x00 key:1", 1.0)  # any text hashes
 
 
+def test_odd_thread_ids_sample_alike_in_the_graph_and_in_judges():
+    # NUL and a lone surrogate become U+FFFD in the key a backend keeps; the node's sample
+    # and the public `judges` hash that same key (several of these ids differ otherwise).
+    assert judge_key("a\x00b", 1) == "a\ufffdb:1"
+    assert judge_key("a\ud800b", 2, ["ops"]) == "a\ufffdb:ops:2"
+    judge = OnlineJudge(model=FunctionChatModel(name="judge", reply=lambda call: HIGH), sample=0.5)
+    app = team(judge).compile(checkpointer=InMemorySaver())
+    threads = [f"odd-\x00-{i}" for i in range(8)] + [f"odd-\ud800-{i}" for i in range(4)]
+    seen = {t: bool(app.invoke(ask("tea"), config(t)).get("judgements")) for t in threads}
+    assert seen == {t: judge.judges(t, 1) for t in threads}
+    assert 0 < sum(seen.values()) < len(threads)
+
+
 def test_the_graph_judges_exactly_the_sampled_turns():
     judge = OnlineJudge(
         model=FunctionChatModel(name="judge", reply=lambda call: HIGH, record=True), sample=0.5
