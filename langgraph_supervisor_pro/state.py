@@ -43,14 +43,15 @@ DELTA_SNAPSHOT_FREQUENCY = 100
 A copy (`_DeltaSnapshot`) repeats every earlier write of the channel, and `workers` holds
 every worker's transcript, so without compaction the copies grow with the thread: on
 Postgres with tool-calling agents the ranges holding the 100th, 200th and 300th hop cost
-1.7x, 2.4x and 2.9x the bytes per hop of hops 1-20 (bench/storage.py). A copy every 1,000
+1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 (bench/storage.py). A copy every 1,000
 updates keeps 300 hops flat (the copies' bytes only move past hop 1,000, growing as they
 do now) but makes loading the thread slower: reading it back replays every write since
 the last copy, one deserialized write per hop, where a copy is one blob of the same
-bytes; `get_state` and a new turn's start cost up to 2-3x more, so the default stays
-(bench/storage.py's snapshot section has both sides). Compaction bounds the slots, and
-so the copies. Threads written under another frequency load unchanged: a copy is found
-by its blob, not by the frequency that wrote it.
+bytes. Measured at hops 100 and 300 (just after a copy at 100), `get_state` cost 2.5x and
+a new turn 1.5-1.6x; 80 hops after a copy, 1.2x and 1.1x. So the default stays
+(bench/storage.py's snapshot sections). Compaction bounds the slots, and so the copies.
+Threads written under another frequency load unchanged: a copy is found by its blob, not
+by the frequency that wrote it.
 """
 
 
