@@ -23,7 +23,14 @@ over hops 41-60 within 1.3x of hops 1-20; flat to 300 hops (the last range withi
 of the first).
 
     PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
-        .venv/bin/python bench/storage.py --hops 300 --markdown bench/RESULTS.md
+        .venv/bin/python bench/storage.py --hops 300 --snapshot-points 100,180,300 \\
+        --markdown bench/RESULTS.md
+
+`--snapshot-points` adds the snapshot-frequency comparison: ours built with the root's
+delta channels copied every `state.DELTA_SNAPSHOT_FREQUENCY` updates and every
+`CANDIDATE_FREQUENCY`, each run to every point in turn, with the bytes per hop by range
+and the time of each read of the thread (`get_state`, a short history, a new turn's
+start, `delegation_metrics`, `audit_trail`) at each point.
 
 `--markdown FILE` rewrites only this benchmark's part of the results page (between its
 `<!-- bench/storage.py: ... -->` markers); `bench/compare.py --markdown` keeps it.
@@ -33,21 +40,23 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from time import perf_counter
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
 import psycopg
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
+from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import END, START, StateGraph
@@ -72,6 +81,9 @@ from bench._report import (
 from bench._workload import TASK, WORKER_NAMES, WORKERS, answer_text, instructions, schedule
 from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro import open_checkpointer as open_pro_checkpointer
+from langgraph_supervisor_pro import state as state_module
+from langgraph_supervisor_pro.observability import audit_trail, delegation_metrics
+from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY, SupervisorState
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 SCRIPT = "bench/storage.py"
@@ -121,13 +133,24 @@ def agent(worker: str) -> Pregel[Any, Any, Any, Any]:
     )
 
 
-def build_ours(hops: int, checkpointer: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:
-    """Our supervisor, routed round-robin by code (no supervisor model)."""
+def build_ours(
+    hops: int,
+    checkpointer: BaseCheckpointSaver[Any],
+    *,
+    turns: Callable[[], tuple[int, int]] | None = None,
+) -> Pregel[Any, Any, Any, Any]:
+    """Our supervisor, routed round-robin by code (no supervisor model).
+
+    `turns()` says (hops run before this turn, hops the thread stops at for now); the
+    default runs all `hops` in one turn.
+    """
     plan = schedule(hops)
+    bounds = turns or (lambda: (0, hops))
 
     def router(view: SupervisorView) -> str:
-        done = len(view.ledger)
-        return plan[done] if done < hops else FINISH
+        before, stop = bounds()
+        done = before + len(view.ledger)  # `view.ledger` is this turn's
+        return plan[done] if done < min(stop, hops) else FINISH
 
     workers = [Worker(name=n, description=d, agent=agent(n)) for n, d in WORKERS]
     builder = create_supervisor(workers, router=router, max_steps=hops)
@@ -240,11 +263,54 @@ class StorageFigures:
     every: int
     series: dict[str, Series]
     postgres: str
+    snapshots: SnapshotFigures | None = None
+    """The snapshot-frequency comparison, when asked for (`--snapshot-points`)."""
 
 
 def _hops_done(event: Mapping[str, Any]) -> int:
     """How many worker hops one `stream_mode="updates"` event finished (0 or 1)."""
     return sum(1 for node in event if node in WORKER_NAMES)
+
+
+def stream_sampled(
+    app: Pregel[Any, Any, Any, Any],
+    database_uri: str,
+    config: RunnableConfig,
+    payload: Mapping[str, Any],
+    samples: list[Sample],
+    *,
+    every: int,
+    shift: tuple[int, int] = (0, 0),
+) -> float:
+    """Run one turn of `app`, appending a sample to `samples` every `every` hops.
+
+    A sample is read at the first event after the boundary hop: with `durability="sync"`
+    that step started only once the hop's checkpoint was stored. `shift` (root,
+    subgraph bytes) is taken off every sample (bytes written by something other than
+    the hops). Returns the turn's wall-clock seconds, the sampling queries left out.
+    """
+    thread_id = str(config["configurable"]["thread_id"])
+
+    def sample(done: int) -> Sample:
+        root, subgraphs = namespace_bytes(database_uri, thread_id)
+        return Sample(done, root - shift[0], subgraphs - shift[1])
+
+    done = samples[-1].hops
+    due = False
+    sampling = 0.0
+    start = perf_counter()
+    for event in app.stream(payload, config, stream_mode="updates", durability="sync"):
+        if due:
+            before = perf_counter()
+            samples.append(sample(done))
+            sampling += perf_counter() - before
+            due = False
+        done += _hops_done(event)
+        due = done % every == 0 and done > samples[-1].hops
+    seconds = perf_counter() - start - sampling
+    if due or samples[-1].hops != done:
+        samples.append(sample(done))
+    return seconds
 
 
 def run_series(
@@ -255,35 +321,16 @@ def run_series(
     hops: int,
     every: int,
 ) -> Series:
-    """Run `app` once for `hops` hops, sampling the thread's bytes every `every` hops.
-
-    A sample is read at the first event after the boundary hop: with `durability="sync"`
-    that step started only once the hop's checkpoint was stored.
-    """
-    thread_id = str(uuid.uuid4())
+    """Run `app` once for `hops` hops, sampling the thread's bytes every `every` hops."""
     config: RunnableConfig = {
-        "configurable": {"thread_id": thread_id},
+        "configurable": {"thread_id": str(uuid.uuid4())},
         "recursion_limit": 4 * hops + 20,
     }
-    payload: dict[str, Any] = {"messages": [HumanMessage(content=TASK)]}
     samples = [Sample(0, 0, 0)]
-    done = 0
-    due = False
-    sampling = 0.0
-    start = perf_counter()
-    for event in app.stream(payload, config, stream_mode="updates", durability="sync"):
-        if due:
-            before = perf_counter()
-            samples.append(Sample(done, *namespace_bytes(database_uri, thread_id)))
-            sampling += perf_counter() - before
-            due = False
-        done += _hops_done(event)
-        due = done % every == 0 and done > samples[-1].hops
-    seconds = perf_counter() - start - sampling
-    if due or samples[-1].hops != done:
-        samples.append(Sample(done, *namespace_bytes(database_uri, thread_id)))
-    if done != hops:
-        raise RuntimeError(f"{graph_name}: {done} hops ran, expected {hops}")
+    payload = {"messages": [HumanMessage(content=TASK)]}
+    seconds = stream_sampled(app, database_uri, config, payload, samples, every=every)
+    if samples[-1].hops != hops:
+        raise RuntimeError(f"{graph_name}: {samples[-1].hops} hops ran, expected {hops}")
     return Series(graph=graph_name, samples=tuple(samples), seconds=seconds)
 
 
@@ -310,6 +357,207 @@ def measure(*, hops: int = 60, every: int = 20, graphs: Sequence[str] = GRAPHS) 
                 series[graph] = run_series(graph, build(hops, saver), uri, hops=hops, every=every)
         postgres = f"{source}, PostgreSQL {server_version(uri).split()[0]}, fresh database"
     return StorageFigures(hops=hops, every=every, series=series, postgres=postgres)
+
+
+# ------------------------------------------------------------------- snapshot frequency
+
+CANDIDATE_FREQUENCY = 1_000
+"""The snapshot frequency weighed against `state.DELTA_SNAPSHOT_FREQUENCY`."""
+LOADS = ("get_state", "history of 5", "new turn", "delegation_metrics", "audit_trail")
+"""The reads of a thread timed at each point, in the order shown."""
+
+
+@contextmanager
+def snapshot_frequency(frequency: int) -> Iterator[None]:
+    """Build graphs whose root delta channels are copied every `frequency` updates.
+
+    `SupervisorState`'s annotations are evaluated whenever a graph is built (the module
+    defers them), each reading `state.DELTA_SNAPSHOT_FREQUENCY`; it is set for the
+    duration of the block and restored after. A graph built inside keeps the frequency
+    (`measure_snapshots` checks its channels).
+    """
+    if frequency <= 0:
+        raise ValueError(f"snapshot frequency must be a positive int, got {frequency}")
+    before = state_module.DELTA_SNAPSHOT_FREQUENCY
+    state_module.DELTA_SNAPSHOT_FREQUENCY = frequency
+    try:
+        yield
+    finally:
+        state_module.DELTA_SNAPSHOT_FREQUENCY = before
+
+
+def delta_frequencies(app: Pregel[Any, Any, Any, Any]) -> set[int]:
+    """The snapshot frequencies of a compiled graph's delta channels."""
+    return {c.snapshot_frequency for c in app.channels.values() if isinstance(c, DeltaChannel)}
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What loading a thread's latest root checkpoint reads for its delta channels."""
+
+    writes: int
+    """Delta writes replayed, every delta channel together."""
+    seeds: int
+    """Delta channels that start from a stored copy."""
+    nbytes: int
+    """Serialized bytes of the copies and the writes."""
+
+
+def replay_read(saver: BaseCheckpointSaver[Any], config: RunnableConfig) -> Replay:
+    """The delta history `get_state` replays for the thread's latest root checkpoint."""
+    latest = saver.get_tuple(config)
+    if latest is None:
+        raise LookupError(f"no checkpoint for {config}")
+    names = [
+        name
+        for name, hint in get_type_hints(SupervisorState, include_extras=True).items()
+        if any(isinstance(m, DeltaChannel) for m in getattr(hint, "__metadata__", ()))
+    ]
+    histories = saver.get_delta_channel_history(config=latest.config, channels=names)
+    writes = seeds = nbytes = 0
+    for history in histories.values():
+        writes += len(history["writes"])
+        for _, _, value in history["writes"]:
+            nbytes += len(saver.serde.dumps_typed(value)[1])
+        if "seed" in history:
+            seeds += 1
+            nbytes += len(saver.serde.dumps_typed(history["seed"])[1])
+    return Replay(writes=writes, seeds=seeds, nbytes=nbytes)
+
+
+@dataclass
+class SnapshotRun:
+    """One thread of ours built with one snapshot frequency, on its own database."""
+
+    frequency: int
+    app: Pregel[Any, Any, Any, Any]
+    saver: BaseCheckpointSaver[Any]
+    uri: str
+    config: RunnableConfig
+    target: list[int]
+    """[hops before the current turn, hops the thread stops at]."""
+    samples: list[Sample]
+    shift: tuple[int, int] = (0, 0)
+    loads: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+    replays: dict[int, Replay] = field(default_factory=dict)
+
+    def advance(self, point: int, every: int) -> None:
+        """Run a turn of hops until the ledger holds `point` hops, sampling its bytes."""
+        self.target[:] = [self.samples[-1].hops, point]
+        text = TASK if self.samples[-1].hops == 0 else f"Carry on to part {point}."
+        payload = {"messages": [HumanMessage(content=text)]}
+        stream_sampled(
+            self.app, self.uri, self.config, payload, self.samples, every=every, shift=self.shift
+        )
+        if self.samples[-1].hops != point:
+            raise RuntimeError(f"{self.samples[-1].hops} hops ran, expected {point}")
+        self.replays[point] = replay_read(self.saver, self.config)
+
+    def time_loads(self, point: int) -> None:
+        """Time each read of the thread once (`LOADS`)."""
+        self.target[:] = [point, point]
+        thread = str(self.config["configurable"]["thread_id"])
+        timed: dict[str, Callable[[], object]] = {
+            "get_state": lambda: self.app.get_state(self.config),
+            "history of 5": lambda: list(self.app.get_state_history(self.config, limit=5)),
+            "new turn": lambda: self._finishing_turn(point),
+            "delegation_metrics": lambda: delegation_metrics(self.saver),
+            "audit_trail": lambda: audit_trail(self.saver, thread),
+        }
+        cells = self.loads.setdefault(point, {name: [] for name in LOADS})
+        for name in LOADS:
+            start = perf_counter()
+            timed[name]()
+            cells[name].append((perf_counter() - start) * 1000)
+
+    def _finishing_turn(self, point: int) -> None:
+        final = self.app.invoke(
+            {"messages": [HumanMessage(content="Status?")]}, self.config, durability="sync"
+        )
+        if len(final["ledger"]) != point or final["status"] != "done":
+            raise RuntimeError(f"a finishing turn ran hops: {len(final['ledger'])} != {point}")
+
+    def settle(self) -> None:
+        """Leave the bytes the timed reads wrote (finishing turns) out of later samples."""
+        thread = str(self.config["configurable"]["thread_id"])
+        root, subgraphs = namespace_bytes(self.uri, thread)
+        last = self.samples[-1]
+        self.shift = (root - last.root, subgraphs - last.subgraphs)
+
+
+@dataclass(frozen=True)
+class SnapshotFigures:
+    """Bytes per hop and load costs of ours at each snapshot frequency."""
+
+    points: tuple[int, ...]
+    every: int
+    repeat: int
+    series: dict[int, Series]
+    loads: dict[int, dict[int, dict[str, float]]]
+    """Median ms by frequency, point and read."""
+    replays: dict[int, dict[int, Replay]]
+
+
+def _reader(cell: list[int]) -> Callable[[], tuple[int, int]]:
+    return lambda: (cell[0], cell[1])
+
+
+def measure_snapshots(
+    *,
+    points: Sequence[int] = (100, 300),
+    every: int = 20,
+    frequencies: Sequence[int] = (DELTA_SNAPSHOT_FREQUENCY, CANDIDATE_FREQUENCY),
+    repeat: int = 5,
+) -> SnapshotFigures:
+    """Run ours once per frequency to each point in turn, timing the thread's reads there.
+
+    Each frequency's thread has its own fresh database (`delegation_metrics` reads every
+    thread of one). At each point the threads' reads are timed `repeat` times, the
+    frequencies interleaved, so a busy moment of the shared machine hits both.
+    """
+    if not points or any(p % every for p in points) or list(points) != sorted(set(points)):
+        raise ValueError(f"--snapshot-points {list(points)}: increasing multiples of --every")
+    if repeat < 1:
+        raise ValueError(f"--snapshot-repeat must be at least 1, got {repeat}")
+    with ExitStack() as stack:
+        runs: list[SnapshotRun] = []
+        for frequency in frequencies:
+            uri, _ = stack.enter_context(bench_database())
+            saver = stack.enter_context(open_pro_checkpointer(uri))
+            target = [0, points[0]]
+            with snapshot_frequency(frequency):
+                app = build_ours(points[-1], saver, turns=_reader(target))
+            if delta_frequencies(app) != {frequency}:
+                raise RuntimeError(f"built with {delta_frequencies(app)}, not {frequency}")
+            config: RunnableConfig = {
+                "configurable": {"thread_id": str(uuid.uuid4())},
+                "recursion_limit": 4 * points[-1] + 20,
+            }
+            runs.append(SnapshotRun(frequency, app, saver, uri, config, target, [Sample(0, 0, 0)]))
+        for point in points:
+            for run in runs:
+                run.advance(point, every)
+            for _ in range(repeat):
+                for run in runs:
+                    run.time_loads(point)
+            for run in runs:
+                run.settle()
+        return SnapshotFigures(
+            points=tuple(points),
+            every=every,
+            repeat=repeat,
+            series={
+                r.frequency: Series(f"every {r.frequency}", tuple(r.samples), 0.0) for r in runs
+            },
+            loads={
+                r.frequency: {
+                    p: {name: statistics.median(ms) for name, ms in cells.items()}
+                    for p, cells in r.loads.items()
+                }
+                for r in runs
+            },
+            replays={r.frequency: dict(r.replays) for r in runs},
+        )
 
 
 # ----------------------------------------------------------------------------- reporting
@@ -391,10 +639,11 @@ def sections(figures: StorageFigures) -> list[Section]:
         "`open_checkpointer(uri, keep_agent_checkpoints=True)` (every agent checkpoint kept, as "
         "LangGraph does); floor: a bare LangGraph loop running the same agents on LangGraph's "
         "`PostgresSaver` (its state keeps each worker's history in a plain channel). The "
-        "root's step every 100 hops (ours and ours, kept alike) is its `DeltaChannel` "
-        "snapshots: a full copy of each delta channel every 100 updates (`state.py`), whose "
+        f"root's step every {DELTA_SNAPSHOT_FREQUENCY:,} hops (ours and ours, kept alike) is "
+        "its `DeltaChannel` snapshots: a full copy of each delta channel every "
+        f"{DELTA_SNAPSHOT_FREQUENCY:,} updates (`state.DELTA_SNAPSHOT_FREQUENCY`), whose "
         "`workers` slots hold every worker's transcript, so it grows with the hops in this "
-        "workload, which compacts nothing."
+        "workload, which compacts nothing (the snapshot sections below weigh a rarer copy)."
     )
     table = TextTable(ranges.title, ranges.headers, ranges.rows)
     return [
@@ -409,9 +658,95 @@ def sections(figures: StorageFigures) -> list[Section]:
     ]
 
 
+def snapshot_sections(figures: SnapshotFigures) -> list[Section]:
+    """The snapshot-frequency sections: bytes per hop by range, and load costs."""
+    every, frequencies = figures.every, list(figures.series)
+    rows = []
+    for start in range(0, figures.points[-1], every):
+        row = [f"{start + 1}-{start + every}"]
+        for frequency in frequencies:
+            root, _, total = figures.series[frequency].per_hop(start, start + every)
+            row += [fmt_int(root), fmt_int(total)]
+        rows.append(tuple(row))
+    headers = ["hops"]
+    for frequency in frequencies:
+        headers += [f"every {frequency:,}: root", f"every {frequency:,}: total"]
+    base, other = frequencies[0], frequencies[-1]
+    load_rows = []
+    worst: float | None = None
+    for point in figures.points:
+        for name in LOADS:
+            a, b = figures.loads[base][point][name], figures.loads[other][point][name]
+            load_rows.append((f"{point}: {name}", fmt_ms(a), fmt_ms(b), fmt_times(ratio(b, a))))
+            if point == figures.points[-1]:
+                worst = max(worst or 0.0, ratio(b, a) or 0.0)
+        ra, rb = figures.replays[base][point], figures.replays[other][point]
+        load_rows.append(
+            (
+                f"{point}: replayed (writes / copies / bytes)",
+                f"{ra.writes:,} / {ra.seeds} / {ra.nbytes:,}",
+                f"{rb.writes:,} / {rb.seeds} / {rb.nbytes:,}",
+                fmt_times(ratio(rb.nbytes, ra.nbytes)),
+            )
+        )
+    last = figures.points[-1]
+    tail = ratio(
+        figures.series[other].per_hop(last - every, last)[2],
+        figures.series[other].per_hop(0, every)[2],
+    )
+    targets = (
+        Target(
+            f"copy every {other:,}: hops {last - every + 1}-{last} within 1.3x of hops 1-{every}",
+            tail,
+            1.3,
+            "total bytes per hop, both ranges",
+        ),
+        Target(
+            f"copy every {other:,}: loads at {last} hops within 1.3x of every {base:,}",
+            worst,
+            1.3,
+            f"the worst of the {len(LOADS)} reads, median ms",
+        ),
+    )
+    shown = ", ".join(map(str, figures.points))
+    method = (
+        "ours (`open_checkpointer(uri)`, the storage workload) built once per snapshot "
+        "frequency (`snapshot_frequency` of every root `DeltaChannel`; `state.py`'s "
+        f"`DELTA_SNAPSHOT_FREQUENCY` is {DELTA_SNAPSHOT_FREQUENCY:,}), each thread on its own "
+        f"fresh database; a turn runs hops up to each point ({shown}); "
+        f"there each read of the thread is timed {figures.repeat} times, the frequencies "
+        "interleaved: `get_state`, `get_state_history(limit=5)`, a new turn (`invoke` of a "
+        "user message the router answers by finishing: load, one supervisor step, store), "
+        "`delegation_metrics(saver)` and `audit_trail(saver, thread)`; median ms. replayed: "
+        "what the latest root checkpoint's `get_delta_channel_history` returns for the delta "
+        "channels (writes, channels seeded from a stored copy, serialized bytes of both). The "
+        "finishing turns' own bytes are left out of later ranges."
+    )
+    return [
+        Section(
+            "Storage: root delta copies, bytes per hop by snapshot frequency",
+            TextTable("Stored bytes per hop, by range", tuple(headers), tuple(rows)),
+            method,
+            targets[:1],
+        ),
+        Section(
+            "Storage: loading the thread, by snapshot frequency",
+            TextTable(
+                "ms to read the thread",
+                ("hops: read", f"every {base:,}", f"every {other:,}", f"{other:,} / {base:,}"),
+                tuple(load_rows),
+            ),
+            "the same threads, as above.",
+            targets[1:],
+        ),
+    ]
+
+
 def page_part(figures: StorageFigures, markdown: Path | None) -> str:
     """This benchmark's part of the results page."""
     parts = sections(figures)
+    if figures.snapshots is not None:
+        parts += snapshot_sections(figures.snapshots)
     judged = [t for section in parts for t in section.targets]
     met = sum(t.met is True for t in judged)
     header = [
@@ -436,6 +771,13 @@ def page_part(figures: StorageFigures, markdown: Path | None) -> str:
     return "\n\n".join(lines)
 
 
+def _points(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: hop counts separated by commas") from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Measure, print the storage tables, and write the results page's part when asked."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
@@ -444,11 +786,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--graph", action="append", choices=GRAPHS, help="one graph (repeatable); default all"
     )
+    parser.add_argument(
+        "--snapshot-points",
+        type=_points,
+        default=(),
+        help="hop counts (e.g. 100,300) at which to compare root delta snapshot frequencies",
+    )
+    parser.add_argument("--snapshot-repeat", type=int, default=5)
     parser.add_argument("--markdown", type=Path, default=None)
     args = parser.parse_args(argv)
     figures = measure(hops=args.hops, every=args.every, graphs=args.graph or GRAPHS)
+    parts = sections(figures)
+    if args.snapshot_points:
+        snapshots = measure_snapshots(
+            points=args.snapshot_points, every=args.every, repeat=args.snapshot_repeat
+        )
+        figures = replace(figures, snapshots=snapshots)
+        parts += snapshot_sections(snapshots)
     console = Console(width=200)
-    for section in sections(figures):
+    for section in parts:
         console.print(section.table.to_rich())
         for target in section.targets:
             shown = "-" if target.measured is None else f"{target.measured:.3f}"

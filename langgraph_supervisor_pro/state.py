@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from langgraph_supervisor_pro.contracts import RunStatus, WorkerStatus
 
 __all__ = [
+    "DELTA_SNAPSHOT_FREQUENCY",
     "BranchStage",
     "BreakerMark",
     "CompactionEntry",
@@ -34,6 +35,24 @@ __all__ = [
     "UsageRole",
     "WorkerSlot",
 ]
+
+
+DELTA_SNAPSHOT_FREQUENCY = 100
+"""Updates of a root delta channel between two full copies of it (LangGraph's default).
+
+A copy (`_DeltaSnapshot`) repeats every earlier write of the channel, and `workers` holds
+every worker's transcript, so without compaction the copies grow with the thread: on
+Postgres with tool-calling agents the ranges holding the 100th, 200th and 300th hop cost
+1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 (bench/storage.py). A copy every 1,000
+updates keeps 300 hops flat (the copies' bytes only move past hop 1,000, growing as they
+do now) but makes loading the thread slower: reading it back replays every write since
+the last copy, one deserialized write per hop, where a copy is one blob of the same
+bytes. Measured at hops 100 and 300 (just after a copy at 100), `get_state` cost 2.5x and
+a new turn 1.5-1.6x; 80 hops after a copy, 1.2x and 1.1x. So the default stays
+(bench/storage.py's snapshot sections). Compaction bounds the slots, and so the copies.
+Threads written under another frequency load unchanged: a copy is found by its blob, not
+by the frequency that wrote it.
+"""
 
 
 class LedgerEntry(TypedDict):
@@ -297,6 +316,11 @@ def _apply_compaction(messages: list[Any], compact: Mapping[str, Any]) -> list[A
     return out
 
 
+def _delta(reducer: Any) -> DeltaChannel[Any]:
+    """A root delta channel folding with `reducer`, copied every `DELTA_SNAPSHOT_FREQUENCY`."""
+    return DeltaChannel(reducer, snapshot_frequency=DELTA_SNAPSHOT_FREQUENCY)
+
+
 class SupervisorInput(TypedDict):
     """What a run takes: the user's conversation (the last human message is the task)."""
 
@@ -314,22 +338,22 @@ class SupervisorState(SupervisorInput, total=False):
         ```
     """
 
-    ledger: Annotated[list[LedgerEntry], DeltaChannel(_append)]
+    ledger: Annotated[list[LedgerEntry], _delta(_append)]
     """One entry per completed hop, across turns."""
-    workers: Annotated[dict[str, WorkerSlot], DeltaChannel(_merge_worker_slots)]
+    workers: Annotated[dict[str, WorkerSlot], _delta(_merge_worker_slots)]
     """One namespaced slot per worker that has run."""
-    usage: Annotated[list[UsageEntry], DeltaChannel(_append)]
+    usage: Annotated[list[UsageEntry], _delta(_append)]
     """Context utilisation of every model call the graph saw, oldest first."""
-    security: Annotated[list[SecurityEntry], DeltaChannel(_append)]
+    security: Annotated[list[SecurityEntry], _delta(_append)]
     """Every refused tool call (least privilege), oldest first."""
-    reviews: Annotated[list[ReviewEntry], DeltaChannel(_append)]
+    reviews: Annotated[list[ReviewEntry], _delta(_append)]
     """Every answered review (who answered, when, what), oldest first: this level's and
     its domains'."""
     autonomy: str
     """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
-    compactions: Annotated[list[CompactionEntry], DeltaChannel(_append)]
+    compactions: Annotated[list[CompactionEntry], _delta(_append)]
     """Every compaction of a worker's history (and every failed one), oldest first."""
-    judgements: Annotated[list[JudgementEntry], DeltaChannel(_append)]
+    judgements: Annotated[list[JudgementEntry], _delta(_append)]
     """The online judge's verdicts, one per judged turn, oldest first."""
     route: RouteState | None
     """The hop in flight (None when none is, or when a parallel decision is in flight)."""

@@ -69,6 +69,7 @@ SUBMODULES: dict[str, set[str]] = {
         "BranchStage",
         "BreakerMark",
         "CompactionEntry",
+        "DELTA_SNAPSHOT_FREQUENCY",
         "FanoutRoute",
         "JudgementEntry",
         "LedgerEntry",

@@ -94,3 +94,25 @@ def test_parallel_fan_out_writes_merge_without_collision():
     for name in "abc":
         assert out["workers"][name]["results"] == [name]
         assert out["workers"][name]["messages"][0].content == f"{name} done"
+
+
+def test_every_root_delta_channel_is_copied_at_the_named_frequency():
+    from langgraph.channels import DeltaChannel
+
+    from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY
+
+    g = StateGraph(SupervisorState)
+    g.add_node("noop", lambda state: {})
+    g.add_edge(START, "noop")
+    channels = g.compile().channels
+    deltas = {k: c for k, c in channels.items() if isinstance(c, DeltaChannel)}
+    assert set(deltas) == {
+        "ledger",
+        "workers",
+        "usage",
+        "security",
+        "reviews",
+        "compactions",
+        "judgements",
+    }
+    assert {c.snapshot_frequency for c in deltas.values()} == {DELTA_SNAPSHOT_FREQUENCY}

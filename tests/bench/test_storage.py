@@ -5,9 +5,21 @@ from __future__ import annotations
 import os
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from bench._report import blocks, put_block
-from bench.storage import main, measure, sections
+from bench.storage import (
+    LOADS,
+    build_ours,
+    delta_frequencies,
+    main,
+    measure,
+    measure_snapshots,
+    sections,
+    snapshot_frequency,
+    snapshot_sections,
+)
+from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY
 
 OTHER = "# Benchmark results\n\n## Comparison\n\n| hops | ms |\n|:---|---:|\n| 6 | 1.00 |\n"
 
@@ -50,3 +62,50 @@ def test_the_storage_bench_writes_only_its_part_of_the_page(server, tmp_path):
     (part,) = blocks(text).values()
     assert "stale" not in part and "## Storage with tool-calling agents" in part
     assert "flat to 2 hops" in part and "Targets met: 2 of 2." in part
+
+
+def test_the_snapshot_comparison_builds_each_frequency_and_times_each_read(server):
+    figures = measure_snapshots(points=(3, 6), every=3, frequencies=(2, 1000), repeat=1)
+    often, rarely = figures.replays[2], figures.replays[1000]
+    assert often[6].seeds == 2 and often[6].writes < rarely[6].writes  # ledger, workers
+    assert rarely[6].seeds == 0 and rarely[6].writes == 2 * 6  # one write each per hop
+    assert rarely[6].nbytes > rarely[3].nbytes > 0
+    for frequency in (2, 1000):
+        series = figures.series[frequency]
+        assert [s.hops for s in series.samples] == [0, 3, 6]
+        assert set(figures.loads[frequency]) == {3, 6}
+        assert all(ms > 0 for ms in figures.loads[frequency][6].values())
+    ranges, loads = snapshot_sections(figures)
+    assert [row[0] for row in ranges.table.rows] == ["1-3", "4-6"]
+    assert len(loads.table.rows) == 2 * (len(LOADS) + 1)
+    assert [len(ranges.targets), len(loads.targets)] == [1, 1]
+
+
+def test_the_snapshot_frequency_is_set_for_the_block_only():
+    with snapshot_frequency(7):
+        assert delta_frequencies(build_ours(2, InMemorySaver())) == {7}
+    assert delta_frequencies(build_ours(2, InMemorySaver())) == {DELTA_SNAPSHOT_FREQUENCY}
+    with pytest.raises(ValueError, match="positive int"), snapshot_frequency(0):
+        pass
+
+
+def test_the_snapshot_comparison_refuses_points_and_repeats_that_do_not_fit():
+    with pytest.raises(ValueError, match="increasing multiples of --every"):
+        measure_snapshots(points=(4,), every=3)
+    with pytest.raises(ValueError, match="increasing multiples of --every"):
+        measure_snapshots(points=(6, 3), every=3)
+    with pytest.raises(ValueError, match="--snapshot-repeat"):
+        measure_snapshots(points=(3,), every=3, repeat=0)
+    with pytest.raises(SystemExit):
+        main(["--snapshot-points", "100,many"])
+
+
+def test_the_storage_bench_writes_the_snapshot_comparison_when_asked(server, tmp_path):
+    page = tmp_path / "RESULTS.md"
+    run = ["--hops", "2", "--every", "2", "--graph", "ours"]
+    compare = ["--snapshot-points", "2", "--snapshot-repeat", "1"]
+    main([*run, *compare, "--markdown", str(page)])
+    (part,) = blocks(page.read_text()).values()
+    assert "### Storage: loading the thread, by snapshot frequency" in part
+    assert f"every {DELTA_SNAPSHOT_FREQUENCY:,}" in part and "2: new turn" in part
+    assert "of 4." in part

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.channels import DeltaChannel
 from langgraph.types import Command
 
 from langgraph_supervisor_pro import (
@@ -29,6 +30,8 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
+from langgraph_supervisor_pro import state as state_module
+from langgraph_supervisor_pro.observability import audit_trail
 from tests._agents import answer, pausing_agent, tool_agent, tool_team
 
 pytestmark = pytest.mark.integration
@@ -167,6 +170,48 @@ def test_time_travel_of_the_root_still_works(url):
         assert [e["summary"] for e in again["ledger"]] == [e["summary"] for e in out["ledger"]]
         assert app.get_state(_config("t1")).values["ledger"] == again["ledger"]
         assert namespaces(saver, "t1") == {""}
+
+
+def _delta_frequencies(app: Any) -> set[int]:
+    return {c.snapshot_frequency for c in app.channels.values() if isinstance(c, DeltaChannel)}
+
+
+def test_a_thread_copied_at_another_snapshot_frequency_loads_and_carries_on(url, monkeypatch):
+    """Threads written when the root's delta channels were copied at another frequency
+    (LangGraph's default of 100 before `DELTA_SNAPSHOT_FREQUENCY`; 2 here, so six hops
+    hold copies) read back and carry on: a copy is found by its blob, not its frequency."""
+    current = state_module.DELTA_SNAPSHOT_FREQUENCY
+    monkeypatch.setattr(state_module, "DELTA_SNAPSHOT_FREQUENCY", 2)
+    with open_checkpointer(url) as saver:
+        old = tool_team(TURN_HOPS, NAMES).compile(checkpointer=saver)
+        assert _delta_frequencies(old) == {2}
+        written = old.invoke(_ask("Write it"), _config("old"), durability="sync")
+        old_history = [s.values for s in old.get_state_history(_config("old"), limit=8)]
+        latest = saver.get_tuple(_config("old"))
+        assert latest is not None
+        replay = saver.get_delta_channel_history(
+            config=latest.config, channels=["ledger", "workers"]
+        )
+        assert "seed" in replay["ledger"] and "seed" in replay["workers"]  # copies were made
+        assert len(replay["ledger"]["writes"]) < TURN_HOPS
+    monkeypatch.setattr(state_module, "DELTA_SNAPSHOT_FREQUENCY", current)
+    with open_checkpointer(url) as saver:
+        new = tool_team(TURN_HOPS, NAMES).compile(checkpointer=saver)
+        assert _delta_frequencies(new) == {current} != {2}
+        assert new.get_state(_config("old")).values == written
+        history = [s.values for s in new.get_state_history(_config("old"), limit=8)]
+        assert history == old_history
+        assert sum(e.kind == "hop" for e in audit_trail(saver, "old").events) == TURN_HOPS
+        out = new.invoke(_ask("And the rest"), _config("old"), durability="sync")
+        assert out["status"] == "done" and len(out["ledger"]) == 2 * TURN_HOPS
+        assert out["ledger"][:TURN_HOPS] == written["ledger"]
+        for name in NAMES:
+            before = written["workers"][name]
+            after = out["workers"][name]
+            assert after["messages"][: len(before["messages"])] == before["messages"]
+            assert after["results"][: len(before["results"])] == before["results"]
+            assert len(after["results"]) == 2 * len(before["results"])
+        assert new.get_state(_config("old")).values == out
 
 
 def test_tree_domains_keep_their_state_and_lose_their_agents(url):
