@@ -118,13 +118,28 @@ def fingerprint(model: BaseChatModel) -> tuple[str, str] | None:
         >>> fingerprint(ScriptedChatModel(script=[])) is None
         True
     """
+    # `_get_ls_params` is LangChain's hook for LangSmith's model metadata (every provider
+    # package implements it; there is no public equivalent). Should it fail or go away, the
+    # provider packages' public `model_name` / `model` fields, then `name`, still say it.
     try:
         params = model._get_ls_params()
-    except Exception:  # a model whose params cannot be read: identity only
+    except Exception:  # a model whose params cannot be read: its public fields
         params = {}
     provider = str(params.get("ls_provider") or type(model).__name__).lower()
-    name = params.get("ls_model_name") or getattr(model, "name", None)
-    if not isinstance(name, str) or not name.strip():
+    name = next(
+        (
+            value
+            for value in (
+                params.get("ls_model_name"),
+                getattr(model, "model_name", None),
+                getattr(model, "model", None),
+                getattr(model, "name", None),
+            )
+            if isinstance(value, str) and value.strip()
+        ),
+        None,
+    )
+    if name is None:
         return None
     return provider, name.strip()
 

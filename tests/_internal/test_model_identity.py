@@ -84,6 +84,15 @@ class Broken(ScriptedChatModel):
         raise RuntimeError("no params")
 
 
+class BrokenNamed(Broken):
+    model_name: str = "gpt-x"
+
+
+def test_a_model_whose_params_fail_is_known_by_its_public_model_name():
+    assert fingerprint(BrokenNamed(name="alias", script=[])) == ("brokennamed", "gpt-x")
+    assert same_model(BrokenNamed(script=[]), BrokenNamed(name="other", script=[]))
+
+
 def test_fingerprints_and_sameness():
     assert fingerprint(model("gpt")) == ("scriptedchatmodel", "gpt")
     assert fingerprint(model(None)) is None and fingerprint(model("  ")) is None
