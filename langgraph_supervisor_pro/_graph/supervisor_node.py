@@ -19,6 +19,8 @@ from typing import Any, Literal, TypeAlias
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
+from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -112,20 +114,9 @@ class SupervisorNode:
         self.fallback = fallback
         self.ledger_window = ledger_window
         self.ping_pong_window = ping_pong_window
-        self._structured: Runnable[Any, Any] | None = None
-        if model is not None:
-            try:
-                # The schema goes in as a JSON-schema tool dict built once here: given
-                # the pydantic class, LangChain rebuilds its JSON schema on every call
-                # (for tracing metadata). `_parse` validates with the class itself.
-                self._structured = model.with_structured_output(  # type: ignore[union-attr]
-                    convert_to_openai_tool(decision_model)
-                )
-            except (NotImplementedError, AttributeError) as exc:
-                raise TypeError(
-                    f"model: {type(model).__name__} cannot produce structured output "
-                    "(with_structured_output); give a tool-calling chat model, or a router"
-                ) from exc
+        self._structured: _DecisionCall | None = (
+            None if model is None else _decision_call(model, convert_to_openai_tool(decision_model))
+        )
         options = ", ".join((*self.worker_names, FINISH))
         self._instructions = (prompt or DEFAULT_SUPERVISOR_PROMPT).strip()
         self._catalogue = [(name, description) for name, description, _ in workers]
@@ -667,8 +658,59 @@ def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
     return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 
+@dataclass(frozen=True)
+class _DecisionCall:
+    """How the model is asked for a decision: a runnable, and the parser of its output.
+
+    `parser` is None when `runnable` already returns the parsed decision (a model's own
+    `with_structured_output` chain); else `runnable` is the chat model with the decision
+    tool bound and `parser` reads the tool call from its message.
+    """
+
+    runnable: Runnable[Any, Any]
+    parser: JsonOutputKeyToolsParser | None = None
+
+
+def _decision_call(
+    model: BaseChatModel | Runnable[Any, Any], tool: dict[str, Any]
+) -> _DecisionCall:
+    """The decision call for `model`, or a TypeError when it cannot produce one.
+
+    A chat model that keeps LangChain's default `with_structured_output` (tool calling
+    with `tool_choice="any"`, the first call of the decision tool parsed) is asked
+    exactly that way, with the same bound tool and `ls_structured_output_format`
+    metadata, but its message is parsed here with the same parser instead of through a
+    chain: the same request and the same result, without a chain run and a parser run
+    around every decision (about half the CPU of the call, measured in
+    bench/scale.py). A model whose class has its own `with_structured_output` (JSON
+    schema mode, ...) and any other Runnable are called through it.
+    """
+    if (
+        isinstance(model, BaseChatModel)
+        and type(model).with_structured_output is BaseChatModel.with_structured_output
+        and type(model).bind_tools is not BaseChatModel.bind_tools
+    ):
+        bound = model.bind_tools(
+            [tool],
+            tool_choice="any",
+            ls_structured_output_format={"kwargs": {"method": "function_calling"}, "schema": tool},
+        )
+        parser = JsonOutputKeyToolsParser(key_name=tool["function"]["name"], first_tool_only=True)
+        return _DecisionCall(bound, parser)
+    try:
+        # The schema goes in as a JSON-schema tool dict built once here: given the
+        # pydantic class, LangChain rebuilds its JSON schema on every call (for
+        # tracing metadata). `_parse` validates with the class itself.
+        return _DecisionCall(model.with_structured_output(tool))  # type: ignore[union-attr]
+    except (NotImplementedError, AttributeError) as exc:
+        raise TypeError(
+            f"model: {type(model).__name__} cannot produce structured output "
+            "(with_structured_output); give a tool-calling chat model, or a router"
+        ) from exc
+
+
 def _structured_reply(
-    structured: Runnable[Any, Any],
+    call: _DecisionCall,
     messages: list[BaseMessage],
     config: RunnableConfig,
     sent: list[list[BaseMessage]],
@@ -678,10 +720,29 @@ def _structured_reply(
     # call); the plain chain raises on a parsing error instead, which we keep as data.
     sent.append(messages)
     try:
-        parsed = yield Invoke(structured, messages, config)
-    except (OutputParserException, ValidationError) as exc:
+        reply = yield Invoke(call.runnable, messages, config)
+    except _PARSE_ERRORS as exc:  # a model's own chain parses inside the call
+        return {"raw": None, "parsed": None, "parsing_error": exc}
+    if call.parser is None:
+        return {"raw": None, "parsed": reply, "parsing_error": None}
+    try:
+        parsed = call.parser.parse_result([ChatGeneration(message=reply)])
+    except Exception as exc:  # the parse is pure: whatever it raises is the reply's fault
         return {"raw": None, "parsed": None, "parsing_error": exc}
     return {"raw": None, "parsed": parsed, "parsing_error": None}
+
+
+def _parse_errors() -> tuple[type[Exception], ...]:
+    """What a structured-output chain raises for a reply that holds no valid decision."""
+    errors: tuple[type[Exception], ...] = (OutputParserException, ValidationError)
+    try:  # a refusal (langchain-core >= 1.7.5): the model declined to answer the schema
+        from langchain_core.exceptions import ModelRefusalError
+    except ImportError:  # pragma: no cover - older langchain-core has no refusal error
+        return errors
+    return (*errors, ModelRefusalError)
+
+
+_PARSE_ERRORS = _parse_errors()
 
 
 def _short_error(exc: Any) -> str:
