@@ -39,6 +39,7 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.pregel.remote import RemoteGraph
 from langgraph.types import Interrupt, interrupt
+from langsmith.run_helpers import get_current_run_tree
 from pydantic import TypeAdapter, ValidationError
 
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context
@@ -218,6 +219,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         if existing is not None and existing.get("status") in _REUSABLE:
             run_id = str(existing["run_id"])
         else:
+            headers = _tracing_headers() if self.remote.distributed_tracing else None
             created = yield api.call(
                 "create_run",
                 thread,
@@ -225,6 +227,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 input=input,
                 command=command,
                 metadata=metadata,
+                headers=headers,
             )
             run_id = str(created["run_id"])
         result = yield api.call("join_run", thread, run_id)
@@ -395,6 +398,17 @@ def _run_metadata(config: RunnableConfig, hop: HopContext) -> dict[str, Any]:
     }
     kept["lgsp_path"] = "/".join(hop.path)
     return kept
+
+
+def _tracing_headers() -> dict[str, str] | None:
+    """LangSmith's distributed-tracing headers for the hop's own run, if it is traced.
+
+    `RemoteGraph(..., distributed_tracing=True)` asks for them: the remote server then
+    traces the remote run beneath the hop's run, in the root's LangSmith trace (the
+    `langsmith-trace` and `baggage` headers, as `RemoteGraph.invoke` sends them).
+    """
+    run_tree = get_current_run_tree()
+    return None if run_tree is None else dict(run_tree.to_headers())
 
 
 def _runs_by_key(listed: Any) -> dict[str, Mapping[str, Any]]:

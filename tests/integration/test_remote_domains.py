@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tracers import LangChainTracer
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.pregel.remote import RemoteGraph
 from langgraph.types import Command
@@ -27,6 +28,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro.remote import remote_thread_id
+from tests._langsmith import CaptureServer
 from tests.integration._devserver import assistant_id, client, interrupts, serve
 from tests.integration._remote.root import NO_WAIT, build
 
@@ -502,3 +504,43 @@ def test_the_remote_domains_spans_join_the_roots_trace_beneath_the_hop(
     assert top["name"] == "invoke_agent desk"
     below = {span["name"] for span in remote if span["parent_id"] == top["span_id"]}
     assert {"invoke_agent desk", "invoke_agent notes", "invoke_agent synthesis"} <= below
+
+
+# -- LangSmith distributed tracing ------------------------------------------------------
+
+
+@pytest.mark.parametrize("distributed", [True, False], ids=["distributed", "not-asked"])
+def test_distributed_tracing_sends_the_hops_langsmith_trace_to_the_remote_run(
+    server_b: str, langsmith_server: CaptureServer, distributed: bool
+) -> None:
+    """`RemoteGraph(..., distributed_tracing=True)`: the remote run gets the hop's run as
+    its LangSmith parent (`langsmith-trace` and `baggage`, as `RemoteGraph.invoke` sends
+    them), which a LangGraph server puts in the run's `configurable`. (This `langgraph
+    dev` stores it but still traces the run as a trace of its own.)"""
+    worker = Worker(
+        name="desk",
+        description="The help desk (remote).",
+        agent=RemoteGraph("desk", url=server_b, distributed_tracing=distributed),
+        retry=NO_WAIT,
+        timeout=60,
+    )
+    app = create_supervisor(
+        [worker], router=lambda view: "FINISH" if view.ledger else "desk"
+    ).compile(checkpointer=InMemorySaver())
+    client = langsmith_server.client()
+    tracer = LangChainTracer(client=client, project_name="lgsp-root")
+    config: dict[str, Any] = {**_config(), "callbacks": [tracer]}
+    assert app.invoke(NOTE, config)["status"] == "done"
+    tracer.wait_for_futures()
+    client.flush()
+    (hop,) = [r for r in langsmith_server.runs().values() if r.get("name") == "desk.remote"]
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    (run,) = _remote_runs(server_b, thread)
+    sent = get_sync_client(url=server_b).runs.get(thread, run["run_id"])
+    configurable = sent["kwargs"]["config"]["configurable"]
+    if distributed:
+        assert configurable["langsmith-trace"] == hop["dotted_order"]
+        project = configurable.get("langsmith-project")
+        assert project in (None, "lgsp-root")
+    else:
+        assert "langsmith-trace" not in configurable
