@@ -149,7 +149,9 @@ async def _aread(conn: AsyncConnection[Any], thread_id: str | None) -> Rows:
 
 
 def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes | memoryview) else str(value)
+    if isinstance(value, memoryview):
+        return bytes(value).decode()
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _blob(value: object) -> Any:

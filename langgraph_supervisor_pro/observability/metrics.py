@@ -402,11 +402,14 @@ def _records(
     """The kept threads' records, from one listing of every checkpoint."""
     moment, start = _filters(since, graph, now)
     scan = _Scan()
+    latest: dict[str, CheckpointTuple] = {}
     for thread_id in history.threads():
         for chain in history.namespaces(thread_id).values():
             for item in chain:
                 scan.add(item)
-    latest = {t: item for t in history.threads() if (item := history.newest(t)) is not None}
+        newest = history.newest(thread_id)
+        if newest is not None:
+            latest[thread_id] = newest
     pending, overdue = _pending(_reviews_pending_at(latest), moment)
     records = [scan.record(thread, history, pending, overdue) for thread in scan.kept(start, graph)]
     return _newest_first(records)
