@@ -166,11 +166,14 @@ def check_thread(app: Any, saver: BaseCheckpointSaver[Any], thread_id: str) -> i
             assert shown == snapshot.values.get(name), (thread_id, name, snapshot)
         compared += 1
     assert compared == len(history.chain(thread_id))
+    checkpoints = 0
     for namespace, chain in history.namespaces(thread_id).items():
         for item, values in history.delta_history(thread_id, namespace):
             assert values == langgraph_rebuild(saver, item), (namespace, key_of(item))
             compared += 1
-        assert chain
+        checkpoints += len(chain)
+    # Every checkpoint rebuilt, at most one reducer call per checkpoint and channel.
+    assert 0 < history.folds <= checkpoints * len(DELTA_SPECS)
     return compared
 
 
@@ -324,3 +327,58 @@ def test_the_async_reading_on_postgres_is_the_same(pg_database: str) -> None:
             assert list(ahistory.delta_history(thread, namespace)) == list(
                 history.delta_history(thread, namespace)
             )
+
+
+def test_a_postgres_saver_on_one_connection_lists_the_same(pg_database: str) -> None:
+    import asyncio
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from langgraph_supervisor_pro.observability._history_rows import alist_once, reads_tables
+
+    with open_checkpointer(pg_database) as pooled:
+        long_run(pooled, "one", hops=3)
+        expected = sorted(map(key_of, list_once(pooled, "one").items))
+        assert reads_tables(pooled) and not reads_tables(InMemorySaver())
+    with PostgresSaver.from_conn_string(pg_database) as single:
+        assert sorted(map(key_of, list_once(single, "one").items)) == expected
+
+    async def main() -> list[Any]:
+        async with AsyncPostgresSaver.from_conn_string(pg_database) as asingle:
+            return sorted(map(key_of, (await alist_once(asingle, "one")).items))
+
+    assert asyncio.run(main()) == expected
+
+
+def test_rows_of_an_old_format_go_to_the_savers_list_and_empty_blobs_are_no_value() -> None:
+    from langgraph_supervisor_pro.observability._history_rows import _tuples
+
+    saver = InMemorySaver()
+    old = {
+        "thread_id": "t",
+        "checkpoint_ns": "",
+        "checkpoint_id": "2",
+        "parent_checkpoint_id": "1",
+        "checkpoint": {"v": 3, "channel_values": {}, "channel_versions": {}},
+        "metadata": {},
+    }
+    assert _tuples(saver, ([old], [], [])) is None  # pending sends: `list` migrates them
+    versions = {"a": "5", "b": "6", "n": "7"}
+    new = {**old, "checkpoint": {"v": 4, "channel_values": {"n": 1}, "channel_versions": versions}}
+    kind, data = saver.serde.dumps_typed([1, 2])
+    where = {"thread_id": "t", "checkpoint_ns": ""}
+    blobs = [
+        {**where, "channel": "a", "version": "5", "type": "empty", "blob": None},
+        {**where, "channel": "b", "version": "6", "type": kind, "blob": memoryview(data)},
+    ]
+    listing = _tuples(saver, ([new], blobs, []))
+    assert listing is not None
+    (item,) = listing.items
+    assert [listing.stored(item, c) for c in ("a", "b", "n", "z")] == [
+        (False, None),
+        (True, [1, 2]),
+        (True, 1),
+        (False, None),
+    ]
+    assert listing.stored(item, "b")[1] is listing.stored(item, "b")[1] and listing.loads == 1
