@@ -418,6 +418,7 @@ SUBMODULES: dict[str, set[str]] = {
         "JudgeVerdict",
         "JudgedTurn",
         "JudgementEvent",
+        "JudgementAlreadyAcknowledgedError",
         "JudgementNotFoundError",
         "OnlineJudge",
         "ReviewStatus",
@@ -539,6 +540,7 @@ SUBMODULES: dict[str, set[str]] = {
     "observability.judge_queue": {
         "JUDGE_NAMESPACE",
         "JudgedTurn",
+        "JudgementAlreadyAcknowledgedError",
         "JudgementNotFoundError",
         "ReviewStatus",
         "aacknowledge_judgement",

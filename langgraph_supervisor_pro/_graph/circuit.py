@@ -2,7 +2,8 @@
 
 The transitions are pure functions of the stored `BreakerState` (`admit`, `report`,
 `unavailable`); `Transact` applies one of them as a single read-modify-write of the item
-`("lgsp", "breakers", <supervisor>, *<path>) / "state"`:
+`("lgsp", "breakers", <supervisor>, *<path>) / "state"` (an `ItemTransaction`, locked on
+the namespace, except without a store):
 
 - a Postgres store over a connection pool (`PostgresStore`, `AsyncPostgresStore`, as
   `open_store`/`aopen_store` open them): one transaction on one pooled connection takes
@@ -21,19 +22,16 @@ The transitions are pure functions of the stored `BreakerState` (`admit`, `repor
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeVar
 
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from langgraph_supervisor_pro._internal.item_transaction import Change, ItemTransaction, item_value
 from langgraph_supervisor_pro._internal.text import truncate
 from langgraph_supervisor_pro.breakers import Breaker, BreakerState, CircuitState
 
@@ -44,37 +42,18 @@ KEY = "state"
 
 REASON_MAX_CHARS = 200
 
-Change = Callable[[Mapping[str, Any] | None], tuple[dict[str, Any] | None, T]]
-"""A transition: the stored value (None when there is none) -> (the value to write, or
-None to write nothing; what the caller gets back)."""
-
-_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('lgsp_breakers'), hashtext(%s))"
+_LOCK_CLASS = "lgsp_breakers"
+"""The advisory lock's class of breaker states on Postgres (the namespace is the item)."""
 
 _local: dict[tuple[str, ...], dict[str, Any]] = {}
 """Breaker states of graphs compiled without a store (per process)."""
 _process_lock = threading.Lock()
-_loop_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def forget_local() -> None:
     """Forget the per-process breaker states (graphs without a store). For tests."""
     with _process_lock:
         _local.clear()
-
-
-def _loop_lock() -> asyncio.Lock:
-    loop = asyncio.get_running_loop()
-    with _process_lock:
-        lock = _loop_locks.get(loop)
-        if lock is None:
-            lock = _loop_locks[loop] = asyncio.Lock()
-        return lock
-
-
-def _value(item: Any) -> dict[str, Any] | None:
-    return dict(item.value) if item is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +69,13 @@ class Read:
             with _process_lock:
                 found = _local.get(self.namespace)
                 return dict(found) if found is not None else None
-        return _value(self.store.get(self.namespace, KEY))
+        return item_value(self.store.get(self.namespace, KEY))
 
     async def arun(self) -> dict[str, Any] | None:
         """Read with the store's async API."""
         if self.store is None or isinstance(self.store, InMemoryStore):
             return self.run()
-        return _value(await self.store.aget(self.namespace, KEY))
+        return item_value(await self.store.aget(self.namespace, KEY))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,55 +86,26 @@ class Transact(Generic[T]):
     namespace: tuple[str, ...]
     change: Change[T]
 
+    def _item(self, store: BaseStore) -> ItemTransaction[T]:
+        return ItemTransaction(
+            store, self.namespace, KEY, self.change, lock=(_LOCK_CLASS, "/".join(self.namespace))
+        )
+
     def run(self) -> T:
         """Under `drive`."""
-        store = self.store
-        if store is None:
+        if self.store is None:
             with _process_lock:
                 new, out = self.change(_local.get(self.namespace))
                 if new is not None:
                     _local[self.namespace] = new
                 return out
-        if isinstance(store, PostgresStore) and isinstance(store.conn, ConnectionPool):
-            return self._postgres(store.conn)
-        with _process_lock:  # InMemoryStore: atomic; other stores: within this process
-            new, out = self.change(_value(store.get(self.namespace, KEY)))
-            if new is not None:
-                store.put(self.namespace, KEY, new, index=False)
-            return out
+        return self._item(self.store).run()
 
     async def arun(self) -> T:
         """Under `adrive`."""
-        store = self.store
-        if store is None or isinstance(store, InMemoryStore):
+        if self.store is None:
             return self.run()  # memory only: no await while the lock is held
-        if isinstance(store, AsyncPostgresStore) and isinstance(store.conn, AsyncConnectionPool):
-            return await self._apostgres(store.conn)
-        if isinstance(store, PostgresStore):
-            return await asyncio.to_thread(self.run)
-        async with _loop_lock():  # within this process's event loop only
-            new, out = self.change(_value(await store.aget(self.namespace, KEY)))
-            if new is not None:
-                await store.aput(self.namespace, KEY, new, index=False)
-            return out
-
-    def _postgres(self, pool: ConnectionPool[Any]) -> T:
-        with pool.connection() as conn, conn.transaction():
-            conn.execute(_LOCK_SQL, ("/".join(self.namespace),))
-            bound = PostgresStore(conn)  # the same connection: inside the transaction
-            new, out = self.change(_value(bound.get(self.namespace, KEY)))
-            if new is not None:
-                bound.put(self.namespace, KEY, new, index=False)
-            return out
-
-    async def _apostgres(self, pool: AsyncConnectionPool[Any]) -> T:
-        async with pool.connection() as conn, conn.transaction():
-            await conn.execute(_LOCK_SQL, ("/".join(self.namespace),))
-            bound = AsyncPostgresStore(conn)
-            new, out = self.change(_value(await bound.aget(self.namespace, KEY)))
-            if new is not None:
-                await bound.aput(self.namespace, KEY, new, index=False)
-            return out
+        return await self._item(self.store).arun()
 
 
 # -- the state machine -------------------------------------------------------------------

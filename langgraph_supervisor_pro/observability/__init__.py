@@ -68,6 +68,7 @@ from langgraph_supervisor_pro.observability.judge import (
 from langgraph_supervisor_pro.observability.judge_queue import (
     JUDGE_NAMESPACE,
     JudgedTurn,
+    JudgementAlreadyAcknowledgedError,
     JudgementNotFoundError,
     ReviewStatus,
     aacknowledge_judgement,
@@ -150,6 +151,7 @@ __all__ = [
     "HopUtilisation",
     "JudgeVerdict",
     "JudgedTurn",
+    "JudgementAlreadyAcknowledgedError",
     "JudgementEvent",
     "JudgementNotFoundError",
     "OTelCallbackHandler",

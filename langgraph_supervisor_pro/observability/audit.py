@@ -1,7 +1,8 @@
 """The audit trail of one run: a readable, typed timeline for a compliance reader.
 
 `audit_trail(checkpointer_or_graph, thread_id)` reads the thread's checkpoint history
-(the root namespace and, in a tree, each domain's namespace) and returns an
+(the root namespace and, in a tree, each domain's namespace), listed once
+(`_history.History`), and returns an
 `AuditTrail`: one frozen event per thing that happened, oldest first:
 
 - `TurnEvent`: a user message started a turn (its task).
@@ -37,7 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
@@ -47,11 +48,12 @@ from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path, whole_int
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
+from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.persistence.effects import (
     PostgresEffects,
     StoreEffects,
 )
-from langgraph_supervisor_pro.review.desk import list_reviews
+from langgraph_supervisor_pro.review.desk import _reviews_pending_at
 
 __all__ = [
     "AuditEvent",
@@ -548,16 +550,6 @@ class _Level:
         )
 
 
-def _levels(items: Iterable[CheckpointTuple]) -> dict[str, list[CheckpointTuple]]:
-    by_ns: dict[str, list[CheckpointTuple]] = {}
-    for item in items:
-        namespace = str((item.config.get("configurable") or {}).get("checkpoint_ns", ""))
-        by_ns.setdefault(namespace, []).append(item)
-    for chain in by_ns.values():
-        chain.sort(key=lambda i: str(i.config["configurable"].get("checkpoint_id", "")))
-    return by_ns
-
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _PAGE = 500
 """Effects read from a store per search."""
@@ -716,11 +708,12 @@ def audit_trail(
     """
     saver = _saver(checkpointer_or_graph)
     thread = str(thread_id)
-    items = list(saver.list({"configurable": {"thread_id": thread}}))
-    if not items:
+    history = History.read(saver, thread)
+    levels = history.namespaces(thread)
+    if not levels:
         raise LookupError(f"thread {thread!r} has no checkpoints")
     events: list[AuditEvent] = []
-    for namespace, chain in sorted(_levels(items).items()):
+    for namespace, chain in levels.items():
         events.extend(_events_of(namespace, chain))
     order = {id(e): i for i, e in enumerate(events)}
     events.sort(key=lambda e: (e.at is None, e.at or datetime.min, order[id(e)]))
@@ -732,5 +725,6 @@ def audit_trail(
     recorded = [e for source in sources for e in _effects(source, thread)]
     if recorded:
         events = _with_effects(events, recorded)
-    pending = len(list_reviews(saver, thread_ids=[thread]))
+    newest = history.newest(thread)
+    pending = len(_reviews_pending_at({thread: newest}) if newest is not None else [])
     return AuditTrail(thread_id=thread, events=tuple(events), pending_reviews=pending)

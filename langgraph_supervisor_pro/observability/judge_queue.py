@@ -9,6 +9,19 @@ Any process that opens the same store (Postgres across processes) lists them wit
 who and when. Acknowledging never changes the run: the verdict is a report on an answer
 already given.
 
+Acknowledging is a compare-and-set: it writes only a verdict still open, and a second
+acknowledgement is refused with `JudgementAlreadyAcknowledgedError`, which says who
+acknowledged it and when. LangGraph's `BaseStore` has no transaction or conditional
+write, so how far that holds depends on the store (`_internal/item_transaction.py`):
+
+- a Postgres store over a pool (what `open_store("postgresql://...")` opens): the read
+  and the write are one transaction holding an advisory lock on the key, so of two
+  acknowledgements at once, in any processes, exactly one succeeds;
+- an `InMemoryStore`: atomic (it lives in one process);
+- any other store (SQLite, a platform's store): serialised within one process only; two
+  processes acknowledging the same key at the same moment can both succeed (the last
+  write wins), as before.
+
 Example:
     ```python
     from langgraph_supervisor_pro import open_store
@@ -31,12 +44,14 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore
 
+from langgraph_supervisor_pro._internal.item_transaction import ItemTransaction
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 
 __all__ = [
     "JUDGE_NAMESPACE",
     "JudgedTurn",
+    "JudgementAlreadyAcknowledgedError",
     "JudgementNotFoundError",
     "ReviewStatus",
     "aacknowledge_judgement",
@@ -52,6 +67,8 @@ ReviewStatus = Literal["open", "acknowledged"]
 """Where a queued verdict stands: waiting for a human, or acknowledged by one."""
 
 _PAGE = 100
+_LOCK_CLASS = "lgsp_judge"
+"""The advisory lock's class of acknowledgements on Postgres (the key is the item)."""
 
 
 class JudgementNotFoundError(LookupError):
@@ -68,6 +85,31 @@ class JudgementNotFoundError(LookupError):
             "lists them"
         )
         self.key = key
+
+
+class JudgementAlreadyAcknowledgedError(ValueError):
+    """The verdict was already acknowledged (by someone else, or by an earlier call).
+
+    A `ValueError`, so code that caught the earlier error keeps working.
+
+    Example:
+        >>> err = JudgementAlreadyAcknowledgedError("t-1:1", by="alice", at="2030-01-01T09:00Z")
+        >>> str(err)
+        "judgement 't-1:1' was already acknowledged by alice at 2030-01-01T09:00Z"
+        >>> err.by, err.at
+        ('alice', '2030-01-01T09:00Z')
+    """
+
+    def __init__(self, key: str, *, by: str | None, at: str | None) -> None:
+        super().__init__(
+            f"judgement {key!r} was already acknowledged by {by or 'someone unnamed'} at "
+            f"{at or 'an unrecorded time'}"
+        )
+        self.key = key
+        self.by = by
+        """Who acknowledged it."""
+        self.at = at
+        """When (ISO 8601, UTC)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,6 +296,27 @@ async def ajudge_reviews(
     return await adrive(_listing(_check_store(store), _status_filter(status)))
 
 
+def _acknowledged(
+    key: str, by: str, note: str, stored: Mapping[str, Any] | None
+) -> tuple[dict[str, Any] | None, JudgedTurn]:
+    """The compare-and-set: the stored value, acknowledged, if it is still open."""
+    if stored is None or stored.get("review") not in ("open", "acknowledged"):
+        raise JudgementNotFoundError(key)
+    current = JudgedTurn.from_value(stored)
+    if current.review == "acknowledged":
+        raise JudgementAlreadyAcknowledgedError(
+            key, by=current.acknowledged_by, at=current.acknowledged_at
+        )
+    value = {
+        **stored,
+        "review": "acknowledged",
+        "acknowledged_by": storable(by.strip()),
+        "acknowledged_at": datetime.now(UTC).isoformat(),
+        "note": storable(note),
+    }
+    return value, JudgedTurn.from_value(value)
+
+
 def _acknowledging(store: BaseStore, key: str, by: str, note: str) -> Steps[JudgedTurn]:
     if not isinstance(key, str) or not key:
         raise ValueError("key: give the key of a queued judgement (lgsp judge list shows them)")
@@ -261,29 +324,14 @@ def _acknowledging(store: BaseStore, key: str, by: str, note: str) -> Steps[Judg
         raise ValueError("by: name who acknowledges the judgement (e.g. by='alice')")
     if not isinstance(note, str):
         raise TypeError(f"note: got {type(note).__name__}; give a string")
-    item = yield Call(
-        partial(store.get, JUDGE_NAMESPACE, key), partial(store.aget, JUDGE_NAMESPACE, key)
+    done: JudgedTurn = yield ItemTransaction(
+        store,
+        JUDGE_NAMESPACE,
+        key,
+        partial(_acknowledged, key, by, note),
+        lock=(_LOCK_CLASS, key),
     )
-    if item is None or item.value.get("review") not in ("open", "acknowledged"):
-        raise JudgementNotFoundError(key)
-    current = JudgedTurn.from_value(item.value)
-    if current.review == "acknowledged":
-        raise ValueError(
-            f"key: judgement {key!r} was already acknowledged by {current.acknowledged_by} at "
-            f"{current.acknowledged_at}"
-        )
-    value = {
-        **item.value,
-        "review": "acknowledged",
-        "acknowledged_by": storable(by.strip()),
-        "acknowledged_at": datetime.now(UTC).isoformat(),
-        "note": storable(note),
-    }
-    yield Call(
-        partial(store.put, JUDGE_NAMESPACE, key, value, index=False),
-        partial(store.aput, JUDGE_NAMESPACE, key, value, index=False),
-    )
-    return JudgedTurn.from_value(value)
+    return done
 
 
 def acknowledge_judgement(store: BaseStore, key: str, *, by: str, note: str = "") -> JudgedTurn:
@@ -295,12 +343,19 @@ def acknowledge_judgement(store: BaseStore, key: str, *, by: str, note: str = ""
         by: Who acknowledges it.
         note: What was done about it, if anything.
 
+    Acknowledging is a compare-and-set on a Postgres store over a pool (`open_store`):
+    of two acknowledgements at once, in any processes, one succeeds and the other is
+    refused. Elsewhere see the module (`judge_queue`) for what holds.
+
     Returns:
         The verdict as now stored.
 
     Raises:
         JudgementNotFoundError: No queued verdict has this key.
-        ValueError: It was already acknowledged (by whom and when), or an empty `by`.
+        JudgementAlreadyAcknowledgedError: It was already acknowledged (its `by` and `at`
+            say by whom and when).
+        ValueError: An empty `key` or `by`.
+        TypeError: `store` is not a LangGraph store, or `note` is not a string.
 
     Example:
         ```python
@@ -323,6 +378,10 @@ async def aacknowledge_judgement(
 
     Returns:
         The verdict as now stored.
+
+    Raises:
+        JudgementNotFoundError: No queued verdict has this key.
+        JudgementAlreadyAcknowledgedError: It was already acknowledged (by whom, when).
 
     Example:
         ```python

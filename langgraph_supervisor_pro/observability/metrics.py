@@ -5,9 +5,9 @@ checkpoint (its status, halt reason, ledger, usage, compactions, refused tools a
 reviews), the newest checkpoint of each domain's namespace in a tree (the domain's own
 ledger, usage, compactions and refused tools; its reviews are already in the root's), and
 the root namespace's history for the reviews' interrupts (when each review was first
-pending, and its deadline). The append-only channels (`ledger`, `usage`, ...) are
-`DeltaChannel`s, rebuilt from the saver's `get_delta_channel_history`, the way LangGraph
-rebuilds them.
+pending, and its deadline). The checkpoints are listed once (`_history.History`), and the
+append-only channels (`ledger`, `usage`, ...), which are `DeltaChannel`s, are folded from
+the listed checkpoints' writes the way LangGraph rebuilds them (no further read).
 
 Figures:
 
@@ -52,19 +52,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast, get_type_hints
+from typing import Any, cast
 
-from langgraph.channels import DeltaChannel
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Interrupt
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
+from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
     PendingReview,
-    alist_reviews,
-    list_reviews,
+    _reviews_pending_at,
 )
 from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER
 from langgraph_supervisor_pro.state import (
@@ -72,7 +71,6 @@ from langgraph_supervisor_pro.state import (
     LedgerEntry,
     ReviewEntry,
     SecurityEntry,
-    SupervisorState,
     UsageEntry,
 )
 
@@ -124,18 +122,6 @@ _ROLES = ("supervisor", "worker", "summarizer", "synthesis")
 
 ExpectedRoutes = Mapping[str, Sequence[str]]
 """Expected routes by thread id: the workers the root should have run, in order."""
-
-
-def _delta_specs() -> dict[str, DeltaChannel[Any]]:
-    hints = get_type_hints(SupervisorState, include_extras=True)
-    specs: dict[str, DeltaChannel[Any]] = {}
-    for name in _DELTA:
-        spec = next(m for m in hints[name].__metadata__ if isinstance(m, DeltaChannel))
-        specs[name] = spec
-    return specs
-
-
-_SPECS = _delta_specs()
 
 
 # --------------------------------------------------------------------------- reading
@@ -262,33 +248,10 @@ def _config_of(item: CheckpointTuple) -> Mapping[str, Any]:
     return item.config.get("configurable") or {}
 
 
-def _replay(item: CheckpointTuple) -> list[str]:
-    """The delta channels of `item` to rebuild from the saver's history."""
-    checkpoint = item.checkpoint
-    stored = checkpoint.get("channel_values") or {}
-    versions = checkpoint.get("channel_versions") or {}
-    return [k for k in _DELTA if k in versions and k not in stored]
-
-
-def _rebuild(
-    item: CheckpointTuple, histories: Mapping[str, DeltaChannelHistory]
-) -> dict[str, tuple[Any, ...]]:
-    """The delta channels' values at `item`, rebuilt like LangGraph rebuilds them."""
-    stored = item.checkpoint.get("channel_values") or {}
-    out: dict[str, tuple[Any, ...]] = {}
-    for name in _DELTA:
-        spec = _SPECS[name]
-        if name in histories:
-            history = histories[name]
-            channel = spec.from_checkpoint(history.get("seed"))
-            channel.replay_writes(history["writes"])
-        elif name in stored:
-            channel = spec.from_checkpoint(stored[name])
-        else:
-            out[name] = ()
-            continue
-        out[name] = tuple(channel.get() or ())
-    return out
+def _values(history: History, item: CheckpointTuple) -> dict[str, tuple[Any, ...]]:
+    """The delta channels' values at `item` (empty for one never written)."""
+    values = history.delta_values(item, _DELTA)
+    return {name: tuple(values.get(name) or ()) for name in _DELTA}
 
 
 def _interrupts(writes: Iterable[Sequence[Any]]) -> Iterable[Interrupt]:
@@ -365,20 +328,16 @@ class _Scan:
         return None if held is None else held[1]
 
     def record(
-        self,
-        thread: _Thread,
-        histories: Sequence[Mapping[str, DeltaChannelHistory]],
-        pending: Counter[str],
-        overdue: Counter[str],
+        self, thread: _Thread, history: History, pending: Counter[str], overdue: Counter[str]
     ) -> ThreadRecord:
-        """The thread's record, from the histories of its root, then of each domain."""
+        """The thread's record: its root's values, then each domain's."""
         root = thread.root
         thread_id = str(_config_of(root).get("thread_id", ""))
         values = root.checkpoint.get("channel_values") or {}
-        delta = _rebuild(root, histories[0])
+        delta = _values(history, root)
         domains: list[DomainRecord] = []
-        for (namespace, item), history in zip(thread.domains, histories[1:], strict=True):
-            own = _rebuild(item, history)
+        for namespace, item in thread.domains:
+            own = _values(history, item)
             domains.append(
                 DomainRecord(
                     path=namespace_path(namespace),
@@ -437,6 +396,25 @@ def _newest_first(records: list[ThreadRecord]) -> list[ThreadRecord]:
     return records
 
 
+def _records(
+    history: History, since: datetime | str | None, graph: str | None, now: datetime | None
+) -> list[ThreadRecord]:
+    """The kept threads' records, from one listing of every checkpoint."""
+    moment, start = _filters(since, graph, now)
+    scan = _Scan()
+    latest: dict[str, CheckpointTuple] = {}
+    for thread_id in history.threads():
+        for chain in history.namespaces(thread_id).values():
+            for item in chain:
+                scan.add(item)
+        newest = history.newest(thread_id)
+        if newest is not None:
+            latest[thread_id] = newest
+    pending, overdue = _pending(_reviews_pending_at(latest), moment)
+    records = [scan.record(thread, history, pending, overdue) for thread in scan.kept(start, graph)]
+    return _newest_first(records)
+
+
 def read_threads(
     checkpointer: BaseCheckpointSaver[Any],
     *,
@@ -445,6 +423,9 @@ def read_threads(
     now: datetime | None = None,
 ) -> list[ThreadRecord]:
     """Every run in a checkpoint database, as `compute_metrics` needs it, newest first.
+
+    The checkpoints are listed once; each thread's delta channels are folded from the
+    listed writes (one reducer call per checkpoint that wrote them).
 
     Args:
         checkpointer: An open checkpointer that lists across threads (SQLite, Postgres,
@@ -466,21 +447,8 @@ def read_threads(
             records = read_threads(saver, since="7d", graph="support")
         ```
     """
-    moment, start = _filters(since, graph, now)
-    scan = _Scan()
-    for item in checkpointer.list(None):
-        scan.add(item)
-    pending, overdue = _pending(list_reviews(checkpointer), moment)
-    records: list[ThreadRecord] = []
-    for thread in scan.kept(start, graph):
-        histories = [
-            checkpointer.get_delta_channel_history(config=item.config, channels=_replay(item))
-            if _replay(item)
-            else {}
-            for item in (thread.root, *(d for _, d in thread.domains))
-        ]
-        records.append(scan.record(thread, histories, pending, overdue))
-    return _newest_first(records)
+    _filters(since, graph, now)
+    return _records(History.read(checkpointer), since, graph, now)
 
 
 async def aread_threads(
@@ -498,23 +466,8 @@ async def aread_threads(
             records = await aread_threads(saver, since="24h")
         ```
     """
-    moment, start = _filters(since, graph, now)
-    scan = _Scan()
-    async for item in checkpointer.alist(None):
-        scan.add(item)
-    pending, overdue = _pending(await alist_reviews(checkpointer), moment)
-    records: list[ThreadRecord] = []
-    for thread in scan.kept(start, graph):
-        histories: list[Mapping[str, DeltaChannelHistory]] = []
-        for item in (thread.root, *(d for _, d in thread.domains)):
-            channels = _replay(item)
-            histories.append(
-                await checkpointer.aget_delta_channel_history(config=item.config, channels=channels)
-                if channels
-                else {}
-            )
-        records.append(scan.record(thread, histories, pending, overdue))
-    return _newest_first(records)
+    _filters(since, graph, now)
+    return _records(await History.aread(checkpointer), since, graph, now)
 
 
 def _first_deadline(escalations: object) -> datetime | None:

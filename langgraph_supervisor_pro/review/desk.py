@@ -598,6 +598,26 @@ def _reviews_of_tuple(thread_id: str, item: CheckpointTuple) -> list[PendingRevi
     return _reviews_in(thread_id, _pending_interrupts(item.pending_writes or ()), checkpoint_id)
 
 
+def _reviews_pending_at(latest: Mapping[str, CheckpointTuple]) -> list[PendingReview]:
+    """The reviews pending at each thread's newest root checkpoint, already listed.
+
+    What `list_reviews(checkpointer)` finds, for a reader that listed the checkpoints
+    itself (the metrics, the audit trail), so they are not listed twice.
+
+    Args:
+        latest: By thread id, its newest root checkpoint.
+
+    Returns:
+        The pending reviews, soonest deadline first (no deadline last).
+
+    Example:
+        >>> _reviews_pending_at({})
+        []
+    """
+    reviews = [r for thread_id, item in latest.items() for r in _reviews_of_tuple(thread_id, item)]
+    return _finish_listing(reviews, now=None, expired_only=False)
+
+
 def _reviews_of_snapshot(thread_id: str, snapshot: StateSnapshot) -> list[PendingReview]:
     checkpoint_id = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
     return _reviews_in(thread_id, snapshot.interrupts, checkpoint_id)

@@ -10,9 +10,14 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import (
@@ -24,10 +29,20 @@ from langgraph_supervisor_pro import (
     open_store,
 )
 from langgraph_supervisor_pro.cli import app as lgsp_app
-from langgraph_supervisor_pro.observability import OnlineJudge, judge_reviews
+from langgraph_supervisor_pro.observability import (
+    JUDGE_NAMESPACE,
+    JudgedTurn,
+    JudgementAlreadyAcknowledgedError,
+    OnlineJudge,
+    aacknowledge_judgement,
+    acknowledge_judgement,
+    judge_reviews,
+)
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedChatModel
 from tests._helpers import ask
-from tests.integration._proc import ROOT, child_env
+from tests.integration import _judge_ack_app
+from tests.integration._app_common import RELEASE_NAME
+from tests.integration._proc import ROOT, Children, child_env
 
 pytestmark = pytest.mark.integration
 
@@ -126,3 +141,128 @@ def test_async_runs_queue_on_postgres_with_text_postgres_refuses(pg_database):
     (item,) = asyncio.run(main())
     assert item.key == f"{thread_id}:1" and item.thread_id == thread_id
     assert item.reasons == ("cut\ufffdoff", "lone \ufffd half")
+
+
+# -- two acknowledgements at once: a compare-and-set ---------------------------------------
+
+PAUSE = 0.3
+"""Seconds each store read is held up: two acknowledgements without a compare-and-set
+would both read the verdict open in that window, and both write."""
+
+
+def queue_one(uri: str, key: str) -> None:
+    with open_store(uri) as store:
+        store.put(
+            JUDGE_NAMESPACE,
+            key,
+            {"key": key, "thread_id": key.split(":")[0], "turn": 1, "score": 0.2, "review": "open"},
+        )
+
+
+def stored(uri: str, key: str) -> dict[str, Any]:
+    with open_store(uri) as store:
+        item = store.get(JUDGE_NAMESPACE, key)
+    assert item is not None
+    return dict(item.value)
+
+
+def check_one_winner(results: dict[str, Any], value: dict[str, Any]) -> None:
+    """One acknowledgement on record; the other caller was refused, told who and when."""
+    winner = value["acknowledged_by"]
+    (loser,) = set(results) - {winner}
+    assert value["review"] == "acknowledged"
+    assert results[winner] == ("ok", winner, value["acknowledged_at"])
+    assert results[loser] == ("refused", winner, value["acknowledged_at"])
+
+
+def test_two_acknowledgements_at_once_on_two_pools_one_is_refused(pg_database, monkeypatch):
+    queue_one(pg_database, "cas-1:1")
+    read = PostgresStore.get
+
+    def slow_get(self: Any, *args: Any, **kwargs: Any) -> Any:
+        item = read(self, *args, **kwargs)
+        time.sleep(PAUSE)
+        return item
+
+    monkeypatch.setattr(PostgresStore, "get", slow_get)
+    gate = threading.Barrier(2)
+
+    def acknowledge(name: str) -> tuple[str, str | None, str | None]:
+        with open_store(pg_database) as store:  # a pool of its own, as another process
+            gate.wait(10)
+            try:
+                done = acknowledge_judgement(store, "cas-1:1", by=name)
+            except JudgementAlreadyAcknowledgedError as exc:
+                assert exc.key == "cas-1:1" and "already acknowledged by" in str(exc)
+                return ("refused", exc.by, exc.at)
+            return ("ok", done.acknowledged_by, done.acknowledged_at)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip(["ann", "ben"], pool.map(acknowledge, ["ann", "ben"]), strict=True))
+    check_one_winner(results, stored(pg_database, "cas-1:1"))
+
+
+def test_two_async_acknowledgements_at_once_on_two_pools_one_is_refused(pg_database, monkeypatch):
+    queue_one(pg_database, "cas-2:1")
+    aread = AsyncPostgresStore.aget
+
+    async def slow_aget(self: Any, *args: Any, **kwargs: Any) -> Any:
+        item = await aread(self, *args, **kwargs)
+        await asyncio.sleep(PAUSE)
+        return item
+
+    monkeypatch.setattr(AsyncPostgresStore, "aget", slow_aget)
+
+    async def acknowledge(name: str) -> tuple[str, str | None, str | None]:
+        async with aopen_store(pg_database) as store:
+            try:
+                done = await aacknowledge_judgement(store, "cas-2:1", by=name)
+            except JudgementAlreadyAcknowledgedError as exc:
+                return ("refused", exc.by, exc.at)
+            return ("ok", done.acknowledged_by, done.acknowledged_at)
+
+    async def main() -> list[tuple[str, str | None, str | None]]:
+        return list(await asyncio.gather(acknowledge("cleo"), acknowledge("dan")))
+
+    results = dict(zip(["cleo", "dan"], asyncio.run(main()), strict=True))
+    check_one_winner(results, stored(pg_database, "cas-2:1"))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_two_processes_acknowledging_at_once_one_is_refused(pg_database, tmp_path, mode):
+    queue_one(pg_database, "cas-3:1")
+    script = Path(_judge_ack_app.__file__).resolve()
+    names = ["eve", "fred"]
+    with Children(script, tmp_path) as children:
+        common = ["--uri", pg_database, "--key", "cas-3:1", "--workdir", str(tmp_path)]
+        started = [children.start(name, [*common, "--as", name, "--mode", mode]) for name in names]
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"{n}.ready").exists() for n in names):
+            assert time.monotonic() < deadline, "\n".join(c.output() for c in started)
+            assert all(c.proc.poll() is None for c in started), "\n".join(
+                c.output() for c in started
+            )
+            time.sleep(0.02)
+        (tmp_path / RELEASE_NAME).touch()
+        codes = [child.wait() for child in started]
+        assert codes == [0, 0], "\n".join(c.output() for c in started)
+        outcomes = {name: child.summary() for name, child in zip(names, started, strict=True)}
+    results = {
+        name: ("refused" if out["refused"] else "ok", out["by"], out["at"])
+        for name, out in outcomes.items()
+    }
+    check_one_winner(results, stored(pg_database, "cas-3:1"))
+    (refused,) = [o for o in outcomes.values() if o["refused"]]
+    assert refused["error"].startswith("judgement 'cas-3:1' was already acknowledged by ")
+
+
+def test_the_cli_refuses_a_second_resolve_naming_who_and_when(pg_database):
+    queue_one(pg_database, "cas-4:1")
+    with open_store(pg_database) as store:
+        first = acknowledge_judgement(store, "cas-4:1", by="gus")
+    assert isinstance(first, JudgedTurn)
+    again = CliRunner().invoke(
+        lgsp_app, ["judge", "resolve", "cas-4:1", "--store", pg_database, "--as", "hana"]
+    )
+    assert again.exit_code == 2
+    assert f"already acknowledged by gus at {first.acknowledged_at}" in again.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,6 +16,7 @@ from langgraph_supervisor_pro import Worker, create_supervisor, open_store
 from langgraph_supervisor_pro.observability import (
     JUDGE_NAMESPACE,
     JudgedTurn,
+    JudgementAlreadyAcknowledgedError,
     JudgementNotFoundError,
     OnlineJudge,
     aacknowledge_judgement,
@@ -63,7 +65,7 @@ def test_low_scores_are_listed_oldest_first_and_acknowledged_once():
     assert [i.key for i in judge_reviews(store)] == ["c:1"]
     assert [i.key for i in judge_reviews(store, status="acknowledged")] == ["a:1"]
     assert [i.key for i in judge_reviews(store, status="all")] == ["a:1", "c:1"]
-    with pytest.raises(ValueError, match="already acknowledged by alice at"):
+    with pytest.raises(JudgementAlreadyAcknowledgedError, match="already acknowledged by alice at"):
         acknowledge_judgement(store, "a:1", by="bob")
     # The stored verdict keeps the judge's answer and the state entry it came from.
     item = store.get(JUDGE_NAMESPACE, "a:1")
@@ -150,7 +152,34 @@ def test_a_judged_turn_reads_back_from_any_stored_value():
     assert JudgedTurn.from_value(item.to_dict() | {"at": "t"}).judged_at == "t"
 
 
-def test_two_runs_at_once_each_queue_their_turn_and_two_acknowledgers_agree():
+def slow_reads(monkeypatch: pytest.MonkeyPatch, store_class: type[Any]) -> None:
+    """Widen the window between an acknowledgement's read and its write to 0.3 s."""
+    read = store_class.get
+
+    def slow_get(self: Any, *args: Any, **kwargs: Any) -> Any:
+        item = read(self, *args, **kwargs)
+        time.sleep(0.3)
+        return item
+
+    monkeypatch.setattr(store_class, "get", slow_get)
+
+
+def acknowledge_at_once(store: Any, key: str, names: list[str]) -> dict[str, Any]:
+    """Each name acknowledges `key` in its own thread, all at once: name -> result or error."""
+    gate = threading.Barrier(len(names))
+
+    def acknowledge(name: str) -> Any:
+        gate.wait(10)
+        try:
+            return acknowledge_judgement(store, key, by=name)
+        except JudgementAlreadyAcknowledgedError as exc:
+            return exc
+
+    with ThreadPoolExecutor(len(names)) as pool:
+        return dict(zip(names, pool.map(acknowledge, names), strict=True))
+
+
+def test_two_runs_at_once_each_queue_their_turn_and_one_of_two_acknowledgers_wins(monkeypatch):
     store = InMemoryStore()
     app = judged_team().compile(checkpointer=InMemorySaver(), store=store)
     gate = threading.Barrier(2)
@@ -165,17 +194,56 @@ def test_two_runs_at_once_each_queue_their_turn_and_two_acknowledgers_agree():
     assert keys == ["p-1:1", "p-2:1"]
     assert sorted(i.key for i in judge_reviews(store)) == keys
 
-    def acknowledge(name: str) -> str:
-        gate.wait(10)
-        try:
-            return acknowledge_judgement(store, "p-1:1", by=name).acknowledged_by or ""
-        except ValueError as exc:
-            assert "already acknowledged" in str(exc)
-            return "refused"
-
-    with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(acknowledge, ["ann", "ben"]))
+    slow_reads(monkeypatch, InMemoryStore)  # both would read "open" before either writes
+    results = acknowledge_at_once(store, "p-1:1", ["ann", "ben"])
     (item,) = judge_reviews(store, status="acknowledged")
-    # Whoever wrote last is the acknowledger on record, and said so to their caller.
-    assert item.acknowledged_by in results and set(results) <= {"ann", "ben", "refused"}
+    winner = item.acknowledged_by
+    (loser,) = {"ann", "ben"} - {winner}
+    assert isinstance(results[winner], JudgedTurn)
+    assert results[winner].acknowledged_at == item.acknowledged_at
+    refused = results[loser]
+    assert isinstance(refused, JudgementAlreadyAcknowledgedError)
+    assert (refused.key, refused.by, refused.at) == ("p-1:1", winner, item.acknowledged_at)
+    assert f"already acknowledged by {winner} at {item.acknowledged_at}" in str(refused)
     assert [i.key for i in judge_reviews(store)] == ["p-2:1"]
+
+
+def test_two_acknowledgements_at_once_in_one_process_on_sqlite_one_is_refused(
+    tmp_path, monkeypatch
+):
+    from langgraph.store.sqlite import SqliteStore
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with open_store(url) as first, open_store(url) as second:
+        first.put(JUDGE_NAMESPACE, "s:1", {"key": "s:1", "turn": 1, "review": "open"})
+        slow_reads(monkeypatch, SqliteStore)
+        gate = threading.Barrier(2)
+
+        def acknowledge(pair: tuple[Any, str]) -> str:
+            gate.wait(10)
+            try:
+                return acknowledge_judgement(pair[0], "s:1", by=pair[1]).acknowledged_by or ""
+            except JudgementAlreadyAcknowledgedError as exc:
+                return f"refused: {exc.by}"
+
+        with ThreadPoolExecutor(2) as pool:
+            results = sorted(pool.map(acknowledge, [(first, "ann"), (second, "ben")]))
+    assert results in (["ann", "refused: ann"], ["ben", "refused: ben"])
+
+
+def test_an_acknowledgement_refused_on_the_event_loop_says_who_and_when():
+    store = InMemoryStore()
+    store.put(JUDGE_NAMESPACE, "e:1", {"key": "e:1", "turn": 1, "review": "open"})
+
+    async def main() -> tuple[JudgedTurn, JudgementAlreadyAcknowledgedError]:
+        done = await aacknowledge_judgement(store, "e:1", by="dora")
+        with pytest.raises(JudgementAlreadyAcknowledgedError) as info:
+            await aacknowledge_judgement(store, "e:1", by="emil")
+        return done, info.value
+
+    done, refused = asyncio.run(main())
+    assert (refused.by, refused.at) == ("dora", done.acknowledged_at)
+    unnamed = JudgementAlreadyAcknowledgedError("k", by=None, at=None)
+    assert str(unnamed) == (
+        "judgement 'k' was already acknowledged by someone unnamed at an unrecorded time"
+    )

@@ -1,0 +1,257 @@
+"""Listing checkpoints once (private), for `_history.History`.
+
+`list_once(saver, thread_id)` / `alist_once` return the checkpoints of one thread (or of
+every thread) as a `Listing`: the `CheckpointTuple`s the saver's `list` / `alist` gives,
+and `Listing.stored(item, channel)`, the value a checkpoint stores of a channel:
+
+- a Postgres saver (LangGraph's `PostgresSaver` / `AsyncPostgresSaver`, and the savers of
+  `open_checkpointer`): three queries over its tables (`checkpoints`, `checkpoint_blobs`,
+  `checkpoint_writes`, the layout of its migrations) on its own connection. The pending
+  writes are deserialized with the saver's `serde`; a value kept in `checkpoint_blobs`
+  only when `stored` asks for it, once for every checkpoint that shares it (the tuples'
+  `channel_values` hold the row's inline values). `list` joins each checkpoint's channel
+  versions to their blobs and deserializes them for every checkpoint: a delta channel's
+  copy (`state.DELTA_SNAPSHOT_FREQUENCY`), which holds the channel's whole value, again
+  for each checkpoint until the channel is next written, the conversation's `messages`
+  for each checkpoint of a turn. The audit trail needs none of them, the metrics only
+  the seeds of each namespace's newest checkpoint. A value shared by several checkpoints
+  is one object: callers must not mutate it.
+- any other saver (memory, SQLite, a custom one), and a Postgres thread still holding
+  checkpoints of LangGraph's format before version 4 (pending sends): the saver's `list`.
+
+Example:
+    ```python
+    listing = list_once(saver, "order-7")
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, LiteralString
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import AsyncConnection, Connection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+__all__ = ["Listing", "alist_once", "list_once", "reads_tables"]
+
+_CHECKPOINTS: LiteralString = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, "
+    "metadata FROM checkpoints"
+)
+_BLOBS: LiteralString = (
+    "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs"
+)
+_WRITES: LiteralString = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+    "blob FROM checkpoint_writes"
+)
+_BY_THREAD: LiteralString = " WHERE thread_id = %s"
+
+Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+"""The checkpoints', blobs' and writes' rows."""
+
+BlobKey = tuple[str, str, str, str]
+"""A stored value's (thread id, namespace, channel, version)."""
+
+
+class Listing:
+    """Listed checkpoints, and the values they store, read when asked for.
+
+    From the saver's `list`, each checkpoint's `channel_values` is complete. From a
+    Postgres saver's tables, it holds only the values stored in the checkpoint's row
+    (the inline primitives: `status`, `step`, ...); `stored` deserializes a value kept
+    in `checkpoint_blobs` when first asked for, once for every checkpoint sharing it.
+    """
+
+    def __init__(
+        self,
+        items: list[CheckpointTuple],
+        blobs: Mapping[BlobKey, tuple[str, Any]] | None = None,
+        serde: Any = None,
+    ) -> None:
+        self.items = items
+        self._blobs = blobs
+        self._serde = serde
+        self._loaded: dict[BlobKey, Any] = {}
+        self.loads = 0
+        """Stored values deserialized on demand so far."""
+
+    def stored(self, item: CheckpointTuple, channel: str) -> tuple[bool, Any]:
+        """Whether `item` stores a value of `channel`, and the value.
+
+        Example:
+            >>> Listing([]).stored(CheckpointTuple({}, {"channel_values": {"a": 1}}, {}), "a")
+            (True, 1)
+        """
+        values = item.checkpoint.get("channel_values") or {}
+        if self._blobs is not None:
+            configurable = item.config.get("configurable") or {}
+            version = (item.checkpoint.get("channel_versions") or {}).get(channel)
+            key = (
+                str(configurable.get("thread_id", "")),
+                str(configurable.get("checkpoint_ns", "")),
+                channel,
+                str(version),
+            )
+            found = self._blobs.get(key) if version is not None else None
+            if found is not None and found[0] != "empty":
+                if key not in self._loaded:
+                    self._loaded[key] = self._serde.loads_typed((found[0], _blob(found[1])))
+                    self.loads += 1
+                return True, self._loaded[key]
+        if channel in values:
+            return True, values[channel]
+        return False, None
+
+
+def _config(thread_id: str | None) -> RunnableConfig | None:
+    return None if thread_id is None else {"configurable": {"thread_id": thread_id}}
+
+
+def reads_tables(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether `list_once` reads `saver`'s tables itself (a Postgres saver).
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> reads_tables(InMemorySaver())
+        False
+    """
+    return isinstance(saver, PostgresSaver | AsyncPostgresSaver)
+
+
+def _queries(thread_id: str | None) -> tuple[list[LiteralString], tuple[str, ...]]:
+    where: LiteralString = _BY_THREAD if thread_id is not None else ""
+    params = (thread_id,) if thread_id is not None else ()
+    return [_CHECKPOINTS + where, _BLOBS + where, _WRITES + where], params
+
+
+def _read(conn: Connection[Any], thread_id: str | None) -> Rows:
+    queries, params = _queries(thread_id)
+    with conn.cursor(row_factory=dict_row) as cur:
+        checkpoints, blobs, writes = (cur.execute(q, params).fetchall() for q in queries)
+    return checkpoints, blobs, writes
+
+
+async def _aread(conn: AsyncConnection[Any], thread_id: str | None) -> Rows:
+    queries, params = _queries(thread_id)
+    out: list[list[dict[str, Any]]] = []
+    async with conn.cursor(row_factory=dict_row) as cur:
+        for query in queries:
+            await cur.execute(query, params)
+            out.append(await cur.fetchall())
+    return out[0], out[1], out[2]
+
+
+def _text(value: object) -> str:
+    if isinstance(value, memoryview):
+        return bytes(value).decode()
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _blob(value: object) -> Any:
+    """A BYTEA column's value as `serde.loads_typed` takes it (`list` passes it as is)."""
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+def _write_order(row: Mapping[str, Any]) -> tuple[str, str, int]:
+    return writes_sort_key(_text(row["task_path"]), _text(row["task_id"]), int(row["idx"]))
+
+
+def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
+    """The rows as a `Listing` (values in blobs left to `stored`); None: `list` migrates."""
+    checkpoints, blob_rows, write_rows = rows
+    if any(r["checkpoint"].get("v", 4) < 4 and r["parent_checkpoint_id"] for r in checkpoints):
+        return None
+    serde = saver.serde
+    blobs: dict[BlobKey, tuple[str, Any]] = {
+        (r["thread_id"], r["checkpoint_ns"], r["channel"], r["version"]): (r["type"], r["blob"])
+        for r in blob_rows
+    }
+    writes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in write_rows:
+        writes.setdefault((r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]), []).append(r)
+    out: list[CheckpointTuple] = []
+    for row in checkpoints:
+        thread, namespace, checkpoint_id = (
+            row["thread_id"],
+            row["checkpoint_ns"],
+            row["checkpoint_id"],
+        )
+        pending = sorted(writes.get((thread, namespace, checkpoint_id), ()), key=_write_order)
+        configurable = {
+            "thread_id": thread,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
+        parent = row["parent_checkpoint_id"]
+        out.append(
+            CheckpointTuple(
+                {"configurable": configurable},
+                row["checkpoint"],
+                row["metadata"],
+                ({"configurable": {**configurable, "checkpoint_id": parent}} if parent else None),
+                [
+                    (
+                        _text(w["task_id"]),
+                        _text(w["channel"]),
+                        serde.loads_typed((_text(w["type"]), _blob(w["blob"]))),
+                    )
+                    for w in pending
+                ],
+            )
+        )
+    return Listing(out, blobs, serde)
+
+
+def _read_sync(saver: PostgresSaver, thread_id: str | None) -> Rows:
+    conn: ConnectionPool[Any] | Connection[Any] = saver.conn
+    if isinstance(conn, ConnectionPool):
+        with conn.connection() as pooled:
+            return _read(pooled, thread_id)
+    with saver.lock:
+        return _read(conn, thread_id)
+
+
+async def _read_async(saver: AsyncPostgresSaver, thread_id: str | None) -> Rows:
+    conn: AsyncConnectionPool[Any] | AsyncConnection[Any] = saver.conn
+    if isinstance(conn, AsyncConnectionPool):
+        async with conn.connection() as pooled:
+            return await _aread(pooled, thread_id)
+    async with saver.lock:
+        return await _aread(conn, thread_id)
+
+
+def list_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> Listing:
+    """Every checkpoint of `thread_id` (None: of every thread), in any order.
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> list_once(InMemorySaver(), "t").items
+        []
+    """
+    if isinstance(saver, PostgresSaver):
+        listing = _tuples(saver, _read_sync(saver, thread_id))
+        if listing is not None:
+            return listing
+    return Listing(list(saver.list(_config(thread_id))))
+
+
+async def alist_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> Listing:
+    """`list_once` with the saver's async methods.
+
+    Example:
+        ```python
+        listing = await alist_once(saver, None)
+        ```
+    """
+    if isinstance(saver, AsyncPostgresSaver):
+        listing = _tuples(saver, await _read_async(saver, thread_id))
+        if listing is not None:
+            return listing
+    return Listing([item async for item in saver.alist(_config(thread_id))])
