@@ -34,10 +34,11 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
@@ -63,7 +64,7 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import looks_secret, redact_config, registered
-from langgraph_supervisor_pro._internal.twins import adrive, drive
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
@@ -78,6 +79,18 @@ from langgraph_supervisor_pro.persistence._finished_hops import (
     sqlite_forgetting,
     sweeps,
     write_keys,
+)
+from langgraph_supervisor_pro.persistence._thread_ops import (
+    FENCE_LOCK,
+    SWEEP_LOCK,
+    checked_run_ids,
+    checked_threads,
+    memory_copy,
+    memory_delete_for_runs,
+    postgres_copy,
+    postgres_delete_for_runs,
+    sqlite_copy,
+    sqlite_delete_for_runs,
 )
 from langgraph_supervisor_pro.persistence.leases import (
     FORK_KEY,
@@ -227,6 +240,67 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
             for key in [k for k in self._marks if k[0] == thread_id]:
                 del self._marks[key]
 
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and blob of a thread into a new thread.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            >>> from langgraph.graph import START, StateGraph
+            >>> builder = StateGraph(int)
+            >>> _ = builder.add_node("inc", lambda x: x + 1).add_edge(START, "inc")
+            >>> saver = _InMemorySaver()
+            >>> graph = builder.compile(checkpointer=saver)
+            >>> graph.invoke(1, {"configurable": {"thread_id": "a"}})
+            2
+            >>> saver.copy_thread("a", "b")
+            >>> graph.get_state({"configurable": {"thread_id": "b"}}).values
+            2
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        with self._forget_lock:
+            memory_copy(self, source, target, "copy_thread")
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async twin of `copy_thread`.
+
+        Example:
+            ```python
+            await saver.acopy_thread("a", "b")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "acopy_thread")
+        with self._forget_lock:
+            memory_copy(self, source, target, "acopy_thread")
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids`, with their writes and blobs.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            >>> _InMemorySaver().delete_for_runs(["no-such-run"])
+        """
+        self._delete_for_runs(run_ids, "delete_for_runs")
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async twin of `delete_for_runs`.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        self._delete_for_runs(run_ids, "adelete_for_runs")
+
+    def _delete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        with self._forget_lock:
+            for key in memory_delete_for_runs(self, runs, where):
+                self._marks.pop(key, None)
+
 
 class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
     """`SqliteSaver` without secrets in checkpoint metadata, forgetting finished hops."""
@@ -251,6 +325,46 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
                 finally:
                     self.conn.commit()
         return stored
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            saver.copy_thread("order-7", "order-7-copy")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        self.setup()
+        with self.lock:
+            begin = not self.conn.in_transaction
+            steps = sqlite_copy(
+                source, target, partial(_SqliteSql, self.conn), "copy_thread", begin
+            )
+            _sqlite_transaction(self.conn, steps)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            saver.delete_for_runs([run_id])
+            ```
+        """
+        runs = checked_run_ids(run_ids, "delete_for_runs")
+        if not runs:
+            return
+        self.setup()
+        with self.lock:
+            begin = not self.conn.in_transaction
+            run = partial(_SqliteSql, self.conn)
+            _sqlite_transaction(
+                self.conn, sqlite_delete_for_runs(runs, run, "delete_for_runs", begin)
+            )
 
 
 class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
@@ -277,11 +391,112 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
                     await self.conn.commit()
         return stored
 
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            await saver.acopy_thread("order-7", "order-7-copy")
+            ```
+        """
+        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
+
+    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
+        await self.setup()
+        async with self.lock:
+            begin = not self.conn.in_transaction
+            steps = sqlite_copy(source, target, partial(_SqliteSql, self.conn), where, begin)
+            await _asqlite_transaction(self.conn, steps)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """`acopy_thread` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
+            ```
+        """
+        _off_loop(self.loop, "AsyncSqliteSaver")
+        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        await self._adelete_for_runs(run_ids, "adelete_for_runs")
+
+    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        await self.setup()
+        async with self.lock:
+            begin = not self.conn.in_transaction
+            run = partial(_SqliteSql, self.conn)
+            await _asqlite_transaction(self.conn, sqlite_delete_for_runs(runs, run, where, begin))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """`adelete_for_runs` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.delete_for_runs, [run_id])
+            ```
+        """
+        _off_loop(self.loop, "AsyncSqliteSaver")
+        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+
+def _sqlite_transaction(conn: sqlite3.Connection, steps: Steps[None]) -> None:
+    """Run `steps` on `conn` and commit, or roll back what they did and re-raise."""
+    try:
+        drive(steps)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+async def _asqlite_transaction(conn: aiosqlite.Connection, steps: Steps[None]) -> None:
+    try:
+        await adrive(steps)
+    except BaseException:
+        await conn.rollback()
+        raise
+    await conn.commit()
+
+
+def _off_loop(loop: asyncio.AbstractEventLoop, saver: str) -> None:
+    """Refuse a blocking call from the saver's own event loop (it would wait on itself)."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if running is loop:
+        raise asyncio.InvalidStateError(
+            f"Synchronous calls to {saver} are only allowed from a different thread. From "
+            "the event loop, use the async interface: await saver.acopy_thread(...) or "
+            "await saver.adelete_for_runs(...)"
+        )
+
 
 class _SqliteSql:
     """One statement on a SQLite saver's connection (sqlite3 or aiosqlite): its rows."""
 
-    def __init__(self, conn: Any, statement: str, params: tuple[Any, ...]) -> None:
+    def __init__(
+        self, conn: Any, statement: str, params: tuple[Any, ...] | Mapping[str, Any]
+    ) -> None:
         self.conn, self.statement, self.params = conn, statement, params
 
     def run(self) -> list[Any]:
@@ -295,7 +510,9 @@ class _SqliteSql:
 class _PostgresSql:
     """One statement on a Postgres connection (sync or async), in its transaction."""
 
-    def __init__(self, conn: Any, statement: LiteralString, params: tuple[Any, ...]) -> None:
+    def __init__(
+        self, conn: Any, statement: LiteralString, params: tuple[Any, ...] | Mapping[str, Any]
+    ) -> None:
         self.conn, self.statement, self.params = conn, statement, params
         # In a pipeline a result is not known before it is fetched: only a SELECT is.
         self.rows = statement.startswith("SELECT")
@@ -311,12 +528,6 @@ class _PostgresSql:
             return list(await cur.fetchall()) if self.rows else []
 
 
-_FENCE_LOCK: LiteralString = (
-    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
-)
-_SWEEP_LOCK: LiteralString = (
-    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_sweep:' || %s, 0))"
-)
 _HEAD: LiteralString = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
     "ORDER BY checkpoint_id DESC LIMIT 1"
@@ -425,7 +636,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         with conn.pipeline(), conn.transaction():
             if fenced:
                 with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(_FENCE_LOCK, (thread_id,))
+                    cur.execute(FENCE_LOCK, (thread_id,))
                     head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
                     if head is not None and _stale(config, checkpoint, head):
                         raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
@@ -433,9 +644,49 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             cleaned = _stored_metadata(metadata)
             stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
             if forget:
-                conn.execute(_SWEEP_LOCK, (thread_id,))
+                conn.execute(SWEEP_LOCK, (thread_id,))
                 drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             return stored
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection[Any]]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn, conn.transaction():
+                yield conn
+        else:
+            with self.lock, self.conn.transaction():
+                yield self.conn
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            saver.copy_thread("order-7", "order-7-copy")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        with self._transaction() as conn:
+            drive(postgres_copy(source, target, partial(_PostgresSql, conn), "copy_thread"))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            saver.delete_for_runs([run_id])
+            ```
+        """
+        runs = checked_run_ids(run_ids, "delete_for_runs")
+        if not runs:
+            return
+        with self._transaction() as conn:
+            run = partial(_PostgresSql, conn)
+            drive(postgres_delete_for_runs(runs, run, "delete_for_runs"))
 
 
 class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
@@ -484,7 +735,7 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         async with conn.pipeline(), conn.transaction():
             if fenced:
                 async with conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(_FENCE_LOCK, (thread_id,))
+                    await cur.execute(FENCE_LOCK, (thread_id,))
                     await cur.execute(_HEAD, (thread_id,))
                     head = _head(await cur.fetchone())
                     if head is not None and _stale(config, checkpoint, head):
@@ -494,9 +745,79 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
             cleaned = _stored_metadata(metadata)
             stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
             if forget:
-                await conn.execute(_SWEEP_LOCK, (thread_id,))
+                await conn.execute(SWEEP_LOCK, (thread_id,))
                 await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             return stored
+
+    @asynccontextmanager
+    async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn, conn.transaction():
+                yield conn
+        else:
+            async with self.lock, self.conn.transaction():
+                yield self.conn
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            await saver.acopy_thread("order-7", "order-7-copy")
+            ```
+        """
+        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
+
+    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
+        async with self._atransaction() as conn:
+            await adrive(postgres_copy(source, target, partial(_PostgresSql, conn), where))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """`acopy_thread` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
+            ```
+        """
+        _off_loop(self.loop, "AsyncPostgresSaver")
+        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        await self._adelete_for_runs(run_ids, "adelete_for_runs")
+
+    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        async with self._atransaction() as conn:
+            run = partial(_PostgresSql, conn)
+            await adrive(postgres_delete_for_runs(runs, run, where))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """`adelete_for_runs` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.delete_for_runs, [run_id])
+            ```
+        """
+        _off_loop(self.loop, "AsyncPostgresSaver")
+        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
 class _Forgetting(Protocol):

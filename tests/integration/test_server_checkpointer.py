@@ -133,3 +133,88 @@ def test_server_checkpointer_keeps_no_agent_checkpoints_on_the_server(
         asyncio.run(go(server))
         used = server.events("Using custom checkpointer: _AsyncPostgresSaver")
         assert used, server.tail()
+
+
+def _ids(history: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    return [(h["checkpoint"]["checkpoint_id"], h["values"]) for h in history]
+
+
+def _run_rows(uri: str, run_id: str) -> int:
+    """Checkpoints (any namespace) whose metadata names the run."""
+    with psycopg.connect(uri) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE metadata ->> 'run_id' = %s", (run_id,)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_threads_copy_and_rollback_go_through_our_saver(
+    tmp_path: Path, pg_database: str, redis_uri: str
+) -> None:
+    from tests.integration._server import hops
+
+    python = server_venv()
+    project = tmp_path / "desk"
+    result = CliRunner().invoke(app, ["new", "support_desk", str(project)])
+    assert result.exit_code == 0, result.output
+    config = json.loads((project / "langgraph.json").read_text())
+    config["checkpointer"] = LINE
+    config["graphs"]["hops"] = f"{Path(hops.__file__)}:graph"
+    (project / "langgraph.json").write_text(json.dumps(config))
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        for statement in hops.DDL:
+            conn.execute(statement)
+    env = {
+        "DATABASE_URI": pg_database,
+        "REDIS_URI": redis_uri,
+        "LGSP_HOP_SECONDS": "1.5",
+    }
+
+    async def go(server: LangServer) -> None:
+        from langgraph_sdk import get_client
+
+        client = get_client(url=server.url, timeout=60)
+        # threads.copy: the copy reads back as its source and runs on its own.
+        source = str((await client.threads.create())["thread_id"])
+        await _run(client, source, input={"messages": [{"role": "user", "content": CRASH}]})
+        before = _ids(await client.threads.get_history(source, limit=100))
+        copy = str((await client.threads.copy(source))["thread_id"])
+        assert _ids(await client.threads.get_history(copy, limit=100)) == before
+        second = {"messages": [{"role": "user", "content": DUPLICATE}]}
+        out = await _run(client, copy, input=second)
+        assert [e["worker"] for e in out["ledger"]] == ["tech_support", "billing"]
+        assert _ids(await client.threads.get_history(source, limit=100)) == before
+
+        # rollback: a run in flight (its first hop checkpointed) is cancelled and its
+        # checkpoints deleted; the new run starts from the run before.
+        thread = str((await client.threads.create())["thread_id"])
+        ask = {"messages": [{"role": "user", "content": "go"}]}
+        first = await client.runs.create(thread, "hops", input=ask, durability="sync")
+        await client.runs.join(thread, first["run_id"])
+        done = await client.threads.get_state(thread)
+        doomed = await client.runs.create(thread, "hops", input=ask, durability="sync")
+        deadline = asyncio.get_running_loop().time() + 60
+        while _run_rows(pg_database, doomed["run_id"]) < 2:  # it has started
+            assert asyncio.get_running_loop().time() < deadline, server.tail()
+            await asyncio.sleep(0.2)
+        assert _run_rows(pg_database, doomed["run_id"]) > 0
+        last = await client.runs.create(
+            thread, "hops", input=ask, durability="sync", multitask_strategy="rollback"
+        )
+        await client.runs.join(thread, last["run_id"])
+        assert _run_rows(pg_database, doomed["run_id"]) == 0
+        history = await client.threads.get_history(thread, limit=100)
+        runs = {h["metadata"].get("run_id") for h in history}
+        assert runs == {first["run_id"], last["run_id"]}
+        state = await client.threads.get_state(thread)
+        assert state["values"]["turn"] == done["values"]["turn"] + 1 == 2
+        ledger = [e["worker"] for e in state["values"]["ledger"]]
+        assert ledger == [*hops.PLAN, *hops.PLAN]  # nothing of the rolled-back run
+
+    with fleet(
+        python, project=project, config=project / "langgraph.json", logs=tmp_path, env=env
+    ) as servers:
+        server = servers.start("server").wait_ready()
+        asyncio.run(go(server))
+        assert not server.events("Custom checkpointer missing adelete_for_runs"), server.tail()
