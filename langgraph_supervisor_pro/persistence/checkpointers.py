@@ -574,6 +574,52 @@ def _fork_refused(
     )
 
 
+_PARENT: LiteralString = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s"
+)
+
+
+def _parent_of(config: RunnableConfig) -> str | None:
+    parent = (config.get("configurable") or {}).get("checkpoint_id")
+    return None if parent is None else str(parent)
+
+
+def _exists(cur: Any, config: RunnableConfig) -> bool:
+    """Whether `config`'s parent checkpoint (a root one) is stored; `cur` is sync."""
+    thread_id = str(config["configurable"]["thread_id"])
+    return cur.execute(_PARENT, (thread_id, _parent_of(config))).fetchone() is not None
+
+
+async def _aexists(cur: Any, config: RunnableConfig) -> bool:
+    thread_id = str(config["configurable"]["thread_id"])
+    await cur.execute(_PARENT, (thread_id, _parent_of(config)))
+    return await cur.fetchone() is not None
+
+
+def _has_parent(config: RunnableConfig) -> bool:
+    """Whether `config` stores a root checkpoint after a parent (which must still exist)."""
+    configurable = config.get("configurable") or {}
+    return not configurable.get("checkpoint_ns") and _parent_of(config) is not None
+
+
+def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyError:
+    """A root checkpoint whose parent was deleted (`delete_for_runs`) after its run read it.
+
+    Stored, it would leave the thread's history broken where a `DeltaChannel` is rebuilt
+    from: a LangGraph server's `rollback` deletes the cancelled run's checkpoints after
+    it lets the next run start, which may already have read them.
+    """
+    thread_id = str((config.get("configurable") or {}).get("thread_id"))
+    return ThreadBusyError(
+        thread_id,
+        None,
+        f"thread {thread_id!r}: checkpoint {_parent_of(config)}, which this run started "
+        "from, is gone (delete_for_runs, a LangGraph server's rollback, deleted it after "
+        f"the run read the thread); checkpoint {checkpoint['id']} was not stored, so the "
+        "thread's history stays whole. Run again: the run starts from the thread's head.",
+    )
+
+
 def _head(row: Any) -> str | None:
     return None if row is None else str(row["checkpoint_id"])
 
@@ -585,7 +631,10 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
     its parent (`config`'s `checkpoint_id`) is the thread's head, the newest root
     checkpoint; the check and the write are one transaction under a transaction-scoped
     advisory lock on the thread, so two writers cannot both pass it. A stale parent
-    raises `ThreadBusyError` and nothing is written. Unless `keep_agent_checkpoints`,
+    raises `ThreadBusyError` and nothing is written. Fenced or not, a root checkpoint
+    whose parent is gone (deleted by `delete_for_runs` after its run read the thread) is
+    refused the same way, under the same lock, so the thread's history stays whole.
+    Unless `keep_agent_checkpoints`,
     the same transaction deletes the finished hops' agent checkpoints
     (`_finished_hops.py`), under a second per-thread lock, so two of them never race.
     """
@@ -609,7 +658,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         fenced, forget = _fenced(self, config), _forgets(self, config)
-        if not fenced and not forget:
+        if not fenced and not forget and not _has_parent(config):
             return super().put(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, ConnectionPool):
@@ -639,7 +688,16 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
                     cur.execute(FENCE_LOCK, (thread_id,))
                     head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
                     if head is not None and _stale(config, checkpoint, head):
+                        if _has_parent(config) and not _exists(cur, config):
+                            raise _parent_gone(config, checkpoint)
                         raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
+                    if head is None and _has_parent(config):
+                        raise _parent_gone(config, checkpoint)
+            elif _has_parent(config):
+                with conn.cursor(row_factory=dict_row) as cur:
+                    cur.execute(FENCE_LOCK, (thread_id,))
+                    if not _exists(cur, config):
+                        raise _parent_gone(config, checkpoint)
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
             cleaned = _stored_metadata(metadata)
             stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
@@ -711,7 +769,7 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         fenced, forget = _fenced(self, config), _forgets(self, config)
-        if not fenced and not forget:
+        if not fenced and not forget and not _has_parent(config):
             return await super().aput(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, AsyncConnectionPool):
@@ -739,8 +797,17 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
                     await cur.execute(_HEAD, (thread_id,))
                     head = _head(await cur.fetchone())
                     if head is not None and _stale(config, checkpoint, head):
+                        if _has_parent(config) and not await _aexists(cur, config):
+                            raise _parent_gone(config, checkpoint)
                         holder = await alease_holder(conn, thread_id)
                         raise _fork_refused(config, checkpoint, head, holder)
+                    if head is None and _has_parent(config):
+                        raise _parent_gone(config, checkpoint)
+            elif _has_parent(config):
+                async with conn.cursor(row_factory=dict_row) as cur:
+                    await cur.execute(FENCE_LOCK, (thread_id,))
+                    if not await _aexists(cur, config):
+                        raise _parent_gone(config, checkpoint)
             bound = AsyncPostgresSaver(conn, serde=self.serde)
             cleaned = _stored_metadata(metadata)
             stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)

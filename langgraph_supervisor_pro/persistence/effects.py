@@ -658,8 +658,7 @@ class StoreEffects:
             >>> effects.run("t-2/1/1/mailer/email", lambda key: "sent again")
             'sent'
         """
-        steps = self._copy(source_thread_id, target_thread_id, "StoreEffects.copy_thread")
-        return cast(int, drive(steps))
+        return drive(self._copy(source_thread_id, target_thread_id, "StoreEffects.copy_thread"))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
         """Async twin of `copy_thread`.
@@ -670,8 +669,9 @@ class StoreEffects:
             # 1
             ```
         """
-        steps = self._copy(source_thread_id, target_thread_id, "StoreEffects.acopy_thread")
-        return cast(int, await adrive(steps))
+        return await adrive(
+            self._copy(source_thread_id, target_thread_id, "StoreEffects.acopy_thread")
+        )
 
     def _copy(self, source_thread_id: str, target_thread_id: str, where: str) -> Steps[int]:
         source, target = checked_threads(source_thread_id, target_thread_id, where)

@@ -181,7 +181,7 @@ def test_threads_copy_and_rollback_go_through_our_saver(
         before = _ids(await client.threads.get_history(source, limit=100))
         copy = str((await client.threads.copy(source))["thread_id"])
         assert _ids(await client.threads.get_history(copy, limit=100)) == before
-        second = {"messages": [{"role": "user", "content": DUPLICATE}]}
+        second = {"messages": [{"role": "user", "content": DUPLICATE.replace("A1001", "A1002")}]}
         out = await _run(client, copy, input=second)
         assert [e["worker"] for e in out["ledger"]] == ["tech_support", "billing"]
         assert _ids(await client.threads.get_history(source, limit=100)) == before

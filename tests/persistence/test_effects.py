@@ -550,7 +550,8 @@ def test_store_effects_copy_thread_moves_the_keys_to_the_copy(request, backend, 
         assert effects.copy_thread("a/b", "c.d/%") == 2
         # The copy's hops build their keys with their own thread id: recorded outcomes.
         assert effects.run("c.d%2F%25/1/1/w/mail", lambda key: "again") == "sent"
-        assert effects.run("c.d%2F%25/2/1/w/mail", lambda key: "again") == {"id": 2}
+        again: Any = "again"
+        assert effects.run("c.d%2F%25/2/1/w/mail", lambda key: again) == {"id": 2}
         assert effects.run("a%2Fb/1/1/w/mail", lambda key: "again") == "sent"  # source kept
         with pytest.raises(ValueError, match=r"thread 'c\.d/%' already has recorded outcomes"):
             effects.copy_thread("a/b", "c.d/%")
