@@ -693,17 +693,20 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
                         raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
                     if head is None and _has_parent(config):
                         raise _parent_gone(config, checkpoint)
-            elif _has_parent(config):
-                with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(FENCE_LOCK, (thread_id,))
-                    if not _exists(cur, config):
-                        raise _parent_gone(config, checkpoint)
+            # Unfenced, the parent is checked under the fence lock too; its reply is read
+            # with the finished hops' (no round trip of its own when they are swept).
+            guarded = not fenced and _has_parent(config)
+            if guarded:
+                conn.execute(FENCE_LOCK, (thread_id,))
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
             cleaned = _stored_metadata(metadata)
             stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
+            guard = conn.execute(_PARENT, (thread_id, _parent_of(config))) if guarded else None
             if forget:
                 conn.execute(SWEEP_LOCK, (thread_id,))
                 drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            if guard is not None and guard.fetchone() is None:
+                raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored
 
     @contextmanager
@@ -803,17 +806,19 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
                         raise _fork_refused(config, checkpoint, head, holder)
                     if head is None and _has_parent(config):
                         raise _parent_gone(config, checkpoint)
-            elif _has_parent(config):
-                async with conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(FENCE_LOCK, (thread_id,))
-                    if not await _aexists(cur, config):
-                        raise _parent_gone(config, checkpoint)
+            guarded = not fenced and _has_parent(config)
+            if guarded:
+                await conn.execute(FENCE_LOCK, (thread_id,))
             bound = AsyncPostgresSaver(conn, serde=self.serde)
             cleaned = _stored_metadata(metadata)
             stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
+            parent = (thread_id, _parent_of(config))
+            guard = await conn.execute(_PARENT, parent) if guarded else None
             if forget:
                 await conn.execute(SWEEP_LOCK, (thread_id,))
                 await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            if guard is not None and await guard.fetchone() is None:
+                raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored
 
     @asynccontextmanager

@@ -754,9 +754,9 @@ def _two_runs(graph, thread: str) -> None:
 # next run start, which may have read the thread already: that run's next root
 # checkpoint names a parent that is gone, and would break the chain delta channels are
 # rebuilt from.
-@pytest.mark.parametrize("fence", [True, False])
-def test_a_root_checkpoint_whose_parent_was_deleted_is_refused(pg_database, fence):
-    with open_checkpointer(pg_database, fence=fence) as saver:
+@pytest.mark.parametrize(("fence", "keep"), [(True, False), (False, False), (False, True)])
+def test_a_root_checkpoint_whose_parent_was_deleted_is_refused(pg_database, fence, keep):
+    with open_checkpointer(pg_database, fence=fence, keep_agent_checkpoints=keep) as saver:
         graph = build(saver)
         _two_runs(graph, "t")
         read = saver.get_tuple(config("t"))  # what the next run read: r2's head
@@ -777,9 +777,11 @@ def test_a_root_checkpoint_whose_parent_was_deleted_is_refused(pg_database, fenc
             saver.put(read.config, nxt, {"source": "loop", "step": 9}, {})
 
 
-@pytest.mark.parametrize("fence", [True, False])
-async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async(pg_database, fence):
-    async with aopen_checkpointer(pg_database, fence=fence) as saver:
+@pytest.mark.parametrize(("fence", "keep"), [(True, False), (False, False), (False, True)])
+async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async(
+    pg_database, fence, keep
+):
+    async with aopen_checkpointer(pg_database, fence=fence, keep_agent_checkpoints=keep) as saver:
         graph = build(saver)
         for run in ("r1", "r2"):
             cfg = {**config("t"), "metadata": {"run_id": run}}
