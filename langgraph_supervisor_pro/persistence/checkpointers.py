@@ -24,6 +24,11 @@ checkpointed under its hop's namespace while the hop runs and while an interrupt
 it is pending, and those checkpoints are deleted once the hop's result is stored at its
 parent (``_finished_hops.py``; ``keep_agent_checkpoints=True`` keeps them).
 
+All of them implement LangGraph's ``copy_thread`` and ``delete_for_runs`` (and their async
+twins; ``_thread_ops.py``), and refuse a root checkpoint whose parent is gone (deleted by
+``delete_for_runs`` after its run read the thread) with ``ThreadBusyError``, so a thread's
+history, which its delta channels are rebuilt from, never breaks.
+
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
@@ -191,10 +196,14 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        stored = super().put(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
-            with self._forget_lock:
-                self._forget_finished(str(config["configurable"]["thread_id"]))
+        thread = config["configurable"]["thread_id"]
+        with self._forget_lock:  # the lock delete_for_runs deletes under
+            root = self.storage.get(thread, {}).get("", {})
+            if _has_parent(config) and _parent_of(config) not in root:
+                raise _parent_gone(config, checkpoint)
+            stored = super().put(config, checkpoint, metadata, new_versions)
+            if _forgets(self, config):
+                self._forget_finished(str(thread))
         return stored
 
     def _parents(self, thread_id: str, namespace: str, entries: Any) -> dict[str, str] | None:
@@ -317,11 +326,15 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = super().put(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
+        forget, guard = _forgets(self, config), _has_parent(config)
+        if forget or guard:
             thread_id = str(config["configurable"]["thread_id"])
             with self.lock:
                 try:
-                    drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                    if guard:
+                        drive(_sqlite_guard(config, checkpoint, partial(_SqliteSql, self.conn)))
+                    if forget:
+                        drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
                 finally:
                     self.conn.commit()
         return stored
@@ -382,11 +395,16 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = await super().aput(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
+        forget, guard = _forgets(self, config), _has_parent(config)
+        if forget or guard:
             thread_id = str(config["configurable"]["thread_id"])
             async with self.lock:
                 try:
-                    await adrive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                    run = partial(_SqliteSql, self.conn)
+                    if guard:
+                        await adrive(_sqlite_guard(config, checkpoint, run))
+                    if forget:
+                        await adrive(sqlite_forgetting(thread_id, run))
                 finally:
                     await self.conn.commit()
         return stored
@@ -456,6 +474,30 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
         _off_loop(self.loop, "AsyncSqliteSaver")
         coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
         asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+
+_SQLITE_PARENT = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
+)
+_SQLITE_UNDO = (
+    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+)
+
+
+def _sqlite_guard(config: RunnableConfig, checkpoint: Checkpoint, run: Any) -> Steps[None]:
+    """Undo a stored root checkpoint whose parent is gone, and refuse it.
+
+    Checked after the write, under the saver's lock: a `delete_for_runs` before the check
+    deleted the parent (the checkpoint goes again), one after it sees the checkpoint as a
+    kept descendant (and refuses).
+    """
+    thread_id = str(config["configurable"]["thread_id"])
+    if (yield run(_SQLITE_PARENT, (thread_id, _parent_of(config)))):
+        return
+    for statement in _SQLITE_UNDO:
+        yield run(statement, (thread_id, checkpoint["id"]))
+    raise _parent_gone(config, checkpoint)
 
 
 def _sqlite_transaction(conn: sqlite3.Connection, steps: Steps[None]) -> None:
@@ -614,9 +656,10 @@ def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyEr
         thread_id,
         None,
         f"thread {thread_id!r}: checkpoint {_parent_of(config)}, which this run started "
-        "from, is gone (delete_for_runs, a LangGraph server's rollback, deleted it after "
-        f"the run read the thread); checkpoint {checkpoint['id']} was not stored, so the "
-        "thread's history stays whole. Run again: the run starts from the thread's head.",
+        "from, is gone (delete_for_runs, as a LangGraph server's rollback calls it, deleted "
+        "it after the run read the thread; or it was never stored); checkpoint "
+        f"{checkpoint['id']} was not stored, so the thread's history stays whole. Run "
+        "again: the run starts from the thread's head.",
     )
 
 

@@ -796,3 +796,37 @@ async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async(
         await saver.adelete_thread("t")
         with pytest.raises(ThreadBusyError, match="is gone"):
             await saver.aput(read.config, nxt, {"source": "loop", "step": 9}, {})
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_locally(kind, tmp_path):
+    url = "memory" if kind == "memory" else f"sqlite:///{tmp_path / 'c.db'}"
+    with open_checkpointer(url) as saver:
+        graph = build(saver)
+        _two_runs(graph, "t")
+        read = saver.get_tuple(config("t"))
+        assert read is not None
+        saver.delete_for_runs(["r2"])
+        before = [c.config for c in saver.list(config("t"))]
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone"):
+            saver.put(read.config, nxt, {"source": "loop", "step": 9}, {})
+        assert [c.config for c in saver.list(config("t"))] == before  # nothing stored
+        assert graph.invoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO
+
+
+async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async_sqlite(tmp_path):
+    async with aopen_checkpointer(f"sqlite:///{tmp_path / 'c.db'}") as saver:
+        graph = build(saver)
+        for run in ("r1", "r2"):
+            cfg = {**config("t"), "metadata": {"run_id": run}}
+            await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        read = await saver.aget_tuple(config("t"))
+        assert read is not None
+        await saver.adelete_for_runs(["r2"])
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone"):
+            await saver.aput(read.config, nxt, {"source": "loop", "step": 9}, {})
+        refused = {"configurable": {**read.config["configurable"], "checkpoint_id": nxt["id"]}}
+        assert await saver.aget_tuple(refused) is None  # undone
+        assert await graph.ainvoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO
