@@ -44,6 +44,8 @@ from langgraph_supervisor_pro.persistence._thread_ops import (
 from tests._agents import lookup_tool, pausing_agent, tool_agent, tool_team
 
 NAMES = ("researcher", "analyst")
+ODD = "copy/100%-zürich-\U0001f600"
+"""A target id with `/` and `%` (escaped in effect keys) and characters beyond ASCII."""
 
 
 def _config(thread: str, run: str | None = None) -> RunnableConfig:
@@ -184,13 +186,13 @@ def test_a_copy_reads_back_as_its_source_and_runs_on_its_own(url):
         app.invoke(_ask("Report on heat pumps"), _config("src"), durability="sync")
         app.invoke(_ask("And on tariffs"), _config("src"), durability="sync")
         before, rows = history(app, "src"), stored(saver, "src")
-        saver.copy_thread("src", "dst")
-        assert history(app, "dst") == before
-        assert stored(saver, "dst") == rows
-        assert app.get_state(_config("dst")).values == app.get_state(_config("src")).values
-        out = app.invoke(_ask("And on subsidies"), _config("dst"), durability="sync")
+        saver.copy_thread("src", ODD)  # any text id every backend stores
+        assert history(app, ODD) == before
+        assert stored(saver, ODD) == rows
+        assert app.get_state(_config(ODD)).values == app.get_state(_config("src")).values
+        out = app.invoke(_ask("And on subsidies"), _config(ODD), durability="sync")
         assert out["status"] == "done" and out["turn"] == 3
-        assert len(history(app, "dst")) > len(before)
+        assert len(history(app, ODD)) > len(before)
         assert history(app, "src") == before  # the source is untouched
         assert stored(saver, "src") == rows
 
@@ -275,10 +277,6 @@ def _effect_rows(url: str) -> list[tuple[str, str]]:
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT key, thread_id FROM lgsp_effects").fetchall()
     return sorted((str(k), str(t)) for k, t in rows)
-
-
-ODD = "copy/100%-zürich-\U0001f600"
-"""A target id with `/` and `%` (escaped in effect keys) and characters beyond ASCII."""
 
 
 def test_a_copied_review_resumes_without_running_its_recorded_effect_again(pg_database):
