@@ -31,6 +31,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     effect_key,
     open_checkpointer,
+    thread_lease,
 )
 from langgraph_supervisor_pro.persistence import aopen_effects, open_effects
 from langgraph_supervisor_pro.persistence._thread_ops import (
@@ -308,9 +309,13 @@ def test_a_copied_review_resumes_without_running_its_recorded_effect_again(pg_da
         assert app.get_state(_config("src")).next  # the source is still paused
         out = app.invoke(Command(resume="yes"), _config("src"), durability="sync")
         assert out["status"] == "done" and _payments(pg_database) == 1
-        with psycopg.connect(pg_database) as conn:
-            leases = conn.execute("SELECT to_regclass('lgsp_thread_leases')").fetchone()
-        assert leases == (None,)  # never created, never copied
+        # A lease belongs to the live run that holds it: never copied.
+        with thread_lease(saver, "src"):
+            saver.copy_thread("src", "again")
+            with psycopg.connect(pg_database) as conn:
+                held = conn.execute("SELECT thread_id FROM lgsp_thread_leases").fetchall()
+        assert held == [("src",)]
+        assert history(app, "again") == history(app, "src")
 
 
 async def test_a_copied_review_resumes_without_its_effect_async(pg_database):
