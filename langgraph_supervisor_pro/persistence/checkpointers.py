@@ -24,6 +24,11 @@ checkpointed under its hop's namespace while the hop runs and while an interrupt
 it is pending, and those checkpoints are deleted once the hop's result is stored at its
 parent (``_finished_hops.py``; ``keep_agent_checkpoints=True`` keeps them).
 
+All of them implement LangGraph's ``copy_thread`` and ``delete_for_runs`` (and their async
+twins; ``_thread_ops.py``), and refuse a root checkpoint whose parent is gone (deleted by
+``delete_for_runs`` after its run read the thread) with ``ThreadBusyError``, so a thread's
+history, which its delta channels are rebuilt from, never breaks.
+
 Example:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph_supervisor_pro.persistence.checkpointers import open_checkpointer
@@ -34,10 +39,11 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
@@ -63,7 +69,7 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import looks_secret, redact_config, registered
-from langgraph_supervisor_pro._internal.twins import adrive, drive
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
@@ -78,6 +84,18 @@ from langgraph_supervisor_pro.persistence._finished_hops import (
     sqlite_forgetting,
     sweeps,
     write_keys,
+)
+from langgraph_supervisor_pro.persistence._thread_ops import (
+    FENCE_LOCK,
+    SWEEP_LOCK,
+    checked_run_ids,
+    checked_threads,
+    memory_copy,
+    memory_delete_for_runs,
+    postgres_copy,
+    postgres_delete_for_runs,
+    sqlite_copy,
+    sqlite_delete_for_runs,
 )
 from langgraph_supervisor_pro.persistence.leases import (
     FORK_KEY,
@@ -178,10 +196,14 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        stored = super().put(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
-            with self._forget_lock:
-                self._forget_finished(str(config["configurable"]["thread_id"]))
+        thread = config["configurable"]["thread_id"]
+        with self._forget_lock:  # the lock delete_for_runs deletes under
+            root = self.storage.get(thread, {}).get("", {})
+            if _has_parent(config) and _parent_of(config) not in root:
+                raise _parent_gone(config, checkpoint)
+            stored = super().put(config, checkpoint, metadata, new_versions)
+            if _forgets(self, config):
+                self._forget_finished(str(thread))
         return stored
 
     def _parents(self, thread_id: str, namespace: str, entries: Any) -> dict[str, str] | None:
@@ -227,6 +249,67 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
             for key in [k for k in self._marks if k[0] == thread_id]:
                 del self._marks[key]
 
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and blob of a thread into a new thread.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            >>> from langgraph.graph import START, StateGraph
+            >>> builder = StateGraph(int)
+            >>> _ = builder.add_node("inc", lambda x: x + 1).add_edge(START, "inc")
+            >>> saver = _InMemorySaver()
+            >>> graph = builder.compile(checkpointer=saver)
+            >>> graph.invoke(1, {"configurable": {"thread_id": "a"}})
+            2
+            >>> saver.copy_thread("a", "b")
+            >>> graph.get_state({"configurable": {"thread_id": "b"}}).values
+            2
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        with self._forget_lock:
+            memory_copy(self, source, target, "copy_thread")
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async twin of `copy_thread`.
+
+        Example:
+            ```python
+            await saver.acopy_thread("a", "b")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "acopy_thread")
+        with self._forget_lock:
+            memory_copy(self, source, target, "acopy_thread")
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids`, with their writes and blobs.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            >>> _InMemorySaver().delete_for_runs(["no-such-run"])
+        """
+        self._delete_for_runs(run_ids, "delete_for_runs")
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async twin of `delete_for_runs`.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        self._delete_for_runs(run_ids, "adelete_for_runs")
+
+    def _delete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        with self._forget_lock:
+            for key in memory_delete_for_runs(self, runs, where):
+                self._marks.pop(key, None)
+
 
 class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
     """`SqliteSaver` without secrets in checkpoint metadata, forgetting finished hops."""
@@ -243,14 +326,58 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = super().put(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
+        forget, guard = _forgets(self, config), _has_parent(config)
+        if forget or guard:
             thread_id = str(config["configurable"]["thread_id"])
             with self.lock:
                 try:
-                    drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                    if guard:
+                        drive(_sqlite_guard(config, checkpoint, partial(_SqliteSql, self.conn)))
+                    if forget:
+                        drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
                 finally:
                     self.conn.commit()
         return stored
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            saver.copy_thread("order-7", "order-7-copy")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        self.setup()
+        with self.lock:
+            begin = not self.conn.in_transaction
+            steps = sqlite_copy(
+                source, target, partial(_SqliteSql, self.conn), "copy_thread", begin
+            )
+            _sqlite_transaction(self.conn, steps)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            saver.delete_for_runs([run_id])
+            ```
+        """
+        runs = checked_run_ids(run_ids, "delete_for_runs")
+        if not runs:
+            return
+        self.setup()
+        with self.lock:
+            begin = not self.conn.in_transaction
+            run = partial(_SqliteSql, self.conn)
+            _sqlite_transaction(
+                self.conn, sqlite_delete_for_runs(runs, run, "delete_for_runs", begin)
+            )
 
 
 class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
@@ -268,20 +395,150 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         stored = await super().aput(config, checkpoint, metadata, new_versions)
-        if _forgets(self, config):
+        forget, guard = _forgets(self, config), _has_parent(config)
+        if forget or guard:
             thread_id = str(config["configurable"]["thread_id"])
             async with self.lock:
                 try:
-                    await adrive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                    run = partial(_SqliteSql, self.conn)
+                    if guard:
+                        await adrive(_sqlite_guard(config, checkpoint, run))
+                    if forget:
+                        await adrive(sqlite_forgetting(thread_id, run))
                 finally:
                     await self.conn.commit()
         return stored
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            await saver.acopy_thread("order-7", "order-7-copy")
+            ```
+        """
+        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
+
+    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
+        await self.setup()
+        async with self.lock:
+            begin = not self.conn.in_transaction
+            steps = sqlite_copy(source, target, partial(_SqliteSql, self.conn), where, begin)
+            await _asqlite_transaction(self.conn, steps)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """`acopy_thread` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
+            ```
+        """
+        _off_loop(self.loop, "AsyncSqliteSaver")
+        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        await self._adelete_for_runs(run_ids, "adelete_for_runs")
+
+    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        await self.setup()
+        async with self.lock:
+            begin = not self.conn.in_transaction
+            run = partial(_SqliteSql, self.conn)
+            await _asqlite_transaction(self.conn, sqlite_delete_for_runs(runs, run, where, begin))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """`adelete_for_runs` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.delete_for_runs, [run_id])
+            ```
+        """
+        _off_loop(self.loop, "AsyncSqliteSaver")
+        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+
+_SQLITE_PARENT = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?"
+)
+_SQLITE_UNDO = (
+    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+)
+
+
+def _sqlite_guard(config: RunnableConfig, checkpoint: Checkpoint, run: Any) -> Steps[None]:
+    """Undo a stored root checkpoint whose parent is gone, and refuse it.
+
+    Checked after the write, under the saver's lock: a `delete_for_runs` before the check
+    deleted the parent (the checkpoint goes again), one after it sees the checkpoint as a
+    kept descendant (and refuses).
+    """
+    thread_id = str(config["configurable"]["thread_id"])
+    if (yield run(_SQLITE_PARENT, (thread_id, _parent_of(config)))):
+        return
+    for statement in _SQLITE_UNDO:
+        yield run(statement, (thread_id, checkpoint["id"]))
+    raise _parent_gone(config, checkpoint)
+
+
+def _sqlite_transaction(conn: sqlite3.Connection, steps: Steps[None]) -> None:
+    """Run `steps` on `conn` and commit, or roll back what they did and re-raise."""
+    try:
+        drive(steps)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+async def _asqlite_transaction(conn: aiosqlite.Connection, steps: Steps[None]) -> None:
+    try:
+        await adrive(steps)
+    except BaseException:
+        await conn.rollback()
+        raise
+    await conn.commit()
+
+
+def _off_loop(loop: asyncio.AbstractEventLoop, saver: str) -> None:
+    """Refuse a blocking call from the saver's own event loop (it would wait on itself)."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if running is loop:
+        raise asyncio.InvalidStateError(
+            f"Synchronous calls to {saver} are only allowed from a different thread. From "
+            "the event loop, use the async interface: await saver.acopy_thread(...) or "
+            "await saver.adelete_for_runs(...)"
+        )
 
 
 class _SqliteSql:
     """One statement on a SQLite saver's connection (sqlite3 or aiosqlite): its rows."""
 
-    def __init__(self, conn: Any, statement: str, params: tuple[Any, ...]) -> None:
+    def __init__(
+        self, conn: Any, statement: str, params: tuple[Any, ...] | Mapping[str, Any]
+    ) -> None:
         self.conn, self.statement, self.params = conn, statement, params
 
     def run(self) -> list[Any]:
@@ -295,7 +552,9 @@ class _SqliteSql:
 class _PostgresSql:
     """One statement on a Postgres connection (sync or async), in its transaction."""
 
-    def __init__(self, conn: Any, statement: LiteralString, params: tuple[Any, ...]) -> None:
+    def __init__(
+        self, conn: Any, statement: LiteralString, params: tuple[Any, ...] | Mapping[str, Any]
+    ) -> None:
         self.conn, self.statement, self.params = conn, statement, params
         # In a pipeline a result is not known before it is fetched: only a SELECT is.
         self.rows = statement.startswith("SELECT")
@@ -311,12 +570,6 @@ class _PostgresSql:
             return list(await cur.fetchall()) if self.rows else []
 
 
-_FENCE_LOCK: LiteralString = (
-    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_fence:' || %s, 0))"
-)
-_SWEEP_LOCK: LiteralString = (
-    "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_sweep:' || %s, 0))"
-)
 _HEAD: LiteralString = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
     "ORDER BY checkpoint_id DESC LIMIT 1"
@@ -363,6 +616,53 @@ def _fork_refused(
     )
 
 
+_PARENT: LiteralString = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s"
+)
+
+
+def _parent_of(config: RunnableConfig) -> str | None:
+    parent = (config.get("configurable") or {}).get("checkpoint_id")
+    return None if parent is None else str(parent)
+
+
+def _exists(cur: Any, config: RunnableConfig) -> bool:
+    """Whether `config`'s parent checkpoint (a root one) is stored; `cur` is sync."""
+    thread_id = str(config["configurable"]["thread_id"])
+    return cur.execute(_PARENT, (thread_id, _parent_of(config))).fetchone() is not None
+
+
+async def _aexists(cur: Any, config: RunnableConfig) -> bool:
+    thread_id = str(config["configurable"]["thread_id"])
+    await cur.execute(_PARENT, (thread_id, _parent_of(config)))
+    return await cur.fetchone() is not None
+
+
+def _has_parent(config: RunnableConfig) -> bool:
+    """Whether `config` stores a root checkpoint after a parent (which must still exist)."""
+    configurable = config.get("configurable") or {}
+    return not configurable.get("checkpoint_ns") and _parent_of(config) is not None
+
+
+def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyError:
+    """A root checkpoint whose parent was deleted (`delete_for_runs`) after its run read it.
+
+    Stored, it would leave the thread's history broken where a `DeltaChannel` is rebuilt
+    from: a LangGraph server's `rollback` deletes the cancelled run's checkpoints after
+    it lets the next run start, which may already have read them.
+    """
+    thread_id = str((config.get("configurable") or {}).get("thread_id"))
+    return ThreadBusyError(
+        thread_id,
+        None,
+        f"thread {thread_id!r}: checkpoint {_parent_of(config)}, which this run started "
+        "from, is gone (delete_for_runs, as a LangGraph server's rollback calls it, deleted "
+        "it after the run read the thread; or it was never stored); checkpoint "
+        f"{checkpoint['id']} was not stored, so the thread's history stays whole. Run "
+        "again: the run starts from the thread's head.",
+    )
+
+
 def _head(row: Any) -> str | None:
     return None if row is None else str(row["checkpoint_id"])
 
@@ -374,7 +674,10 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
     its parent (`config`'s `checkpoint_id`) is the thread's head, the newest root
     checkpoint; the check and the write are one transaction under a transaction-scoped
     advisory lock on the thread, so two writers cannot both pass it. A stale parent
-    raises `ThreadBusyError` and nothing is written. Unless `keep_agent_checkpoints`,
+    raises `ThreadBusyError` and nothing is written. Fenced or not, a root checkpoint
+    whose parent is gone (deleted by `delete_for_runs` after its run read the thread) is
+    refused the same way, under the same lock, so the thread's history stays whole.
+    Unless `keep_agent_checkpoints`,
     the same transaction deletes the finished hops' agent checkpoints
     (`_finished_hops.py`), under a second per-thread lock, so two of them never race.
     """
@@ -398,7 +701,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         fenced, forget = _fenced(self, config), _forgets(self, config)
-        if not fenced and not forget:
+        if not fenced and not forget and not _has_parent(config):
             return super().put(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, ConnectionPool):
@@ -425,17 +728,69 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         with conn.pipeline(), conn.transaction():
             if fenced:
                 with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(_FENCE_LOCK, (thread_id,))
+                    cur.execute(FENCE_LOCK, (thread_id,))
                     head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
                     if head is not None and _stale(config, checkpoint, head):
+                        if _has_parent(config) and not _exists(cur, config):
+                            raise _parent_gone(config, checkpoint)
                         raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
+                    if head is None and _has_parent(config):
+                        raise _parent_gone(config, checkpoint)
+            # Unfenced, the parent is checked under the fence lock too; its reply is read
+            # with the finished hops' (no round trip of its own when they are swept).
+            guarded = not fenced and _has_parent(config)
+            if guarded:
+                conn.execute(FENCE_LOCK, (thread_id,))
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
             cleaned = _stored_metadata(metadata)
             stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
+            guard = conn.execute(_PARENT, (thread_id, _parent_of(config))) if guarded else None
             if forget:
-                conn.execute(_SWEEP_LOCK, (thread_id,))
+                conn.execute(SWEEP_LOCK, (thread_id,))
                 drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            if guard is not None and guard.fetchone() is None:
+                raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection[Any]]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn, conn.transaction():
+                yield conn
+        else:
+            with self.lock, self.conn.transaction():
+                yield self.conn
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            saver.copy_thread("order-7", "order-7-copy")
+            ```
+        """
+        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
+        with self._transaction() as conn:
+            drive(postgres_copy(source, target, partial(_PostgresSql, conn), "copy_thread"))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            saver.delete_for_runs([run_id])
+            ```
+        """
+        runs = checked_run_ids(run_ids, "delete_for_runs")
+        if not runs:
+            return
+        with self._transaction() as conn:
+            run = partial(_PostgresSql, conn)
+            drive(postgres_delete_for_runs(runs, run, "delete_for_runs"))
 
 
 class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
@@ -460,7 +815,7 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         fenced, forget = _fenced(self, config), _forgets(self, config)
-        if not fenced and not forget:
+        if not fenced and not forget and not _has_parent(config):
             return await super().aput(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
         if isinstance(self.conn, AsyncConnectionPool):
@@ -484,19 +839,100 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         async with conn.pipeline(), conn.transaction():
             if fenced:
                 async with conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(_FENCE_LOCK, (thread_id,))
+                    await cur.execute(FENCE_LOCK, (thread_id,))
                     await cur.execute(_HEAD, (thread_id,))
                     head = _head(await cur.fetchone())
                     if head is not None and _stale(config, checkpoint, head):
+                        if _has_parent(config) and not await _aexists(cur, config):
+                            raise _parent_gone(config, checkpoint)
                         holder = await alease_holder(conn, thread_id)
                         raise _fork_refused(config, checkpoint, head, holder)
+                    if head is None and _has_parent(config):
+                        raise _parent_gone(config, checkpoint)
+            guarded = not fenced and _has_parent(config)
+            if guarded:
+                await conn.execute(FENCE_LOCK, (thread_id,))
             bound = AsyncPostgresSaver(conn, serde=self.serde)
             cleaned = _stored_metadata(metadata)
             stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
+            parent = (thread_id, _parent_of(config))
+            guard = await conn.execute(_PARENT, parent) if guarded else None
             if forget:
-                await conn.execute(_SWEEP_LOCK, (thread_id,))
+                await conn.execute(SWEEP_LOCK, (thread_id,))
                 await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
+            if guard is not None and await guard.fetchone() is None:
+                raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored
+
+    @asynccontextmanager
+    async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn, conn.transaction():
+                yield conn
+        else:
+            async with self.lock, self.conn.transaction():
+                yield self.conn
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
+
+        See `_thread_ops.py` for what is copied and what is refused.
+
+        Example:
+            ```python
+            await saver.acopy_thread("order-7", "order-7-copy")
+            ```
+        """
+        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
+
+    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
+        async with self._atransaction() as conn:
+            await adrive(postgres_copy(source, target, partial(_PostgresSql, conn), where))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """`acopy_thread` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
+            ```
+        """
+        _off_loop(self.loop, "AsyncPostgresSaver")
+        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
+
+        See `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        await self._adelete_for_runs(run_ids, "adelete_for_runs")
+
+    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        runs = checked_run_ids(run_ids, where)
+        if not runs:
+            return
+        async with self._atransaction() as conn:
+            run = partial(_PostgresSql, conn)
+            await adrive(postgres_delete_for_runs(runs, run, where))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """`adelete_for_runs` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.delete_for_runs, [run_id])
+            ```
+        """
+        _off_loop(self.loop, "AsyncPostgresSaver")
+        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
 class _Forgetting(Protocol):

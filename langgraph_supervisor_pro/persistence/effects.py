@@ -93,6 +93,7 @@ from langgraph_supervisor_pro.persistence._connections import (
     postgres_pool,
     validate_options,
 )
+from langgraph_supervisor_pro.persistence._thread_ops import checked_threads
 
 __all__ = [
     "AsyncPostgresEffects",
@@ -106,6 +107,8 @@ __all__ = [
 T = TypeVar("T")
 
 _STORE_ROOT = ("lgsp", "effects")
+_PAGE = 500
+"""Outcomes `StoreEffects.copy_thread` reads per store search."""
 
 # -- keys ----------------------------------------------------------------------------
 
@@ -624,6 +627,86 @@ class StoreEffects:
             ('lgsp', 'effects', 'order%2E7')
         """
         return _store_namespace(f"{_part(thread_id)}/")
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """Copy the outcomes recorded for one thread's keys to another's; return how many.
+
+        For a thread copied with the checkpointer's `copy_thread` on SQLite or memory
+        (on Postgres the saver copies the `lgsp_effects` rows itself): each key's thread
+        part becomes the target's, so a hop resumed in the copy gets the recorded
+        outcome instead of running its effect again.
+
+        Args:
+            source_thread_id: The thread copied.
+            target_thread_id: The copy, which must have no outcome recorded yet.
+
+        Returns:
+            How many outcomes were copied.
+
+        Raises:
+            ValueError: The target already has outcomes, the ids are equal or empty, or
+                one holds a character no backend stores (NUL, a surrogate).
+            TypeError: An id is not a str.
+
+        Example:
+            >>> from langgraph.store.memory import InMemoryStore
+            >>> effects = StoreEffects(InMemoryStore())
+            >>> effects.run("t-1/1/1/mailer/email", lambda key: "sent")
+            'sent'
+            >>> effects.copy_thread("t-1", "t-2")
+            1
+            >>> effects.run("t-2/1/1/mailer/email", lambda key: "sent again")
+            'sent'
+        """
+        return drive(self._copy(source_thread_id, target_thread_id, "StoreEffects.copy_thread"))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
+        """Async twin of `copy_thread`.
+
+        Example:
+            ```python
+            await effects.acopy_thread("t-1", "t-2")
+            # 1
+            ```
+        """
+        return await adrive(
+            self._copy(source_thread_id, target_thread_id, "StoreEffects.acopy_thread")
+        )
+
+    def _copy(self, source_thread_id: str, target_thread_id: str, where: str) -> Steps[int]:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
+        store = self.store
+        source_ns, target_ns = self.thread_namespace(source), self.thread_namespace(target)
+        taken = yield Call(
+            partial(store.search, target_ns, limit=1), partial(store.asearch, target_ns, limit=1)
+        )
+        if taken:
+            raise ValueError(
+                f"{where}: thread {target!r} already has recorded outcomes in the store; "
+                "give the copy's new thread id, or delete those items first"
+            )
+        items: list[Any] = []
+        while True:
+            page = yield Call(
+                partial(store.search, source_ns, limit=_PAGE, offset=len(items)),
+                partial(store.asearch, source_ns, limit=_PAGE, offset=len(items)),
+            )
+            items.extend(page)
+            if len(page) < _PAGE:
+                break
+        part = _part(target)
+        copied = 0
+        for item in items:
+            _, sep, rest = item.key.partition("/")
+            if tuple(item.namespace) != source_ns or not sep:
+                continue
+            key = f"{part}/{rest}"
+            yield Call(
+                partial(store.put, target_ns, key, item.value),
+                partial(store.aput, target_ns, key, item.value),
+            )
+            copied += 1
+        return copied
 
     def run(self, key: str, effect: Callable[[str], T]) -> T:
         """Return the outcome recorded for `key`, or run `effect(key)` and record it.

@@ -743,3 +743,90 @@ def test_clean_metadata_is_passed_as_is():
         deep = [deep]
     nested: Any = {"step": 1, "deep": deep}
     assert _stored_metadata(nested) == {"step": 1}
+
+
+def _two_runs(graph, thread: str) -> None:
+    for run in ("r1", "r2"):
+        graph.invoke(RUN_INPUT, {**config(thread), "metadata": {"run_id": run}}, durability="sync")
+
+
+# A LangGraph server's rollback deletes the cancelled run's checkpoints after it lets the
+# next run start, which may have read the thread already: that run's next root
+# checkpoint names a parent that is gone, and would break the chain delta channels are
+# rebuilt from.
+@pytest.mark.parametrize(("fence", "keep"), [(True, False), (False, False), (False, True)])
+def test_a_root_checkpoint_whose_parent_was_deleted_is_refused(pg_database, fence, keep):
+    with open_checkpointer(pg_database, fence=fence, keep_agent_checkpoints=keep) as saver:
+        graph = build(saver)
+        _two_runs(graph, "t")
+        read = saver.get_tuple(config("t"))  # what the next run read: r2's head
+        assert read is not None
+        saver.delete_for_runs(["r2"])
+        before = count_rows(pg_database, "t")
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone") as e:
+            saver.put(read.config, nxt, {"source": "loop", "step": 9}, {})
+        assert e.value.thread_id == "t" and read.config["configurable"]["checkpoint_id"] in str(
+            e.value
+        )
+        assert count_rows(pg_database, "t") == before
+        assert graph.invoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO
+        # A thread deleted whole: its next root checkpoint names a parent that is gone too.
+        saver.delete_thread("t")
+        with pytest.raises(ThreadBusyError, match="is gone"):
+            saver.put(read.config, nxt, {"source": "loop", "step": 9}, {})
+
+
+@pytest.mark.parametrize(("fence", "keep"), [(True, False), (False, False), (False, True)])
+async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async(
+    pg_database, fence, keep
+):
+    async with aopen_checkpointer(pg_database, fence=fence, keep_agent_checkpoints=keep) as saver:
+        graph = build(saver)
+        for run in ("r1", "r2"):
+            cfg = {**config("t"), "metadata": {"run_id": run}}
+            await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        read = await saver.aget_tuple(config("t"))
+        assert read is not None
+        await saver.adelete_for_runs(["r2"])
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone"):
+            await saver.aput(read.config, nxt, {"source": "loop", "step": 9}, {})
+        assert await graph.ainvoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO
+        await saver.adelete_thread("t")
+        with pytest.raises(ThreadBusyError, match="is gone"):
+            await saver.aput(read.config, nxt, {"source": "loop", "step": 9}, {})
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_locally(kind, tmp_path):
+    url = "memory" if kind == "memory" else f"sqlite:///{tmp_path / 'c.db'}"
+    with open_checkpointer(url) as saver:
+        graph = build(saver)
+        _two_runs(graph, "t")
+        read = saver.get_tuple(config("t"))
+        assert read is not None
+        saver.delete_for_runs(["r2"])
+        before = [c.config for c in saver.list(config("t"))]
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone"):
+            saver.put(read.config, nxt, {"source": "loop", "step": 9}, {})
+        assert [c.config for c in saver.list(config("t"))] == before  # nothing stored
+        assert graph.invoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO
+
+
+async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async_sqlite(tmp_path):
+    async with aopen_checkpointer(f"sqlite:///{tmp_path / 'c.db'}") as saver:
+        graph = build(saver)
+        for run in ("r1", "r2"):
+            cfg = {**config("t"), "metadata": {"run_id": run}}
+            await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        read = await saver.aget_tuple(config("t"))
+        assert read is not None
+        await saver.adelete_for_runs(["r2"])
+        nxt = {**read.checkpoint, "id": "1fffffff-ffff-6fff-8fff-fffffffffff0"}
+        with pytest.raises(ThreadBusyError, match="which this run started from, is gone"):
+            await saver.aput(read.config, nxt, {"source": "loop", "step": 9}, {})
+        refused = {"configurable": {**read.config["configurable"], "checkpoint_id": nxt["id"]}}
+        assert await saver.aget_tuple(refused) is None  # undone
+        assert await graph.ainvoke(RUN_INPUT, config("t"), durability="sync") == AFTER_TWO

@@ -536,3 +536,37 @@ def test_postgres_effects_can_wrap_an_existing_pool(pg_database):
         effects.setup()
         assert effects.run("t/1", lambda conn: conn.execute("SELECT 41 + 1").fetchone()[0]) == 42
         assert effects.run("t/1", lambda conn: 0) == 42
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres"])
+def test_store_effects_copy_thread_moves_the_keys_to_the_copy(request, backend, tmp_path):
+    urls = {"memory": "memory", "sqlite": f"sqlite:///{tmp_path / 's.db'}"}
+    url = urls.get(backend) or request.getfixturevalue("pg_database")
+    with open_store(url) as store:
+        effects = StoreEffects(store)
+        effects.run("a%2Fb/1/1/w/mail", lambda key: "sent")
+        effects.run("a%2Fb/2/1/w/mail", lambda key: {"id": 2})
+        effects.run("a/1/1/w/mail", lambda key: "other thread")  # "a" is not "a/b"
+        assert effects.copy_thread("a/b", "c.d/%") == 2
+        # The copy's hops build their keys with their own thread id: recorded outcomes.
+        assert effects.run("c.d%2F%25/1/1/w/mail", lambda key: "again") == "sent"
+        again: Any = "again"
+        assert effects.run("c.d%2F%25/2/1/w/mail", lambda key: again) == {"id": 2}
+        assert effects.run("a%2Fb/1/1/w/mail", lambda key: "again") == "sent"  # source kept
+        with pytest.raises(ValueError, match=r"thread 'c\.d/%' already has recorded outcomes"):
+            effects.copy_thread("a/b", "c.d/%")
+        with pytest.raises(ValueError, match="source and target are both 'a'"):
+            effects.copy_thread("a", "a")
+        with pytest.raises(ValueError, match="holds a NUL character"):
+            effects.copy_thread("a", "b\x00")
+        assert effects.copy_thread("never-ran", "fresh") == 0
+
+
+async def test_store_effects_acopy_thread():
+    async with aopen_store("memory") as store:
+        effects = StoreEffects(store)
+        await effects.arun("t/1/1/w/k", _async_returning("done"))
+        assert await effects.acopy_thread("t", "u") == 1
+        assert await effects.arun("u/1/1/w/k", _async_returning("again")) == "done"
+        with pytest.raises(ValueError, match=r"StoreEffects\.acopy_thread: thread 'u' already"):
+            await effects.acopy_thread("t", "u")
