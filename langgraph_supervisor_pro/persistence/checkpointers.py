@@ -380,8 +380,76 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
             )
 
 
-class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
+class _AsyncThreadOps:
+    """`acopy_thread` / `adelete_for_runs` of an async saver, and their sync bridges.
+
+    The saver gives `_acopy_thread` and `_adelete_for_runs` (its own transaction), `loop`
+    (its event loop) and `_saver_name` (for the error of a sync call from that loop).
+    """
+
+    loop: asyncio.AbstractEventLoop
+    _saver_name: str
+
+    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        raise NotImplementedError
+
+    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
+        raise NotImplementedError
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
+
+        On Postgres the thread's `lgsp_effects` rows are copied too. See `_thread_ops.py`
+        for what is copied and what is refused.
+
+        Example:
+            ```python
+            await saver.acopy_thread("order-7", "order-7-copy")
+            ```
+        """
+        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """`acopy_thread` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
+            ```
+        """
+        _off_loop(self.loop, self._saver_name)
+        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the runs' checkpoints, their writes and the blobs only they use, at once.
+
+        One transaction; see `_thread_ops.py` for what goes and what is refused.
+
+        Example:
+            ```python
+            await saver.adelete_for_runs([run_id])
+            ```
+        """
+        await self._adelete_for_runs(run_ids, "adelete_for_runs")
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """`adelete_for_runs` from a thread other than the saver's event loop's.
+
+        Example:
+            ```python
+            await asyncio.to_thread(saver.delete_for_runs, [run_id])
+            ```
+        """
+        _off_loop(self.loop, self._saver_name)
+        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
+        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+
+class _AsyncSqliteSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncSqliteSaver):
     """`AsyncSqliteSaver` without secrets in checkpoint metadata, forgetting finished hops."""
+
+    _saver_name = "AsyncSqliteSaver"
 
     def __init__(self, conn: aiosqlite.Connection, *, keep_agent_checkpoints: bool = False) -> None:
         super().__init__(conn)
@@ -409,18 +477,6 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
                     await self.conn.commit()
         return stored
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
-
-        See `_thread_ops.py` for what is copied and what is refused.
-
-        Example:
-            ```python
-            await saver.acopy_thread("order-7", "order-7-copy")
-            ```
-        """
-        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
-
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
         source, target = checked_threads(source_thread_id, target_thread_id, where)
         await self.setup()
@@ -428,30 +484,6 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
             begin = not self.conn.in_transaction
             steps = sqlite_copy(source, target, partial(_SqliteSql, self.conn), where, begin)
             await _asqlite_transaction(self.conn, steps)
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """`acopy_thread` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
-            ```
-        """
-        _off_loop(self.loop, "AsyncSqliteSaver")
-        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
-        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
-
-        See `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            ```python
-            await saver.adelete_for_runs([run_id])
-            ```
-        """
-        await self._adelete_for_runs(run_ids, "adelete_for_runs")
 
     async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
         runs = checked_run_ids(run_ids, where)
@@ -462,18 +494,6 @@ class _AsyncSqliteSaver(_NoSecretsInMetadata, AsyncSqliteSaver):
             begin = not self.conn.in_transaction
             run = partial(_SqliteSql, self.conn)
             await _asqlite_transaction(self.conn, sqlite_delete_for_runs(runs, run, where, begin))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """`adelete_for_runs` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.delete_for_runs, [run_id])
-            ```
-        """
-        _off_loop(self.loop, "AsyncSqliteSaver")
-        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
-        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
 _SQLITE_PARENT = (
@@ -793,8 +813,10 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             drive(postgres_delete_for_runs(runs, run, "delete_for_runs"))
 
 
-class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
+class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSaver):
     """`AsyncPostgresSaver` without secrets in checkpoint metadata, fenced (see the sync)."""
+
+    _saver_name = "AsyncPostgresSaver"
 
     def __init__(
         self,
@@ -873,46 +895,10 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
             async with self.lock, self.conn.transaction():
                 yield self.conn
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
-
-        See `_thread_ops.py` for what is copied and what is refused.
-
-        Example:
-            ```python
-            await saver.acopy_thread("order-7", "order-7-copy")
-            ```
-        """
-        await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
-
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
         source, target = checked_threads(source_thread_id, target_thread_id, where)
         async with self._atransaction() as conn:
             await adrive(postgres_copy(source, target, partial(_PostgresSql, conn), where))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """`acopy_thread` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
-            ```
-        """
-        _off_loop(self.loop, "AsyncPostgresSaver")
-        coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
-        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
-
-        See `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            ```python
-            await saver.adelete_for_runs([run_id])
-            ```
-        """
-        await self._adelete_for_runs(run_ids, "adelete_for_runs")
 
     async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
         runs = checked_run_ids(run_ids, where)
@@ -921,18 +907,6 @@ class _AsyncPostgresSaver(_NoSecretsInMetadata, AsyncPostgresSaver):
         async with self._atransaction() as conn:
             run = partial(_PostgresSql, conn)
             await adrive(postgres_delete_for_runs(runs, run, where))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """`adelete_for_runs` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.delete_for_runs, [run_id])
-            ```
-        """
-        _off_loop(self.loop, "AsyncPostgresSaver")
-        coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
-        asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
 class _Forgetting(Protocol):
