@@ -130,12 +130,14 @@ class TimedModel(FunctionChatModel):
 
     def _wait(self, messages: Sequence[BaseMessage]) -> None:
         seconds = self.delay(messages)
-        time.sleep(seconds)
+        if seconds:  # a model without latency does not yield (sleep(0) would)
+            time.sleep(seconds)
         self._logged(seconds)
 
     async def _await(self, messages: Sequence[BaseMessage]) -> None:
         seconds = self.delay(messages)
-        await asyncio.sleep(seconds)
+        if seconds:
+            await asyncio.sleep(seconds)
         self._logged(seconds)
 
     def _logged(self, seconds: float) -> None:

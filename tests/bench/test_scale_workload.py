@@ -79,6 +79,26 @@ def test_a_timed_model_takes_the_same_time_for_the_same_prompt_within_the_jitter
     assert TimedModel(name="m", reply=lambda call: "ok").delay([HumanMessage("x")]) == 0.0
 
 
+def test_a_timed_model_without_latency_never_sleeps_or_yields(monkeypatch):
+    import bench._scale_workload as workload
+
+    slept: list[float] = []
+
+    async def no_async_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(workload.time, "sleep", slept.append)
+    monkeypatch.setattr(workload.asyncio, "sleep", no_async_sleep)
+    model = TimedModel(name="m", reply=lambda call: "ok")
+    model.invoke("one")
+    asyncio.run(model.ainvoke("two"))
+    assert slept == [] and model.slept() == (0.0, 0.0)
+    timed = TimedModel(name="m", reply=lambda call: "ok", latency=0.01)
+    timed.invoke("three")
+    asyncio.run(timed.ainvoke("four"))
+    assert slept == [0.01, 0.01]
+
+
 def test_a_timed_model_sleeps_when_streaming_too():
     model = TimedModel(name="m", reply=lambda call: "ok done", latency=0.01)
     assert "".join(str(c.content) for c in model.stream("hi")) == "ok done"
