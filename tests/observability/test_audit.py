@@ -418,7 +418,8 @@ def test_a_graph_without_a_checkpointer_is_refused() -> None:
         audit_trail("postgresql://db", "t")
 
 
-def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> None:
+def forest_run(saver: BaseCheckpointSaver[Any]) -> Any:
+    """A tree with a fan-out, a refused tool and a review in a domain, a domain's halt."""
     billing = Worker(
         name="billing",
         description="Refunds orders.",
@@ -434,10 +435,9 @@ def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> 
 
     def router(view: SupervisorView) -> Any:
         if not view.ledger:
-            return ["ops", "notes"]  # in parallel
+            return ["ops", "notes"]
         return "FINISH" if len(view.ledger) >= 3 else "orders"
 
-    saver = InMemorySaver()
     app = create_supervisor(
         [
             Worker(name="orders", description="Orders.", agent=orders),
@@ -449,7 +449,14 @@ def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> 
     ).compile(checkpointer=saver)
     app.invoke(ask("Refund order A1"), config("forest"))
     out = resolve_review(app, thread_id="forest", decision=Approve(), reviewer="alice")
-    assert out["status"] == "done"
+    assert out["status"] == "done" and out["reviews"]
+    return app
+
+
+def test_a_tree_with_a_fan_out_a_domain_review_a_refusal_and_a_domain_halt() -> None:
+    saver = InMemorySaver()
+    app = forest_run(saver)
+    out = app.get_state(config("forest")).values
     trail = audit_trail(saver, "forest")
     answered = out["reviews"][0]["answered_at"]
     ops_halt = next(e for e in trail.events if isinstance(e, EndEvent) and e.path == ("ops",))

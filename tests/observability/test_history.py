@@ -20,7 +20,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_supervisor_pro import (
     Compaction,
-    SupervisorView,
     Worker,
     WorkerTask,
     create_supervisor,
@@ -30,11 +29,9 @@ from langgraph_supervisor_pro import state as state_module
 from langgraph_supervisor_pro.observability import audit_trail, delegation_metrics
 from langgraph_supervisor_pro.observability._history import DELTA_SPECS, History, key_of
 from langgraph_supervisor_pro.observability._history_rows import Listing, list_once
-from langgraph_supervisor_pro.review import Approve, resolve_review
-from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._graph.test_compaction_node import summarizer
 from tests._helpers import ask
-from tests.observability.test_audit import _clerk, refund
+from tests.observability.test_audit import forest_run
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
@@ -75,41 +72,6 @@ def long_run(
     assert len(app.invoke(ask("Write it"), config(thread_id, hops))["ledger"]) == hops
     target[0] = 3
     assert len(app.invoke(ask("More"), config(thread_id, hops))["ledger"]) == hops + 3
-    return app
-
-
-def forest_run(saver: BaseCheckpointSaver[Any]) -> Any:
-    """A tree with a fan-out, a refused tool and a review in a domain, a domain's halt."""
-    billing = Worker(
-        name="billing",
-        description="Refunds orders.",
-        model=ScriptedChatModel(script=[_clerk] * 10),
-        tools=[refund],
-        risks={"refund": "high"},
-    )
-    orders = create_supervisor(
-        [billing], router=lambda view: "FINISH" if view.ledger else "billing", name="orders"
-    )
-    pager = Worker(name="pager", description="Pages.", agent=lambda task: "Paged.")
-    ops = create_supervisor([pager], router=lambda view: "pager", max_steps=1, name="ops")
-
-    def router(view: SupervisorView) -> Any:
-        if not view.ledger:
-            return ["ops", "notes"]
-        return "FINISH" if len(view.ledger) >= 3 else "orders"
-
-    app = create_supervisor(
-        [
-            Worker(name="orders", description="Orders.", agent=orders),
-            Worker(name="ops", description="Operations.", agent=ops),
-            Worker(name="notes", description="Takes notes.", agent=lambda task: "Noted."),
-        ],
-        router=router,
-        parallel=True,
-    ).compile(checkpointer=saver)
-    app.invoke(ask("Refund order A1"), config("forest"))
-    out = resolve_review(app, thread_id="forest", decision=Approve(), reviewer="alice")
-    assert out["status"] == "done" and out["reviews"]
     return app
 
 
