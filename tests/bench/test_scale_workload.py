@@ -80,15 +80,13 @@ def test_a_timed_model_takes_the_same_time_for_the_same_prompt_within_the_jitter
 
 
 def test_a_timed_model_without_latency_never_sleeps_or_yields(monkeypatch):
-    import bench._scale_workload as workload
-
     slept: list[float] = []
 
     async def no_async_sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr(workload.time, "sleep", slept.append)
-    monkeypatch.setattr(workload.asyncio, "sleep", no_async_sleep)
+    monkeypatch.setattr("bench._scale_workload.time.sleep", slept.append)
+    monkeypatch.setattr("bench._scale_workload.asyncio.sleep", no_async_sleep)
     model = TimedModel(name="m", reply=lambda call: "ok")
     model.invoke("one")
     asyncio.run(model.ainvoke("two"))

@@ -536,7 +536,7 @@ def test_distributed_tracing_sends_the_hops_langsmith_trace_to_the_remote_run(
     (hop,) = [r for r in langsmith_server.runs().values() if r.get("name") == "desk.remote"]
     thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
     (run,) = _remote_runs(server_b, thread)
-    sent = get_sync_client(url=server_b).runs.get(thread, run["run_id"])
+    sent: dict[str, Any] = dict(get_sync_client(url=server_b).runs.get(thread, run["run_id"]))
     configurable = sent["kwargs"]["config"]["configurable"]
     if distributed:
         assert configurable["langsmith-trace"] == hop["dotted_order"]
