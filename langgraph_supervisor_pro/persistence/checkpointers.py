@@ -43,7 +43,7 @@ import asyncio
 import math
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import (
     asynccontextmanager,
     contextmanager,
@@ -389,12 +389,10 @@ class _AsyncThreadOps:
 
     loop: asyncio.AbstractEventLoop
     _saver_name: str
-
-    async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
-        raise NotImplementedError
-
-    async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
-        raise NotImplementedError
+    _acopy_thread: Callable[[str, str, str], Coroutine[Any, Any, None]]
+    """(source, target, the caller's name for errors): the copy, in one transaction."""
+    _adelete_for_runs: Callable[[Sequence[str], str], Coroutine[Any, Any, None]]
+    """(run ids, the caller's name for errors): the deletion, in one transaction."""
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread into a new thread, in one transaction.

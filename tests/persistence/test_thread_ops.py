@@ -24,9 +24,7 @@ from langgraph.types import Command, interrupt
 
 from langgraph_supervisor_pro import (
     FINISH,
-    SupervisorView,
     Worker,
-    WorkerTask,
     aopen_checkpointer,
     create_supervisor,
     effect_key,
@@ -43,6 +41,7 @@ from langgraph_supervisor_pro.persistence._thread_ops import (
     plan_deletion,
 )
 from tests._agents import lookup_tool, pausing_agent, tool_agent, tool_team
+from tests.persistence._threads import _writer, team
 
 NAMES = ("researcher", "analyst")
 ODD = "copy/100%-zürich-\U0001f600"
@@ -125,31 +124,6 @@ def blob_count(url: str, saver: Any, thread: str) -> int:
 
 
 # -- graphs ----------------------------------------------------------------------------
-
-
-def _route(view: SupervisorView) -> str:
-    if view.ledger:
-        return FINISH
-    return "asker" if view.task.startswith("ask") else "writer"
-
-
-def _writer(task: WorkerTask) -> str:
-    return f"wrote {task.task}"
-
-
-def _asker(task: WorkerTask) -> str:
-    return f"told {interrupt({'question': task.task})}"
-
-
-def team() -> Any:
-    return create_supervisor(
-        [
-            Worker(name="writer", description="Writes.", agent=_writer),
-            Worker(name="asker", description="Asks a person.", agent=_asker),
-        ],
-        router=_route,
-        ping_pong_window=None,
-    )
 
 
 def delta_graph(saver: Any) -> Any:
