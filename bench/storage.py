@@ -27,9 +27,9 @@ of the first).
         --markdown bench/RESULTS.md
 
 `--snapshot-points` adds the snapshot-frequency comparison: ours built with the root's
-delta channels copied every `state.DELTA_SNAPSHOT_FREQUENCY` updates and every
-`CANDIDATE_FREQUENCY`, each run to every point in turn, with the bytes per hop by range
-and the time of each read of the thread (`get_state`, a short history, a new turn's
+delta channels copied every `LANGGRAPH_FREQUENCY` updates (LangGraph's default) and every
+`state.DELTA_SNAPSHOT_FREQUENCY` (ours), each run to every point in turn, with the bytes
+per hop by range and the time of each read of the thread (`get_state`, a short history, a new turn's
 start, `delegation_metrics`, `audit_trail`) at each point.
 
 `--markdown FILE` rewrites only this benchmark's part of the results page (between its
@@ -361,8 +361,9 @@ def measure(*, hops: int = 60, every: int = 20, graphs: Sequence[str] = GRAPHS) 
 
 # ------------------------------------------------------------------- snapshot frequency
 
-CANDIDATE_FREQUENCY = 1_000
-"""The snapshot frequency weighed against `state.DELTA_SNAPSHOT_FREQUENCY`."""
+LANGGRAPH_FREQUENCY = 100
+"""LangGraph's default snapshot frequency (ours before), weighed against
+`state.DELTA_SNAPSHOT_FREQUENCY`."""
 LOADS = ("get_state", "history of 5", "new turn", "delegation_metrics", "audit_trail")
 """The reads of a thread timed at each point, in the order shown."""
 
@@ -506,7 +507,7 @@ def measure_snapshots(
     *,
     points: Sequence[int] = (100, 300),
     every: int = 20,
-    frequencies: Sequence[int] = (DELTA_SNAPSHOT_FREQUENCY, CANDIDATE_FREQUENCY),
+    frequencies: Sequence[int] = (LANGGRAPH_FREQUENCY, DELTA_SNAPSHOT_FREQUENCY),
     repeat: int = 5,
 ) -> SnapshotFigures:
     """Run ours once per frequency to each point in turn, timing the thread's reads there.
@@ -638,12 +639,13 @@ def sections(figures: StorageFigures) -> list[Section]:
         "divided by its hops. ours: `open_checkpointer(uri)`; ours, kept: "
         "`open_checkpointer(uri, keep_agent_checkpoints=True)` (every agent checkpoint kept, as "
         "LangGraph does); floor: a bare LangGraph loop running the same agents on LangGraph's "
-        "`PostgresSaver` (its state keeps each worker's history in a plain channel). The "
-        f"root's step every {DELTA_SNAPSHOT_FREQUENCY:,} hops (ours and ours, kept alike) is "
-        "its `DeltaChannel` snapshots: a full copy of each delta channel every "
-        f"{DELTA_SNAPSHOT_FREQUENCY:,} updates (`state.DELTA_SNAPSHOT_FREQUENCY`), whose "
-        "`workers` slots hold every worker's transcript, so it grows with the hops in this "
-        "workload, which compacts nothing (the snapshot sections below weigh a rarer copy)."
+        "`PostgresSaver` (its state keeps each worker's history in a plain channel). Ours "
+        "copies each root `DeltaChannel` whole every "
+        f"{DELTA_SNAPSHOT_FREQUENCY:,} updates (`state.DELTA_SNAPSHOT_FREQUENCY`, one per "
+        "hop); the copy of `workers` holds every worker's transcript, so the range holding "
+        "it grows with the hops in this workload, which compacts nothing (the snapshot "
+        "sections below weigh LangGraph's default, a copy every "
+        f"{LANGGRAPH_FREQUENCY:,})."
     )
     table = TextTable(ranges.title, ranges.headers, ranges.rows)
     return [
@@ -711,8 +713,9 @@ def snapshot_sections(figures: SnapshotFigures) -> list[Section]:
     shown = ", ".join(map(str, figures.points))
     method = (
         "ours (`open_checkpointer(uri)`, the storage workload) built once per snapshot "
-        "frequency (`snapshot_frequency` of every root `DeltaChannel`; `state.py`'s "
-        f"`DELTA_SNAPSHOT_FREQUENCY` is {DELTA_SNAPSHOT_FREQUENCY:,}), each thread on its own "
+        "frequency (`snapshot_frequency` of every root `DeltaChannel`: LangGraph's default, "
+        f"{LANGGRAPH_FREQUENCY:,}, and `state.py`'s `DELTA_SNAPSHOT_FREQUENCY`, "
+        f"{DELTA_SNAPSHOT_FREQUENCY:,}), each thread on its own "
         f"fresh database; a turn runs hops up to each point ({shown}); "
         f"there each read of the thread is timed {figures.repeat} times, the frequencies "
         "interleaved: `get_state`, `get_state_history(limit=5)`, a new turn (`invoke` of a "

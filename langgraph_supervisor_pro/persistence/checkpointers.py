@@ -58,6 +58,7 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    DeltaChannelHistory,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -76,6 +77,7 @@ from langgraph_supervisor_pro.persistence._connections import (
     aopened,
     opened,
 )
+from langgraph_supervisor_pro.persistence._delta_history import Query, postgres_delta_history
 from langgraph_supervisor_pro.persistence._finished_hops import (
     finished_namespace,
     is_transient,
@@ -779,6 +781,32 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             with self.lock, self.conn.transaction():
                 yield self.conn
 
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Each delta channel's seed and writes on the chain of `config`'s checkpoint.
+
+        LangGraph's contract and result, read in fewer, cheaper queries
+        (`_delta_history.py`).
+
+        Example:
+            ```python
+            saver.get_delta_channel_history(config=config, channels=["ledger"])
+            ```
+        """
+        with self._reading() as conn:
+            steps = postgres_delta_history(config, channels, partial(Query, conn), self.serde)
+            return drive(steps)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection[Any]]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn:
+                yield conn
+        else:
+            with self.lock:
+                yield self.conn
+
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
 
@@ -891,6 +919,32 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
                 yield conn
         else:
             async with self.lock, self.conn.transaction():
+                yield self.conn
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Each delta channel's seed and writes on the chain of `config`'s checkpoint.
+
+        See the sync saver's `get_delta_channel_history`; LangGraph's sync bridge
+        calls this one.
+
+        Example:
+            ```python
+            await saver.aget_delta_channel_history(config=config, channels=["ledger"])
+            ```
+        """
+        async with self._areading() as conn:
+            steps = postgres_delta_history(config, channels, partial(Query, conn), self.serde)
+            return await adrive(steps)
+
+    @asynccontextmanager
+    async def _areading(self) -> AsyncIterator[AsyncConnection[Any]]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                yield conn
+        else:
+            async with self.lock:
                 yield self.conn
 
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:

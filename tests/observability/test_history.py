@@ -139,7 +139,11 @@ def check_thread(app: Any, saver: BaseCheckpointSaver[Any], thread_id: str) -> i
     return compared
 
 
-def test_a_long_thread_with_copies_at_100_updates(saver: BaseCheckpointSaver[Any]) -> None:
+def test_a_long_thread_with_copies_at_100_updates(
+    saver: BaseCheckpointSaver[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangGraph's default frequency (ours before; threads written then still load)
+    monkeypatch.setattr(state_module, "DELTA_SNAPSHOT_FREQUENCY", 100)
     app = long_run(saver)
     history = History.read(saver, "long")
     newest = history.newest("long")
