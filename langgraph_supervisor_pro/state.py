@@ -41,23 +41,23 @@ DELTA_SNAPSHOT_FREQUENCY = 1_000
 """Updates of a root delta channel between two full copies of it (LangGraph's default: 100).
 
 A copy (`_DeltaSnapshot`) repeats every earlier write of the channel, and `workers` holds
-every worker's transcript, so without compaction a copy grows with the thread. Copied
-every 100 updates (LangGraph's default, ours before), the ranges of hops holding the
-100th, 200th and 300th hop cost 1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 on
-Postgres with tool-calling agents (bench/storage.py): storage grew with the square of
-the hop count again, with a tenth of the slope. Every 1,000, 300 hops stay flat (0.97x).
+every worker's transcript, so without compaction each copy is larger than the one before.
+Copied every 100 updates (LangGraph's default, ours before), the ranges of hops holding
+the 100th, 200th and 300th hop cost 1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 on
+Postgres with tool-calling agents (bench/storage.py): storage grew with the square of the
+hop count again, with a hundredth of a plain channel's slope. Every 1,000, 300 hops stay
+flat (0.95x); past 1,000 hops the copies come back, ten times rarer.
 
 Loading a thread replays the writes since the last copy (one deserialized write per
 hop) instead of one copy of the same bytes. On Postgres the checkpointers of
 `open_checkpointer` read that history in a few queries (`_delta_history.py`), so at 300
-hops (600 writes, just after a copy under the old default: its best case) `get_state`
-costs about 1.25x, and a new turn about 1.1-1.2x, what it costs when copied every 100
-(bench/storage.py's snapshot sections). LangGraph's memory
-and SQLite savers replay with their own readers: 1.5x and 1.8x at that point (dev and
-test savers). Beyond 1,000 hops the copies grow again, ten times more slowly than
-before; compaction bounds the slots, and so the copies. LangGraph also copies a channel
-after 5,000 steps without one. Threads written under another frequency load unchanged:
-a copy is found by its blob, not by the frequency that wrote it.
+hops (600 writes), against a thread copied every 100 just after its copy (its best
+case), `get_state` costs about 1.4x, a new turn 1.25x and a history of five 1.7x; 80
+hops after a copy, 1.04-1.13x (bench/storage.py's snapshot sections). LangGraph's memory
+and SQLite savers replay with their own readers: 1.5x and 1.8x for `get_state` at that
+point (dev and test savers). Compaction bounds the slots, and so the copies. LangGraph
+also copies a channel after 5,000 steps without one. Threads written under another
+frequency load unchanged: a copy is found by its blob, not by the frequency that wrote it.
 """
 
 
@@ -283,7 +283,10 @@ def _merge_worker_slots(
     `DeltaChannel` requires: folding two batches one after the other equals
     folding their concatenation.
     """
-    merged: dict[str, WorkerSlot] = dict(current)
+    # Each touched slot's lists are copied once and extended in place: replaying a
+    # thread folds hundreds of writes in one call (copying per write was quadratic).
+    messages: dict[str, list[Any]] = {}
+    results: dict[str, list[Any]] = {}
     for batch in batches:
         for name, write in batch.items():
             unknown = set(write) - {"messages", "results", "compact"}
@@ -292,14 +295,16 @@ def _merge_worker_slots(
                     f"workers[{name!r}]: a slot write may only carry 'messages', 'results' "
                     f"and 'compact', got {sorted(unknown)}"
                 )
-            slot = merged.get(name) or WorkerSlot(messages=[], results=[])
-            messages = list(slot["messages"])
+            if name not in messages:
+                slot = current.get(name) or WorkerSlot(messages=[], results=[])
+                messages[name], results[name] = list(slot["messages"]), list(slot["results"])
             if "compact" in write:
-                messages = _apply_compaction(messages, write["compact"])
-            merged[name] = WorkerSlot(
-                messages=[*messages, *write.get("messages", ())],
-                results=[*slot["results"], *write.get("results", ())],
-            )
+                messages[name] = _apply_compaction(messages[name], write["compact"])
+            messages[name].extend(write.get("messages", ()))
+            results[name].extend(write.get("results", ()))
+    merged: dict[str, WorkerSlot] = dict(current)
+    for name, slot_messages in messages.items():
+        merged[name] = WorkerSlot(messages=slot_messages, results=results[name])
     return merged
 
 
