@@ -52,12 +52,13 @@ Loading a thread replays the writes since the last copy (one deserialized write 
 hop) instead of one copy of the same bytes. On Postgres the checkpointers of
 `open_checkpointer` read that history in a few queries (`_delta_history.py`), so at 300
 hops (600 writes), against a thread copied every 100 just after its copy (its best
-case), `get_state` costs about 1.4x, a new turn 1.25x and a history of five 1.7x; 80
-hops after a copy, 1.04-1.13x (bench/storage.py's snapshot sections). LangGraph's memory
-and SQLite savers replay with their own readers: 1.5x and 1.8x for `get_state` at that
-point (dev and test savers). Compaction bounds the slots, and so the copies. LangGraph
-also copies a channel after 5,000 steps without one. Threads written under another
-frequency load unchanged: a copy is found by its blob, not by the frequency that wrote it.
+case), `get_state` costs about 1.4x, a new turn 1.1-1.2x and a history of five
+1.4-1.6x; 80 hops after a copy, about 1.0x (bench/storage.py's snapshot sections).
+LangGraph's memory and SQLite savers replay with their own readers: 1.5x and 1.8x for
+`get_state` at that point (dev and test savers). Compaction bounds the slots, and so
+the copies. LangGraph also copies a channel after 5,000 steps without one. Threads
+written under another frequency load unchanged: a copy is found by its blob, not by the
+frequency that wrote it.
 """
 
 
