@@ -123,7 +123,7 @@ def test_the_postgres_sweep_reads_what_the_rule_asks_for(pg_database):
     # the writes at `keys_of(marked)`, as the rule in Python reads them.
     with open_checkpointer(pg_database):
         pass  # the tables
-    marked_rows = {
+    marked_rows: dict[str, dict[str, Any]] = {
         "w:t1": {"parents": {"": "c0"}},
         "ops:t0|clerk:t3": {"parents": {"": "c0", "ops:t0": "c5"}},  # a tree's domain
         "bad:t4": {"parents": ["c0"]},  # not an object: no parents
