@@ -36,7 +36,8 @@ from langgraph_supervisor_pro._internal.twins import Io, Steps
 __all__ = [
     "MARK_JSON",
     "POSTGRES_DELETES",
-    "POSTGRES_MARKED_WITH_WRITES",
+    "POSTGRES_MARKED",
+    "POSTGRES_WRITES",
     "SPECIAL_CHANNELS",
     "SQLITE_DELETES",
     "SQLITE_MARKED",
@@ -49,7 +50,6 @@ __all__ = [
     "keys_of",
     "parents_of",
     "postgres_forgetting",
-    "postgres_sweep_params",
     "recast",
     "sqlite_forgetting",
     "sweeps",
@@ -147,29 +147,14 @@ def parents_of(metadata: Mapping[str, Any]) -> dict[str, str]:
 # the deletion of the finished ones. The judgement in between is `finished_namespace`.
 MARK_JSON = '{"lgsp_transient": true}'
 
-POSTGRES_MARKED_WITH_WRITES: LiteralString = (
-    # The marked namespaces (a row each, with its metadata), then the writes at each
-    # one's `write_keys` (its parents' namespaces as named and recast, at the
-    # checkpoints its runs started from), in one statement: a root checkpoint's sweep
-    # costs one round trip, not two. A `parents` that is not an object, or a parent
-    # id that is not a string, counts as none (as `parents_of` reads it).
-    "WITH marked AS ("
-    " SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, metadata FROM checkpoints"
+POSTGRES_MARKED: LiteralString = (
+    "SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, metadata FROM checkpoints"
     " WHERE thread_id = %s AND checkpoint_ns > '' AND metadata @> %s::jsonb"
-    " ORDER BY checkpoint_ns),"
-    " parent AS ("
-    " SELECT p.key, p.value #>> '{}' AS checkpoint_id FROM marked, jsonb_each("
-    "CASE WHEN jsonb_typeof(marked.metadata -> 'parents') = 'object'"
-    " THEN marked.metadata -> 'parents' ELSE '{}'::jsonb END) AS p"
-    " WHERE jsonb_typeof(p.value) = 'string'),"
-    " keyed AS ("
-    " SELECT key AS checkpoint_ns, checkpoint_id FROM parent UNION"
-    " SELECT regexp_replace(key, ':[^|]*', '', 'g'), checkpoint_id FROM parent)"
-    " SELECT 'm', checkpoint_ns, metadata, NULL, NULL, NULL FROM marked"
-    " UNION ALL"
-    " SELECT 'w', w.checkpoint_ns, NULL::jsonb, w.checkpoint_id, w.task_id, w.channel"
-    " FROM keyed JOIN checkpoint_writes w ON w.thread_id = %s"
-    " AND w.checkpoint_ns = keyed.checkpoint_ns AND w.checkpoint_id = keyed.checkpoint_id"
+    " ORDER BY checkpoint_ns"
+)
+POSTGRES_WRITES: LiteralString = (
+    "SELECT checkpoint_ns, checkpoint_id, task_id, channel FROM checkpoint_writes"
+    " WHERE thread_id = %s AND checkpoint_ns = ANY(%s) AND checkpoint_id = ANY(%s)"
 )
 POSTGRES_DELETES: tuple[LiteralString, ...] = (
     "DELETE FROM checkpoint_blobs WHERE thread_id = %s AND checkpoint_ns = ANY(%s)",
@@ -219,30 +204,19 @@ Run = Callable[[str, tuple[Any, ...]], "Io[list[Any]]"]
 """Runs one statement on the saver's connection (in its transaction): its rows (or [])."""
 
 
-def postgres_sweep_params(thread_id: str) -> tuple[str, str, str]:
-    """The parameters of `POSTGRES_MARKED_WITH_WRITES` for a thread."""
-    return (thread_id, MARK_JSON, thread_id)
-
-
-def postgres_forgetting(
-    thread_id: str, run: Run, rows: list[Any] | None = None
-) -> Steps[list[str]]:
-    """Delete the thread's finished hops' agent namespaces on Postgres; return them.
-
-    `rows`: those of `POSTGRES_MARKED_WITH_WRITES`, when the saver queued it earlier in
-    its pipeline (so they arrived with an earlier round trip); else it is run here.
-    """
-    if rows is None:
-        rows = yield run(POSTGRES_MARKED_WITH_WRITES, postgres_sweep_params(thread_id))
-    marked: list[tuple[str, Mapping[str, Any]]] = []
-    writes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for kind, namespace, metadata, checkpoint_id, task_id, channel in rows:
-        if kind == "m":
-            marked.append((str(namespace), metadata if isinstance(metadata, Mapping) else {}))
-        else:
-            writes[(str(namespace), str(checkpoint_id))].append((str(task_id), str(channel)))
+def postgres_forgetting(thread_id: str, run: Run) -> Steps[list[str]]:
+    """Delete the thread's finished hops' agent namespaces on Postgres; return them."""
+    rows = yield run(POSTGRES_MARKED, (thread_id, MARK_JSON))
+    marked = [(str(ns), metadata if isinstance(metadata, Mapping) else {}) for ns, metadata in rows]
     if not marked:
         return []
+    keys = keys_of(marked)
+    found = yield run(
+        POSTGRES_WRITES, (thread_id, sorted({k[0] for k in keys}), sorted({k[1] for k in keys}))
+    )
+    writes: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for namespace, checkpoint_id, task_id, channel in found:
+        writes[(str(namespace), str(checkpoint_id))].append((str(task_id), str(channel)))
     done = finished_of(marked, writes)
     if done:
         for statement in POSTGRES_DELETES:

@@ -65,7 +65,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
@@ -79,12 +79,10 @@ from langgraph_supervisor_pro.persistence._connections import (
 )
 from langgraph_supervisor_pro.persistence._delta_history import Query, postgres_delta_history
 from langgraph_supervisor_pro.persistence._finished_hops import (
-    POSTGRES_MARKED_WITH_WRITES,
     finished_namespace,
     is_transient,
     parents_of,
     postgres_forgetting,
-    postgres_sweep_params,
     sqlite_forgetting,
     sweeps,
     write_keys,
@@ -685,24 +683,6 @@ def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyEr
     )
 
 
-def _queue_sweep(conn: Connection[Any], thread_id: str) -> Cursor[Any]:
-    """Take the sweep lock and queue the finished hops' read (`_finished_hops.py`).
-
-    In a pipeline its rows arrive with the next round trip; `fetchall` then costs none.
-    """
-    conn.execute(SWEEP_LOCK, (thread_id,))
-    cur = conn.cursor(row_factory=tuple_row)
-    cur.execute(POSTGRES_MARKED_WITH_WRITES, postgres_sweep_params(thread_id))
-    return cur
-
-
-async def _aqueue_sweep(conn: AsyncConnection[Any], thread_id: str) -> AsyncCursor[Any]:
-    await conn.execute(SWEEP_LOCK, (thread_id,))
-    cur = conn.cursor(row_factory=tuple_row)
-    await cur.execute(POSTGRES_MARKED_WITH_WRITES, postgres_sweep_params(thread_id))
-    return cur
-
-
 def _head(row: Any) -> str | None:
     return None if row is None else str(row["checkpoint_id"])
 
@@ -762,20 +742,14 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         forget: bool,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
-        # One pipeline. Fenced: BEGIN, the fence lock, the head's read (it runs after the
-        # lock is granted, so it sees the last committed head) and the finished hops'
-        # read (under the sweep lock) in one round trip; the checkpoint's writes in a
-        # second; the finished hops' deletion and COMMIT in a third. Unfenced, the
-        # finished hops' read goes with the checkpoint's writes. The read may come
-        # before the writes: they store a root checkpoint, which it does not read.
-        sweep: Cursor[Any] | None = None
+        # One pipeline: BEGIN, the lock and the head's read go in one round trip (the read
+        # runs after the lock is granted, so it sees the last committed head), the
+        # checkpoint's writes, the finished hops' deletion and COMMIT in a second one.
         with conn.pipeline(), conn.transaction():
             if fenced:
                 with conn.cursor(row_factory=dict_row) as cur:
                     cur.execute(FENCE_LOCK, (thread_id,))
-                    cur.execute(_HEAD, (thread_id,))
-                    sweep = _queue_sweep(conn, thread_id) if forget else None
-                    head = _head(cur.fetchone())
+                    head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
                     if head is not None and _stale(config, checkpoint, head):
                         if _has_parent(config) and not _exists(cur, config):
                             raise _parent_gone(config, checkpoint)
@@ -787,16 +761,13 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             guarded = not fenced and _has_parent(config)
             if guarded:
                 conn.execute(FENCE_LOCK, (thread_id,))
-            if forget and sweep is None:
-                sweep = _queue_sweep(conn, thread_id)
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
             cleaned = _stored_metadata(metadata)
             stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
             guard = conn.execute(_PARENT, (thread_id, _parent_of(config))) if guarded else None
-            if sweep is not None:
-                rows = list(sweep.fetchall())
-                sweep.close()
-                drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn), rows))
+            if forget:
+                conn.execute(SWEEP_LOCK, (thread_id,))
+                drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             if guard is not None and guard.fetchone() is None:
                 raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored
@@ -913,14 +884,11 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
         forget: bool,
     ) -> RunnableConfig:
         thread_id = str(config["configurable"]["thread_id"])
-        # The round trips of the sync saver's (see there).
-        sweep: AsyncCursor[Any] | None = None
         async with conn.pipeline(), conn.transaction():
             if fenced:
                 async with conn.cursor(row_factory=dict_row) as cur:
                     await cur.execute(FENCE_LOCK, (thread_id,))
                     await cur.execute(_HEAD, (thread_id,))
-                    sweep = await _aqueue_sweep(conn, thread_id) if forget else None
                     head = _head(await cur.fetchone())
                     if head is not None and _stale(config, checkpoint, head):
                         if _has_parent(config) and not await _aexists(cur, config):
@@ -932,18 +900,14 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
             guarded = not fenced and _has_parent(config)
             if guarded:
                 await conn.execute(FENCE_LOCK, (thread_id,))
-            if forget and sweep is None:
-                sweep = await _aqueue_sweep(conn, thread_id)
             bound = AsyncPostgresSaver(conn, serde=self.serde)
             cleaned = _stored_metadata(metadata)
             stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
             parent = (thread_id, _parent_of(config))
             guard = await conn.execute(_PARENT, parent) if guarded else None
-            if sweep is not None:
-                rows = list(await sweep.fetchall())
-                await sweep.close()
-                run = partial(_PostgresSql, conn)
-                await adrive(postgres_forgetting(thread_id, run, rows))
+            if forget:
+                await conn.execute(SWEEP_LOCK, (thread_id,))
+                await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
             if guard is not None and await guard.fetchone() is None:
                 raise _parent_gone(config, checkpoint)  # rolls the writes back
             return stored

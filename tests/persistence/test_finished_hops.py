@@ -12,25 +12,21 @@ import operator
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-import psycopg
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
-from psycopg.types.json import Jsonb
 
 from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro._internal.hop import TRANSIENT_KEY
 from langgraph_supervisor_pro.persistence._finished_hops import (
-    POSTGRES_MARKED_WITH_WRITES,
     SPECIAL_CHANNELS,
     finished_namespace,
     finished_of,
     is_transient,
     keys_of,
     parents_of,
-    postgres_sweep_params,
     recast,
     sweeps,
     write_keys,
@@ -115,55 +111,6 @@ def test_the_marked_namespaces_are_judged_together():
     assert finished_of(marked, {("", "c0"): [("t1", "workers"), ("t2", "__interrupt__")]}) == [
         "w:t1"
     ]
-
-
-def test_the_postgres_sweep_reads_what_the_rule_asks_for(pg_database):
-    # `POSTGRES_MARKED_WITH_WRITES` derives the write keys in SQL (parents as named and
-    # recast, malformed ones as none): it must return exactly the marked namespaces and
-    # the writes at `keys_of(marked)`, as the rule in Python reads them.
-    with open_checkpointer(pg_database):
-        pass  # the tables
-    marked_rows: dict[str, dict[str, Any]] = {
-        "w:t1": {"parents": {"": "c0"}},
-        "ops:t0|clerk:t3": {"parents": {"": "c0", "ops:t0": "c5"}},  # a tree's domain
-        "bad:t4": {"parents": ["c0"]},  # not an object: no parents
-        "odd:t5": {"parents": {"": 3, "x:t1|y:t2": "c7"}},  # a non-string id is none
-        "bare:t6": {},
-    }
-    stored_writes = [
-        ("", "c0", "t1", "workers"),
-        ("", "c0", "t9", "ledger"),
-        ("ops", "c5", "t3", "workers"),  # the recast domain (`checkpointer=True`)
-        ("ops:t0", "c5", "t3", "__interrupt__"),
-        ("x|y", "c7", "t5", "workers"),
-        ("", "c1", "t1", "workers"),  # another checkpoint: not asked for
-        ("elsewhere", "c0", "t1", "workers"),  # another namespace: not asked for
-    ]
-    with psycopg.connect(pg_database, autocommit=True) as conn:
-        for ns, metadata in marked_rows.items():
-            for checkpoint_id in ("a", "b"):  # two checkpoints: the namespace once
-                conn.execute(
-                    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                    "checkpoint, metadata) VALUES ('t', %s, %s, '{}', %s)",
-                    (ns, checkpoint_id, Jsonb({**metadata, TRANSIENT_KEY: True})),
-                )
-        conn.execute(
-            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, "
-            "metadata) VALUES ('t', 'unmarked:t7', 'a', '{}', '{}')"
-        )
-        for idx, (ns, checkpoint_id, task, channel) in enumerate(stored_writes):
-            conn.execute(
-                "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, "
-                "task_id, idx, channel, type, blob) VALUES ('t', %s, %s, %s, %s, %s, 'null', '')",
-                (ns, checkpoint_id, task, idx, channel),
-            )
-        rows = conn.execute(POSTGRES_MARKED_WITH_WRITES, postgres_sweep_params("t")).fetchall()
-    marked = sorted((ns, md) for kind, ns, md, *_ in rows if kind == "m")
-    assert [ns for ns, _ in marked] == sorted(marked_rows)
-    keys = set(keys_of(marked))
-    expected = sorted(w for w in stored_writes if (w[0], w[1]) in keys)
-    got = sorted((str(r[1]), str(r[3]), str(r[4]), str(r[5])) for r in rows if r[0] == "w")
-    assert got == expected and len(got) == 5
 
 
 def test_marks_and_parents_are_read_strictly():
