@@ -47,11 +47,10 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg.rows import tuple_row
 
 from langgraph_supervisor_pro._internal.twins import Io, Steps
 
-__all__ = ["FIRST_PAGE", "PAGE_GROWTH", "Query", "postgres_delta_history"]
+__all__ = ["FIRST_PAGE", "PAGE_GROWTH", "Run", "postgres_delta_history"]
 
 FIRST_PAGE = 128
 """Checkpoints in the walk's first page (the target's row among them)."""
@@ -99,25 +98,9 @@ def _page_sql(channels: int, *, first: bool) -> LiteralString:
     )
 
 
-class Query:
-    """One read on a Postgres connection (sync or async), binary, rows as tuples."""
-
-    def __init__(self, conn: Any, statement: LiteralString, params: Sequence[Any]) -> None:
-        self.conn, self.statement, self.params = conn, statement, params
-
-    def run(self) -> list[tuple[Any, ...]]:
-        with self.conn.cursor(binary=True, row_factory=tuple_row) as cur:
-            cur.execute(self.statement, self.params)
-            return list(cur.fetchall())
-
-    async def arun(self) -> list[tuple[Any, ...]]:
-        async with self.conn.cursor(binary=True, row_factory=tuple_row) as cur:
-            await cur.execute(self.statement, self.params)
-            return list(await cur.fetchall())
-
-
-Run = Callable[[LiteralString, Sequence[Any]], Io[list[tuple[Any, ...]]]]
-"""Makes the `Io` of one statement (`functools.partial(Query, conn)`)."""
+Run = Callable[[LiteralString, Sequence[Any]], Io[list[Any]]]
+"""Makes the `Io` of one read on the saver's connection (the checkpointers' `_PostgresSql`,
+binary: a blob arrives as is)."""
 
 
 class _Walk:

@@ -77,7 +77,7 @@ from langgraph_supervisor_pro.persistence._connections import (
     aopened,
     opened,
 )
-from langgraph_supervisor_pro.persistence._delta_history import Query, postgres_delta_history
+from langgraph_supervisor_pro.persistence._delta_history import postgres_delta_history
 from langgraph_supervisor_pro.persistence._finished_hops import (
     finished_namespace,
     is_transient,
@@ -570,22 +570,30 @@ class _SqliteSql:
 
 
 class _PostgresSql:
-    """One statement on a Postgres connection (sync or async), in its transaction."""
+    """One statement on a Postgres connection (sync or async), in its transaction.
+
+    `binary`: results in Postgres' binary format (a `bytea` arrives as is, not as hex).
+    """
 
     def __init__(
-        self, conn: Any, statement: LiteralString, params: tuple[Any, ...] | Mapping[str, Any]
+        self,
+        conn: Any,
+        statement: LiteralString,
+        params: Sequence[Any] | Mapping[str, Any],
+        *,
+        binary: bool = False,
     ) -> None:
-        self.conn, self.statement, self.params = conn, statement, params
+        self.conn, self.statement, self.params, self.binary = conn, statement, params, binary
         # In a pipeline a result is not known before it is fetched: only a SELECT is.
         self.rows = statement.startswith("SELECT")
 
     def run(self) -> list[Any]:
-        with self.conn.cursor(row_factory=tuple_row) as cur:
+        with self.conn.cursor(binary=self.binary, row_factory=tuple_row) as cur:
             cur.execute(self.statement, self.params)
             return list(cur.fetchall()) if self.rows else []
 
     async def arun(self) -> list[Any]:
-        async with self.conn.cursor(row_factory=tuple_row) as cur:
+        async with self.conn.cursor(binary=self.binary, row_factory=tuple_row) as cur:
             await cur.execute(self.statement, self.params)
             return list(await cur.fetchall()) if self.rows else []
 
@@ -724,11 +732,8 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         if not fenced and not forget and not _has_parent(config):
             return super().put(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn:
-                return self._put_in_transaction(conn, *args, fenced=fenced, forget=forget)
-        with self.lock:
-            return self._put_in_transaction(self.conn, *args, fenced=fenced, forget=forget)
+        with self._connection() as conn:
+            return self._put_in_transaction(conn, *args, fenced=fenced, forget=forget)
 
     def _put_in_transaction(
         self,
@@ -773,13 +778,19 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             return stored
 
     @contextmanager
-    def _transaction(self) -> Iterator[Connection[Any]]:
+    def _connection(self) -> Iterator[Connection[Any]]:
+        """A connection of the pool, or the saver's own one under its lock."""
         if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn, conn.transaction():
+            with self.conn.connection() as conn:
                 yield conn
         else:
-            with self.lock, self.conn.transaction():
+            with self.lock:
                 yield self.conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection[Any]]:
+        with self._connection() as conn, conn.transaction():
+            yield conn
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -794,18 +805,10 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             saver.get_delta_channel_history(config=config, channels=["ledger"])
             ```
         """
-        with self._reading() as conn:
-            steps = postgres_delta_history(config, channels, partial(Query, conn), self.serde)
+        with self._connection() as conn:
+            run = partial(_PostgresSql, conn, binary=True)
+            steps = postgres_delta_history(config, channels, run, self.serde)
             return drive(steps)
-
-    @contextmanager
-    def _reading(self) -> Iterator[Connection[Any]]:
-        if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn:
-                yield conn
-        else:
-            with self.lock:
-                yield self.conn
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
@@ -866,11 +869,8 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
         if not fenced and not forget and not _has_parent(config):
             return await super().aput(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn:
-                return await self._aput_in_transaction(conn, *args, fenced=fenced, forget=forget)
-        async with self.lock:
-            return await self._aput_in_transaction(self.conn, *args, fenced=fenced, forget=forget)
+        async with self._aconnection() as conn:
+            return await self._aput_in_transaction(conn, *args, fenced=fenced, forget=forget)
 
     async def _aput_in_transaction(
         self,
@@ -913,13 +913,19 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
             return stored
 
     @asynccontextmanager
-    async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
+    async def _aconnection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A connection of the pool, or the saver's own one under its lock."""
         if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn, conn.transaction():
+            async with self.conn.connection() as conn:
                 yield conn
         else:
-            async with self.lock, self.conn.transaction():
+            async with self.lock:
                 yield self.conn
+
+    @asynccontextmanager
+    async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
+        async with self._aconnection() as conn, conn.transaction():
+            yield conn
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -934,18 +940,10 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
             await saver.aget_delta_channel_history(config=config, channels=["ledger"])
             ```
         """
-        async with self._areading() as conn:
-            steps = postgres_delta_history(config, channels, partial(Query, conn), self.serde)
+        async with self._aconnection() as conn:
+            run = partial(_PostgresSql, conn, binary=True)
+            steps = postgres_delta_history(config, channels, run, self.serde)
             return await adrive(steps)
-
-    @asynccontextmanager
-    async def _areading(self) -> AsyncIterator[AsyncConnection[Any]]:
-        if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn:
-                yield conn
-        else:
-            async with self.lock:
-                yield self.conn
 
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
         source, target = checked_threads(source_thread_id, target_thread_id, where)

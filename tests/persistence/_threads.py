@@ -15,7 +15,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 from langgraph.types import interrupt
 
-from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro import FINISH, Worker, WorkerTask, create_supervisor
 from langgraph_supervisor_pro.persistence import StoreEffects, output_namespace
 
 SOURCES = ("research_team", "sources")
@@ -48,6 +48,19 @@ def team() -> Any:
         router=_route,
         max_steps=2,
         ping_pong_window=None,
+    )
+
+
+def ops_tree(pages: int = 1) -> Any:
+    """A root whose one worker is a domain (`ops`, a stateful subgraph) that pages `pages` times."""
+    domain = create_supervisor(
+        [Worker(name="pager", description="Pages.", agent=_writer)],
+        router=lambda view: FINISH if len(view.ledger) >= pages else "pager",
+        name="ops",
+    )
+    return create_supervisor(
+        [Worker(name="ops", description="Operations.", agent=domain)],
+        router=lambda view: FINISH if view.ledger else "ops",
     )
 
 

@@ -750,6 +750,12 @@ def _two_runs(graph, thread: str) -> None:
         graph.invoke(RUN_INPUT, {**config(thread), "metadata": {"run_id": run}}, durability="sync")
 
 
+async def _atwo_runs(graph, thread: str) -> None:
+    for run in ("r1", "r2"):
+        cfg = {**config(thread), "metadata": {"run_id": run}}
+        await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+
+
 # A LangGraph server's rollback deletes the cancelled run's checkpoints after it lets the
 # next run start, which may have read the thread already: that run's next root
 # checkpoint names a parent that is gone, and would break the chain delta channels are
@@ -783,9 +789,7 @@ async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async(
 ):
     async with aopen_checkpointer(pg_database, fence=fence, keep_agent_checkpoints=keep) as saver:
         graph = build(saver)
-        for run in ("r1", "r2"):
-            cfg = {**config("t"), "metadata": {"run_id": run}}
-            await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        await _atwo_runs(graph, "t")
         read = await saver.aget_tuple(config("t"))
         assert read is not None
         await saver.adelete_for_runs(["r2"])
@@ -818,9 +822,7 @@ def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_locally(kind, tmp
 async def test_a_root_checkpoint_whose_parent_was_deleted_is_refused_async_sqlite(tmp_path):
     async with aopen_checkpointer(f"sqlite:///{tmp_path / 'c.db'}") as saver:
         graph = build(saver)
-        for run in ("r1", "r2"):
-            cfg = {**config("t"), "metadata": {"run_id": run}}
-            await graph.ainvoke(RUN_INPUT, cfg, durability="sync")
+        await _atwo_runs(graph, "t")
         read = await saver.aget_tuple(config("t"))
         assert read is not None
         await saver.adelete_for_runs(["r2"])

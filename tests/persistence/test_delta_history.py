@@ -31,15 +31,12 @@ from typing_extensions import TypedDict
 import langgraph_supervisor_pro.persistence._delta_history as delta_history
 import langgraph_supervisor_pro.state as state_module
 from langgraph_supervisor_pro import (
-    FINISH,
-    Worker,
     aopen_checkpointer,
-    create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.persistence.checkpointers import _PostgresSaver
+from langgraph_supervisor_pro.persistence.checkpointers import _PostgresSaver, _PostgresSql
 from tests._agents import tool_team
-from tests.persistence._threads import _writer
+from tests.persistence._threads import ops_tree
 
 DELTAS = ["ledger", "workers", "usage", "security", "reviews", "compactions", "judgements"]
 CHANNELS = [*DELTAS, "messages", "route", "status", "never_written"]
@@ -88,23 +85,23 @@ def pages(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> st
 
 
 class Spy:
-    """Counts the statements `_delta_history` runs (each still runs on the database)."""
+    """Counts the statements the Postgres saver runs (each still runs on the database)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.statements: list[str] = []
-        run, arun = delta_history.Query.run, delta_history.Query.arun
+        run, arun = _PostgresSql.run, _PostgresSql.arun
         spy = self
 
-        def counted_run(query: delta_history.Query) -> list[tuple[Any, ...]]:
+        def counted_run(query: _PostgresSql) -> list[Any]:
             spy.statements.append(query.statement)
             return run(query)
 
-        async def counted_arun(query: delta_history.Query) -> list[tuple[Any, ...]]:
+        async def counted_arun(query: _PostgresSql) -> list[Any]:
             spy.statements.append(query.statement)
             return await arun(query)
 
-        monkeypatch.setattr(delta_history.Query, "run", counted_run)
-        monkeypatch.setattr(delta_history.Query, "arun", counted_arun)
+        monkeypatch.setattr(_PostgresSql, "run", counted_run)
+        monkeypatch.setattr(_PostgresSql, "arun", counted_arun)
 
     def pages(self) -> int:
         return sum(1 for s in self.statements if "parent_checkpoint_id" in s)
@@ -128,15 +125,7 @@ def test_a_supervisor_thread_reads_as_langgraphs_at_every_checkpoint(pg_database
 
 @pytest.mark.usefixtures("small_copies")
 def test_a_domains_namespace_reads_as_langgraphs(pg_database):
-    domain = create_supervisor(
-        [Worker(name="pager", description="Pages.", agent=_writer)],
-        router=lambda view: FINISH if len(view.ledger) >= 4 else "pager",
-        name="ops",
-    )
-    root = create_supervisor(
-        [Worker(name="ops", description="Operations.", agent=domain)],
-        router=lambda view: FINISH if view.ledger else "ops",
-    )
+    root = ops_tree(pages=4)
     with open_checkpointer(pg_database) as saver:
         app = root.compile(checkpointer=saver)
         app.invoke(_ask("Page the on-call"), _config("tree"), durability="sync")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.channels import DeltaChannel
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -56,15 +56,6 @@ async def anamespaces(saver: Any, thread: str) -> set[str]:
 
 def agent_namespaces(found: set[str]) -> set[str]:
     return {ns for ns in found if ":" in ns}
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "memory":
-        return "memory"
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'checkpoints.db'}"
-    return str(request.getfixturevalue("pg_database"))
 
 
 def assert_hops_done(out: dict[str, Any], hops: int = HOPS) -> None:
@@ -221,6 +212,20 @@ class _Outer(TypedDict):
     trail: Annotated[list[str], operator.add]
 
 
+def _extend(state: list[str], batches: list[list[str]]) -> list[str]:
+    return [*state, *(item for batch in batches for item in batch)]
+
+
+class _Root(TypedDict):
+    """The outer graph's state: a delta channel, as the worker node's hop writes (`ledger`,
+    `workers`). LangGraph stores a step's delta-channel writes before the next checkpoint
+    (it rebuilds delta channels from them); with `durability="async"` a plain channel's
+    writes may still be on their way when that checkpoint's sweep reads the task's
+    writes, so a hop that wrote only plain channels would be swept one checkpoint later."""
+
+    trail: Annotated[list[str], DeltaChannel(_extend)]
+
+
 def _inner_graph(*, pause: bool = False) -> Any:
     def work(state: _Outer) -> dict[str, list[str]]:
         if pause:
@@ -231,14 +236,14 @@ def _inner_graph(*, pause: bool = False) -> Any:
 
 
 def _outer_graph(saver: Any, inner: Any, *, marked: bool, fail: bool = False) -> Any:
-    def call(state: _Outer) -> dict[str, list[str]]:
+    def call(state: _Root) -> dict[str, list[str]]:
         config: RunnableConfig = {"metadata": {TRANSIENT_KEY: True}} if marked else {}
         inner.invoke({"trail": []}, config)
         if fail:
             raise RuntimeError("the node failed after its subgraph ran")
         return {"trail": ["outer"]}
 
-    builder = StateGraph(_Outer).add_node("call", call).add_edge(START, "call")
+    builder = StateGraph(_Root).add_node("call", call).add_edge(START, "call")
     return builder.compile(checkpointer=saver)
 
 

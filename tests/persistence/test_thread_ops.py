@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import operator
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -23,10 +22,7 @@ from langgraph.pregel import NodeBuilder, Pregel
 from langgraph.types import Command, interrupt
 
 from langgraph_supervisor_pro import (
-    FINISH,
-    Worker,
     aopen_checkpointer,
-    create_supervisor,
     effect_key,
     open_checkpointer,
     thread_lease,
@@ -41,7 +37,7 @@ from langgraph_supervisor_pro.persistence._thread_ops import (
     plan_deletion,
 )
 from tests._agents import lookup_tool, pausing_agent, tool_agent, tool_team
-from tests.persistence._threads import _writer, team
+from tests.persistence._threads import ops_tree, team
 
 NAMES = ("researcher", "analyst")
 ODD = "copy/100%-zürich-\U0001f600"
@@ -57,15 +53,6 @@ def _config(thread: str, run: str | None = None) -> RunnableConfig:
 
 def _ask(text: str) -> dict[str, Any]:
     return {"messages": [HumanMessage(content=text)]}
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "memory":
-        return "memory"
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'checkpoints.db'}"
-    return str(request.getfixturevalue("pg_database"))
 
 
 def history(app: Any, thread: str) -> list[tuple[Any, ...]]:
@@ -188,15 +175,7 @@ async def test_a_copy_reads_back_as_its_source_async(url):
 def test_a_copy_keeps_every_namespace_and_the_delta_chain(url):
     # A stateful subgraph (a domain) keeps its own namespace; the root's delta channels
     # are rebuilt from the whole chain of the copy.
-    domain = create_supervisor(
-        [Worker(name="pager", description="Pages.", agent=_writer)],
-        router=lambda view: FINISH if view.ledger else "pager",
-        name="ops",
-    )
-    root = create_supervisor(
-        [Worker(name="ops", description="Operations.", agent=domain)],
-        router=lambda view: FINISH if view.ledger else "ops",
-    )
+    root = ops_tree()
     with open_checkpointer(url) as saver:
         app = root.compile(checkpointer=saver)
         for text in ("page the team", "page again"):
