@@ -1,13 +1,13 @@
 """The runs (threads) in a checkpoint database, for `lgsp runs` (private; used by `commands.py`).
 
-Each thread's newest root checkpoint (checkpoint ids sort by time) holds its status, turn
-and step; the reviews it is waiting on come from the review desk's `list_reviews`. Works on
-any checkpointer that lists across threads (`list(None)`): SQLite and Postgres.
+Each thread's newest root checkpoint holds its status, turn and step, and the reviews it is
+waiting on (read as the review desk's `list_reviews` reads them). On Postgres and SQLite the
+threads are listed by query and each newest checkpoint read with `get_tuple`, a thread at a
+time; other checkpointers are listed once with `list(None)`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from langgraph_supervisor_pro._internal.records import aware_time, whole_int
-from langgraph_supervisor_pro.review.desk import list_reviews
+from langgraph_supervisor_pro.review.desk import _each_newest_root, _reviews_pending_at
 
 __all__ = ["RunRow", "list_runs"]
 
@@ -83,19 +83,12 @@ def list_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunRow]:
                 print(row.thread_id, row.status, row.pending)
         ```
     """
-    latest: dict[str, CheckpointTuple] = {}
-    for item in checkpointer.list(None):
-        configurable = item.config.get("configurable") or {}
-        if configurable.get("checkpoint_ns", ""):
-            continue  # a worker's subgraph, not the run itself
-        thread = str(configurable.get("thread_id", ""))
-        held = latest.get(thread)
-        if held is None or str(configurable.get("checkpoint_id", "")) > str(
-            held.config["configurable"].get("checkpoint_id", "")
-        ):
-            latest[thread] = item
-    pending = Counter(review.thread_id for review in list_reviews(checkpointer))
-    rows = [_row(thread, item, pending[thread]) for thread, item in latest.items()]
+    rows: list[RunRow] = []
+
+    def take(thread: str, item: CheckpointTuple) -> None:
+        rows.append(_row(thread, item, len(_reviews_pending_at({thread: item}))))
+
+    _each_newest_root(checkpointer, take)
     rows.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
     rows.reverse()
     return rows

@@ -39,7 +39,12 @@ from typing import Any, get_origin, get_type_hints
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from langgraph_supervisor_pro.observability._history_rows import Listing, alist_once, list_once
+from langgraph_supervisor_pro.observability._history_rows import (
+    Listing,
+    Threads,
+    alist_once,
+    list_once,
+)
 from langgraph_supervisor_pro.state import SupervisorState
 
 __all__ = ["DELTA_SPECS", "History", "Key", "key_of"]
@@ -132,8 +137,8 @@ class History:
             chain.sort(key=lambda i: key_of(i)[2])
 
     @classmethod
-    def read(cls, saver: BaseCheckpointSaver[Any], thread_id: str | None = None) -> History:
-        """Every checkpoint of `thread_id` (None: of every thread), listed once.
+    def read(cls, saver: BaseCheckpointSaver[Any], thread_id: Threads = None) -> History:
+        """Every checkpoint of `thread_id` (a list of ids; None: every thread), listed once.
 
         Example:
             ```python
@@ -143,7 +148,7 @@ class History:
         return cls(list_once(saver, thread_id))
 
     @classmethod
-    async def aread(cls, saver: BaseCheckpointSaver[Any], thread_id: str | None = None) -> History:
+    async def aread(cls, saver: BaseCheckpointSaver[Any], thread_id: Threads = None) -> History:
         """`read` with the saver's async methods.
 
         Example:

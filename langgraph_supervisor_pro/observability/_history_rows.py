@@ -1,8 +1,9 @@
 """Listing checkpoints once (private), for `_history.History`.
 
-`list_once(saver, thread_id)` / `alist_once` return the checkpoints of one thread (or of
-every thread) as a `Listing`: the `CheckpointTuple`s the saver's `list` / `alist` gives,
-and `Listing.stored(item, channel)`, the value a checkpoint stores of a channel:
+`list_once(saver, threads)` / `alist_once` return the checkpoints of one thread, of a list
+of threads, or of every thread (None) as a `Listing`: the `CheckpointTuple`s the saver's
+`list` / `alist` gives, and `Listing.stored(item, channel)`, the value a checkpoint stores
+of a channel:
 
 - a Postgres saver (LangGraph's `PostgresSaver` / `AsyncPostgresSaver`, and the savers of
   `open_checkpointer`): three queries over its tables (`checkpoints`, `checkpoint_blobs`,
@@ -27,8 +28,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, LiteralString
+from collections.abc import Mapping, Sequence
+from typing import Any, LiteralString, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, writes_sort_key
@@ -52,6 +53,10 @@ _WRITES: LiteralString = (
     "blob FROM checkpoint_writes"
 )
 _BY_THREAD: LiteralString = " WHERE thread_id = %s"
+_BY_THREADS: LiteralString = " WHERE thread_id = ANY(%s)"
+
+Threads: TypeAlias = str | Sequence[str] | None
+"""One thread id, several, or None for every thread."""
 
 Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 """The checkpoints', blobs' and writes' rows."""
@@ -110,8 +115,12 @@ class Listing:
         return False, None
 
 
-def _config(thread_id: str | None) -> RunnableConfig | None:
-    return None if thread_id is None else {"configurable": {"thread_id": thread_id}}
+def _configs(threads: Threads) -> list[RunnableConfig | None]:
+    """The `list` configs that cover `threads` (None: one listing of every thread)."""
+    if threads is None:
+        return [None]
+    ids = [threads] if isinstance(threads, str) else list(dict.fromkeys(threads))
+    return [{"configurable": {"thread_id": thread_id}} for thread_id in ids]
 
 
 def reads_tables(saver: BaseCheckpointSaver[Any]) -> bool:
@@ -125,21 +134,25 @@ def reads_tables(saver: BaseCheckpointSaver[Any]) -> bool:
     return isinstance(saver, PostgresSaver | AsyncPostgresSaver)
 
 
-def _queries(thread_id: str | None) -> tuple[list[LiteralString], tuple[str, ...]]:
-    where: LiteralString = _BY_THREAD if thread_id is not None else ""
-    params = (thread_id,) if thread_id is not None else ()
+def _queries(threads: Threads) -> tuple[list[LiteralString], tuple[Any, ...]]:
+    where: LiteralString = ""
+    params: tuple[Any, ...] = ()
+    if isinstance(threads, str):
+        where, params = _BY_THREAD, (threads,)
+    elif threads is not None:
+        where, params = _BY_THREADS, (list(threads),)
     return [_CHECKPOINTS + where, _BLOBS + where, _WRITES + where], params
 
 
-def _read(conn: Connection[Any], thread_id: str | None) -> Rows:
-    queries, params = _queries(thread_id)
+def _read(conn: Connection[Any], threads: Threads) -> Rows:
+    queries, params = _queries(threads)
     with conn.cursor(row_factory=dict_row) as cur:
         checkpoints, blobs, writes = (cur.execute(q, params).fetchall() for q in queries)
     return checkpoints, blobs, writes
 
 
-async def _aread(conn: AsyncConnection[Any], thread_id: str | None) -> Rows:
-    queries, params = _queries(thread_id)
+async def _aread(conn: AsyncConnection[Any], threads: Threads) -> Rows:
+    queries, params = _queries(threads)
     out: list[list[dict[str, Any]]] = []
     async with conn.cursor(row_factory=dict_row) as cur:
         for query in queries:
@@ -209,26 +222,26 @@ def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
     return Listing(out, blobs, serde)
 
 
-def _read_sync(saver: PostgresSaver, thread_id: str | None) -> Rows:
+def _read_sync(saver: PostgresSaver, threads: Threads) -> Rows:
     conn: ConnectionPool[Any] | Connection[Any] = saver.conn
     if isinstance(conn, ConnectionPool):
         with conn.connection() as pooled:
-            return _read(pooled, thread_id)
+            return _read(pooled, threads)
     with saver.lock:
-        return _read(conn, thread_id)
+        return _read(conn, threads)
 
 
-async def _read_async(saver: AsyncPostgresSaver, thread_id: str | None) -> Rows:
+async def _read_async(saver: AsyncPostgresSaver, threads: Threads) -> Rows:
     conn: AsyncConnectionPool[Any] | AsyncConnection[Any] = saver.conn
     if isinstance(conn, AsyncConnectionPool):
         async with conn.connection() as pooled:
-            return await _aread(pooled, thread_id)
+            return await _aread(pooled, threads)
     async with saver.lock:
-        return await _aread(conn, thread_id)
+        return await _aread(conn, threads)
 
 
-def list_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> Listing:
-    """Every checkpoint of `thread_id` (None: of every thread), in any order.
+def list_once(saver: BaseCheckpointSaver[Any], threads: Threads) -> Listing:
+    """Every checkpoint of `threads` (an id, a list of ids, None: every thread), in any order.
 
     Example:
         >>> from langgraph.checkpoint.memory import InMemorySaver
@@ -236,13 +249,13 @@ def list_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> Listing
         []
     """
     if isinstance(saver, PostgresSaver):
-        listing = _tuples(saver, _read_sync(saver, thread_id))
+        listing = _tuples(saver, _read_sync(saver, threads))
         if listing is not None:
             return listing
-    return Listing(list(saver.list(_config(thread_id))))
+    return Listing([item for config in _configs(threads) for item in saver.list(config)])
 
 
-async def alist_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> Listing:
+async def alist_once(saver: BaseCheckpointSaver[Any], threads: Threads) -> Listing:
     """`list_once` with the saver's async methods.
 
     Example:
@@ -251,7 +264,7 @@ async def alist_once(saver: BaseCheckpointSaver[Any], thread_id: str | None) -> 
         ```
     """
     if isinstance(saver, AsyncPostgresSaver):
-        listing = _tuples(saver, await _read_async(saver, thread_id))
+        listing = _tuples(saver, await _read_async(saver, threads))
         if listing is not None:
             return listing
-    return Listing([item async for item in saver.alist(_config(thread_id))])
+    return Listing([item for config in _configs(threads) async for item in saver.alist(config)])

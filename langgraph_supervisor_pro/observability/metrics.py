@@ -59,7 +59,10 @@ from langgraph.types import Interrupt
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.observability._history import History
+from langgraph_supervisor_pro.observability._history_rows import reads_tables
+from langgraph_supervisor_pro.persistence._thread_index import indexed_heads
 from langgraph_supervisor_pro.review.desk import (
     INTERRUPT_CHANNEL,
     PendingReview,
@@ -447,8 +450,9 @@ def read_threads(
             records = read_threads(saver, since="7d", graph="support")
         ```
     """
-    _filters(since, graph, now)
-    return _records(History.read(checkpointer), since, graph, now)
+    _, start = _filters(since, graph, now)
+    threads = drive(_active_threads(checkpointer, start))
+    return _records(History.read(checkpointer, threads), since, graph, now)
 
 
 async def aread_threads(
@@ -466,8 +470,24 @@ async def aread_threads(
             records = await aread_threads(saver, since="24h")
         ```
     """
-    _filters(since, graph, now)
-    return _records(await History.aread(checkpointer), since, graph, now)
+    _, start = _filters(since, graph, now)
+    threads = await adrive(_active_threads(checkpointer, start))
+    return _records(await History.aread(checkpointer, threads), since, graph, now)
+
+
+def _active_threads(
+    saver: BaseCheckpointSaver[Any], start: datetime | None
+) -> Steps[list[str] | None]:
+    """On Postgres with `since`: the threads whose newest root checkpoint is at or after it.
+
+    One query per page of thread ids gives each head's time, so the listing then reads
+    only those threads' checkpoints, not the whole database's. None (read every thread)
+    without `since` or on another saver, which `_Scan.kept` filters after the listing.
+    """
+    if start is None or not reads_tables(saver):
+        return None
+    heads = yield from indexed_heads(saver)
+    return [thread for thread, when in heads if when is None or when >= start]
 
 
 def _first_deadline(escalations: object) -> datetime | None:

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -66,13 +66,17 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
-from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
-from psycopg.rows import TupleRow, tuple_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
+from langgraph_supervisor_pro.persistence._thread_index import (
+    Sql,
+    Transaction,
+    head_page,
+    indexed,
+    scan,
+)
 from langgraph_supervisor_pro.persistence.effects import StoreEffects
 from langgraph_supervisor_pro.persistence.leases import (
     _FENCE_KEY,
@@ -393,74 +397,8 @@ def _store_prefixes(thread: str, opts: _Options) -> list[tuple[str, ...]]:
     return [outputs, StoreEffects.thread_namespace(thread), *extra]
 
 
-# -- I/O -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Sql:
-    """One statement on a tuple-row cursor; the reply is every row."""
-
-    cursor: Cursor[TupleRow] | AsyncCursor[TupleRow]
-    query: LiteralString
-    params: tuple[Any, ...] = ()
-
-    def run(self) -> list[TupleRow]:
-        cursor = cast(Cursor[TupleRow], self.cursor)
-        cursor.execute(self.query, self.params)
-        return cursor.fetchall() if cursor.description else []
-
-    async def arun(self) -> list[TupleRow]:
-        cursor = cast(AsyncCursor[TupleRow], self.cursor)
-        await cursor.execute(self.query, self.params)
-        return await cursor.fetchall() if cursor.description else []
-
-
-@contextmanager
-def _sync_conn(saver: PostgresSaver) -> Iterator[Connection[Any]]:
-    """A connection of the saver's pool, or its single connection under its lock."""
-    if isinstance(saver.conn, ConnectionPool):
-        with saver.conn.connection() as conn:
-            yield conn
-    else:
-        with saver.lock:
-            yield saver.conn
-
-
-@asynccontextmanager
-async def _async_conn(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncConnection[Any]]:
-    """The async twin of `_sync_conn`."""
-    if isinstance(saver.conn, AsyncConnectionPool):
-        async with saver.conn.connection() as conn:
-            yield conn
-    else:
-        async with saver.lock:
-            yield saver.conn
-
-
-@dataclass(frozen=True, slots=True)
-class _Transaction:
-    """Run `body(cursor, conn)` in one transaction on one of the saver's connections."""
-
-    saver: PostgresSaver | AsyncPostgresSaver
-    body: Any  # Callable[[cursor, conn], Steps[T]]
-
-    def run(self) -> Any:
-        with _sync_conn(cast(PostgresSaver, self.saver)) as conn, conn.transaction():
-            return drive(self.body(conn.cursor(row_factory=tuple_row), conn))
-
-    async def arun(self) -> Any:
-        saver = cast(AsyncPostgresSaver, self.saver)
-        async with _async_conn(saver) as conn, conn.transaction():
-            return await adrive(self.body(conn.cursor(row_factory=tuple_row), conn))
-
-
 # -- Postgres --------------------------------------------------------------------------------
 
-_PG_HEADS: LiteralString = (
-    "SELECT DISTINCT ON (thread_id) thread_id, checkpoint->>'ts' FROM checkpoints "
-    "WHERE checkpoint_ns = '' AND thread_id > %s ORDER BY thread_id, checkpoint_id DESC "
-    "LIMIT %s"
-)
 # The lease's and the fence's lock keys are the lease module's own, taken for this
 # transaction only: a live lease holder (`thread_lease`) keeps its thread.
 _PG_TRY_LEASE: LiteralString = "SELECT pg_try_advisory_xact_lock(" + _LEASE_KEY + ")"
@@ -480,38 +418,27 @@ _PG_LEASES: LiteralString = "DELETE FROM lgsp_thread_leases WHERE thread_id = %s
 _PG_LEASES_COUNT: LiteralString = "SELECT count(*) FROM lgsp_thread_leases WHERE thread_id = %s"
 
 
-def _pg_heads(
-    saver: PostgresSaver | AsyncPostgresSaver, after: str, limit: int
-) -> Steps[list[tuple[str, datetime | None]]]:
-    def body(cur: Any, conn: Any) -> Steps[list[TupleRow]]:
-        rows: list[TupleRow] = yield _Sql(cur, _PG_HEADS, (after, limit))
-        return rows
-
-    rows = yield _Transaction(saver, body)
-    return [(str(row[0]), aware_time(row[1])) for row in rows]
-
-
 def _pg_delete(
     saver: PostgresSaver | AsyncPostgresSaver, thread: str, head: str, dry_run: bool
 ) -> Steps[tuple[str, dict[str, int]]]:
     """In one transaction: the lease tried, the fence taken, the head re-read, the rows gone."""
 
     def body(cur: Any, conn: Any) -> Steps[tuple[str, dict[str, int]]]:
-        (free,) = (yield _Sql(cur, _PG_TRY_LEASE, (thread,)))[0]
+        (free,) = (yield Sql(cur, _PG_TRY_LEASE, (thread,)))[0]
         if not free:
             return "leased", {}
-        yield _Sql(cur, _PG_FENCE, (thread,))
-        root, newest, checkpoints = (yield _Sql(cur, _PG_NEWEST, (thread,)))[0]
+        yield Sql(cur, _PG_FENCE, (thread,))
+        root, newest, checkpoints = (yield Sql(cur, _PG_NEWEST, (thread,)))[0]
         if root != head or newest != head:  # a new checkpoint, at the root or in a worker
             return "changed", {}
-        writes, blobs, effects_table, leases_table = (
-            yield _Sql(cur, _PG_COUNTS, (thread, thread))
-        )[0]
+        writes, blobs, effects_table, leases_table = (yield Sql(cur, _PG_COUNTS, (thread, thread)))[
+            0
+        ]
         rows = {"checkpoints": int(checkpoints), "writes": int(writes), "blobs": int(blobs)}
         if effects_table:
-            rows["effects"] = int((yield _Sql(cur, _PG_EFFECTS_COUNT, (thread,)))[0][0])
+            rows["effects"] = int((yield Sql(cur, _PG_EFFECTS_COUNT, (thread,)))[0][0])
         if leases_table:
-            rows["leases"] = int((yield _Sql(cur, _PG_LEASES_COUNT, (thread,)))[0][0])
+            rows["leases"] = int((yield Sql(cur, _PG_LEASES_COUNT, (thread,)))[0][0])
         if dry_run:
             return "would_delete", rows
         yield Call(
@@ -519,52 +446,15 @@ def _pg_delete(
             lambda: AsyncPostgresSaver(conn, serde=saver.serde).adelete_thread(thread),
         )
         if effects_table:
-            yield _Sql(cur, _PG_EFFECTS, (thread,))
+            yield Sql(cur, _PG_EFFECTS, (thread,))
         if leases_table:
-            yield _Sql(cur, _PG_LEASES, (thread,))
+            yield Sql(cur, _PG_LEASES, (thread,))
         return "deleted", rows
 
-    return cast(tuple[str, dict[str, int]], (yield _Transaction(saver, body)))
+    return cast(tuple[str, dict[str, int]], (yield Transaction(saver, body)))
 
 
 # -- SQLite, memory and any other saver ------------------------------------------------------
-
-_SQLITE_THREADS = (
-    "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' AND thread_id > ? "
-    "ORDER BY thread_id LIMIT ?"
-)
-
-
-def _sqlite_threads(saver: SqliteSaver, after: str, limit: int) -> list[str]:
-    with saver.cursor(transaction=False) as cur:
-        return [str(row[0]) for row in cur.execute(_SQLITE_THREADS, (after, limit)).fetchall()]
-
-
-async def _asqlite_threads(saver: AsyncSqliteSaver, after: str, limit: int) -> list[str]:
-    await saver.setup()
-    async with saver.lock, saver.conn.execute(_SQLITE_THREADS, (after, limit)) as cur:
-        return [str(row[0]) for row in await cur.fetchall()]
-
-
-def _scan_threads(items: Iterable[CheckpointTuple]) -> list[str]:
-    return sorted({str(i.config["configurable"]["thread_id"]) for i in items})
-
-
-async def _ascan_threads(saver: BaseCheckpointSaver[Any]) -> list[str]:
-    return sorted({str(i.config["configurable"]["thread_id"]) async for i in saver.alist(None)})
-
-
-def _threads_after(saver: BaseCheckpointSaver[Any], after: str, limit: int) -> Call:
-    """The next batch of a SQLite database's thread ids (SQL on the saver's connection)."""
-    return Call(
-        lambda: _sqlite_threads(cast(SqliteSaver, saver), after, limit),
-        lambda: _asqlite_threads(cast(AsyncSqliteSaver, saver), after, limit),
-    )
-
-
-def _scan(saver: BaseCheckpointSaver[Any]) -> Call:
-    """Every thread id of a saver that lists across threads (memory and others)."""
-    return Call(lambda: _scan_threads(saver.list(None)), lambda: _ascan_threads(saver))
 
 
 def _counts(items: Iterable[CheckpointTuple]) -> tuple[dict[str, int], str, str]:
@@ -675,19 +565,15 @@ def _batch(
     saver: BaseCheckpointSaver[Any], every: list[str] | None, after: str, done: int, size: int
 ) -> Steps[list[tuple[str, datetime | None]]]:
     """The next batch of threads after `after` (and their head's time, on Postgres)."""
-    if isinstance(saver, PostgresSaver | AsyncPostgresSaver):
-        return (yield from _pg_heads(saver, after, size))
-    if isinstance(saver, SqliteSaver | AsyncSqliteSaver):
-        return [(t, None) for t in (yield _threads_after(saver, after, size))]
-    assert every is not None
+    if every is None:
+        return (yield from head_page(saver, after, size))
     return [(t, None) for t in every[done : done + size]]
 
 
 def _prune(
     saver: BaseCheckpointSaver[Any], store: BaseStore | None, opts: _Options
 ) -> Steps[PruneReport]:
-    listed = isinstance(saver, PostgresSaver | AsyncPostgresSaver | SqliteSaver | AsyncSqliteSaver)
-    every: list[str] | None = None if listed else (yield _scan(saver))
+    every: list[str] | None = None if indexed(saver) else (yield scan(saver))
     kept: Counter[str] = Counter()
     threads: list[PrunedThread] = []
     scanned, after = 0, ""

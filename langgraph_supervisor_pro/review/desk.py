@@ -69,7 +69,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -83,6 +83,7 @@ from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro.persistence._thread_index import indexed, indexed_threads
 from langgraph_supervisor_pro.review.gate import (
     _REVIEWER_CHARS,
     EditDecision,
@@ -706,18 +707,26 @@ class _GetTuple:
         return await self.checkpointer.aget_tuple(self.config)
 
 
-def _latest_tuples(
-    checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
-) -> Steps[dict[str, CheckpointTuple]]:
-    """The latest root checkpoint of each thread (all threads, or `thread_ids`)."""
-    if thread_ids is None:
-        return _latest((yield _ListCheckpoints(checkpointer)))
-    latest: dict[str, CheckpointTuple] = {}
-    for thread_id in dict.fromkeys(thread_ids):
+def _each_newest(
+    checkpointer: BaseCheckpointSaver[Any],
+    thread_ids: Iterable[str] | None,
+    take: Callable[[str, CheckpointTuple], None],
+) -> Steps[None]:
+    """`take(thread_id, newest root checkpoint)` for each thread (all threads, or `thread_ids`).
+
+    On Postgres and SQLite the threads are listed by query and each one's newest root
+    checkpoint read with `get_tuple`, a thread at a time, so neither the database's
+    whole history nor every thread's state is in memory at once. Other savers are
+    listed once (`list(None)`).
+    """
+    if thread_ids is None and not indexed(checkpointer):
+        for thread_id, item in _latest((yield _ListCheckpoints(checkpointer))).items():
+            take(thread_id, item)
+        return
+    for thread_id in (yield from _thread_ids(checkpointer, thread_ids)):
         item = yield _GetTuple(checkpointer, _root_tuple_config(thread_id))
-        if item is not None:
-            latest[thread_id] = item
-    return latest
+        if item is not None:  # gone since the listing, or never had a root checkpoint
+            take(thread_id, item)
 
 
 def _thread_ids(
@@ -725,7 +734,9 @@ def _thread_ids(
 ) -> Steps[list[str]]:
     if thread_ids is not None:
         return list(dict.fromkeys(thread_ids))
-    return sorted((yield from _latest_tuples(checkpointer, None)))
+    if indexed(checkpointer):
+        return (yield from indexed_threads(checkpointer))
+    return sorted(_latest((yield _ListCheckpoints(checkpointer))))
 
 
 def _listing(
@@ -744,10 +755,27 @@ def _listing(
             snapshot = yield _GetState(graph, _thread_config(thread_id))
             reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
     else:
-        latest = yield from _latest_tuples(checkpointer, thread_ids)
-        for thread_id, item in latest.items():
+
+        def take(thread_id: str, item: CheckpointTuple) -> None:
             reviews.extend(_reviews_of_tuple(thread_id, item))
+
+        yield from _each_newest(checkpointer, thread_ids, take)
     return _finish_listing(reviews, now=now, expired_only=expired_only)
+
+
+def _each_newest_root(
+    checkpointer: BaseCheckpointSaver[Any], take: Callable[[str, CheckpointTuple], None]
+) -> None:
+    """`take(thread_id, newest root checkpoint)` for every thread of a sync checkpointer.
+
+    The reading `list_reviews` does, for a reader that wants more of each thread's
+    newest checkpoint than its reviews (`lgsp runs`).
+
+    Example:
+        >>> from langgraph.checkpoint.memory import InMemorySaver
+        >>> _each_newest_root(InMemorySaver(), print)
+    """
+    drive(_each_newest(checkpointer, None, take))
 
 
 def list_reviews(
@@ -760,8 +788,9 @@ def list_reviews(
 ) -> list[PendingReview]:
     """The reviews pending in a checkpoint database, across threads, soonest deadline first.
 
-    Reads the latest root checkpoint of each thread (`checkpointer.list(None)`, or
-    `get_tuple` for the `thread_ids` given) and the interrupts its tasks are still
+    Reads the latest root checkpoint of each thread (`get_tuple`, a thread at a time:
+    on Postgres and SQLite the threads are listed by query, other savers with
+    `checkpointer.list(None)`) and the interrupts its tasks are still
     waiting on, and keeps those whose value is a review payload. No graph is needed:
     LangGraph records an interrupt raised inside a worker's agent subgraph (a
     `ToolGuard` review) on the parent's checkpoint too, like the dispatch review's.

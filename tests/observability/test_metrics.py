@@ -17,6 +17,7 @@ from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.observability import (
     DelegationMetrics,
     ThreadRecord,
+    _history_rows,
     adelegation_metrics,
     aread_threads,
     compute_metrics,
@@ -539,3 +540,32 @@ def test_hops_are_numbered_per_level_across_turns_and_a_finish_decision_is_the_n
         (3, 0.3),
         (4, 0.4),
     ]
+
+
+async def test_since_on_postgres_reads_only_the_threads_active_since(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heads' times come from one query; only the active threads' checkpoints are read."""
+    with open_checkpointer(pg_database) as saver:
+        record(saver)
+        every = read_threads(saver)
+        start = {r.thread_id: r for r in every}["loop"].last_activity
+        assert start is not None
+        asked: list[object] = []
+        real = _history_rows._queries
+
+        def queries(threads: Any) -> Any:
+            asked.append(threads)
+            return real(threads)
+
+        monkeypatch.setattr(_history_rows, "_queries", queries)
+        recent = read_threads(saver, since=start)
+        assert sorted(asked.pop()) == ["broken", "loop", "tree"]  # type: ignore[call-overload]
+        assert recent == [r for r in every if r.last_activity and r.last_activity >= start]
+        assert read_threads(saver, since=FUTURE) == [] and asked.pop() == []
+        assert read_threads(saver) == every and asked.pop() is None  # no since: one listing
+        figures = delegation_metrics(saver, since=start, now=FUTURE).to_dict()
+    async with aopen_checkpointer(pg_database) as asaver:
+        assert await aread_threads(asaver, since=start) == recent
+        assert sorted(asked.pop()) == ["broken", "loop", "tree"]  # type: ignore[call-overload]
+        assert (await adelegation_metrics(asaver, since=start, now=FUTURE)).to_dict() == figures

@@ -1,0 +1,168 @@
+"""Listing a database's threads by query, and the readers that use it (review desk, `lgsp runs`).
+
+On Postgres and SQLite no reader lists every checkpoint (`saver.list(None)`): the tests
+make `list`/`alist` raise and still find every thread, a page at a time, sync and async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro._internal.twins import adrive, drive
+from langgraph_supervisor_pro.cli._runs import list_runs
+from langgraph_supervisor_pro.persistence import _thread_index
+from langgraph_supervisor_pro.persistence._thread_index import indexed, indexed_threads
+from langgraph_supervisor_pro.review import alist_reviews, list_reviews
+from tests.review.test_desk import RAN, paused_billing
+
+THREADS = ["a", "b b", "c-ü", "d", "\u00e9t\u00e9", "z" * 300]
+"""Ids that sort and page like any other: a space, non-ASCII, a long one."""
+
+
+def put_root(
+    saver: BaseCheckpointSaver[Any], thread: str, namespace: str = "", *, after: Any = None
+) -> Any:
+    """One checkpoint of `thread` in `namespace` (a child of `after`), through `put`."""
+    checkpoint = empty_checkpoint()  # a new, time-ordered id each time
+    config: Any = after or {"configurable": {"thread_id": thread, "checkpoint_ns": namespace}}
+    return saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+
+
+@pytest.fixture(autouse=True)
+def _no_refunds_yet() -> None:
+    RAN.clear()  # `paused_billing` checks that no refund ran before the review
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def indexed_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'threads.db'}"
+    return str(request.getfixturevalue("pg_database"))
+
+
+@contextmanager
+def unlisted(url: str) -> Iterator[BaseCheckpointSaver[Any]]:
+    """The sync saver of `url`, whose `list(None)` fails the test."""
+    with open_checkpointer(url) as saver:
+        yield _no_listing(saver)
+
+
+@asynccontextmanager
+async def aunlisted(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    async with aopen_checkpointer(url) as saver:
+        yield _no_listing(saver)
+
+
+def _no_listing(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
+    real_list, real_alist = saver.list, saver.alist
+
+    def listing(config: Any, **kwargs: Any) -> Any:
+        assert config is not None, "listed every checkpoint of the database"
+        return real_list(config, **kwargs)
+
+    def alisting(config: Any, **kwargs: Any) -> Any:
+        assert config is not None, "listed every checkpoint of the database"
+        return real_alist(config, **kwargs)
+
+    saver.list = listing  # type: ignore[method-assign]
+    saver.alist = alisting  # type: ignore[method-assign]
+    return saver
+
+
+def test_only_postgres_and_sqlite_are_listed_by_query(indexed_url: str) -> None:
+    with open_checkpointer(indexed_url) as saver:
+        assert indexed(saver)
+    assert not indexed(InMemorySaver())
+
+
+@pytest.mark.parametrize("page", [1, 2, 500])
+def test_every_root_thread_in_id_order_a_page_at_a_time(
+    indexed_url: str, page: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", page)
+    with unlisted(indexed_url) as saver:
+        for thread in reversed(THREADS):
+            put_root(saver, thread, after=put_root(saver, thread))  # two: listed once
+        put_root(saver, "only-a-worker", namespace="billing:1")  # no root checkpoint
+        assert drive(indexed_threads(saver)) == sorted(THREADS)
+
+
+async def test_the_async_savers_page_the_same(
+    indexed_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 2)
+    with open_checkpointer(indexed_url) as saver:
+        for thread in THREADS:
+            put_root(saver, thread)
+    async with aunlisted(indexed_url) as saver:
+        assert await adrive(indexed_threads(saver)) == sorted(THREADS)
+
+
+def test_an_empty_database_lists_no_thread(indexed_url: str) -> None:
+    with unlisted(indexed_url) as saver:
+        assert drive(indexed_threads(saver)) == []
+        assert list_reviews(saver) == [] and list_runs(saver) == []
+
+
+def test_reviews_and_runs_are_found_without_listing_the_database(
+    indexed_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 1)
+    with open_checkpointer(indexed_url) as saver:
+        paused = [paused_billing(saver, thread_id=f"paused-{i}")[2] for i in range(3)]
+        put_root(saver, "quiet")
+    with unlisted(indexed_url) as saver:
+        reviews = list_reviews(saver)
+        assert sorted(r.thread_id for r in reviews) == paused
+        assert {(r.kind, r.action) for r in reviews} == {("tool", "refund")}
+        runs = {row.thread_id: row for row in list_runs(saver)}
+        assert sorted(runs) == [*paused, "quiet"]
+        assert [runs[t].pending for t in paused] == [1, 1, 1] and runs["quiet"].pending == 0
+        assert runs["paused-0"].status == "running" and runs["quiet"].status == "-"
+
+
+async def test_async_reviews_are_found_without_listing_the_database(
+    indexed_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 1)
+    with open_checkpointer(indexed_url) as saver:
+        paused = sorted(paused_billing(saver, thread_id=f"p{i}")[2] for i in range(2))
+    async with aunlisted(indexed_url) as saver:
+        assert sorted(r.thread_id for r in await alist_reviews(saver)) == paused
+
+
+def test_a_thread_deleted_after_the_listing_is_skipped(
+    indexed_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listed, then deleted before its newest checkpoint is read: not an error, not a row."""
+    with open_checkpointer(indexed_url) as saver:
+        first = paused_billing(saver, thread_id="first")[2]
+        paused_billing(saver, thread_id="second")
+    with unlisted(indexed_url) as saver:
+        real = saver.get_tuple
+
+        def get_tuple(config: Any) -> Any:
+            if config["configurable"]["thread_id"] == first:
+                saver.delete_thread("second")  # while the reader is between the two
+            return real(config)
+
+        monkeypatch.setattr(saver, "get_tuple", get_tuple)
+        assert [r.thread_id for r in list_reviews(saver)] == [first]
+
+
+def test_a_memory_saver_is_still_listed_once() -> None:
+    saver = InMemorySaver()
+    for thread in THREADS:
+        put_root(saver, thread)
+    put_root(saver, "only-a-worker", namespace="billing:1")
+    assert sorted(row.thread_id for row in list_runs(saver)) == sorted(THREADS)
+    assert asyncio.run(alist_reviews(saver)) == []
