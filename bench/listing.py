@@ -3,8 +3,9 @@
 `lgsp runs`, the review desk (`list_reviews`, `sweep_reviews`) and `lgsp metrics --since`
 read across threads. The floor is what LangGraph offers for that: `saver.list(None)`,
 every checkpoint of every namespace with its blobs and writes, keeping the newest root
-checkpoint of each thread (how these readers worked before); for the metrics, reading
-every thread's history and then keeping the `since` window. The database: `--threads`
+checkpoint of each thread (how these readers worked before); through a graph (the
+sweep's reading), `graph.get_state` of every thread; for the metrics, reading every
+thread's history and then keeping the `since` window. The database: `--threads`
 threads of `--hops` hops of our supervisor (function workers, `durability="sync"`) on
 Postgres, the first half written before the window's start and the second after it, and
 one thread in ten more paused at a dispatch review (the manual tier).
@@ -48,12 +49,14 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
+from langgraph_supervisor_pro._internal.twins import drive
 from langgraph_supervisor_pro.cli._runs import list_runs
 from langgraph_supervisor_pro.observability import read_threads
 from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.observability.metrics import _records
+from langgraph_supervisor_pro.persistence._thread_index import indexed_threads
 from langgraph_supervisor_pro.review import list_reviews
-from langgraph_supervisor_pro.review.desk import _reviews_pending_at
+from langgraph_supervisor_pro.review.desk import _reviews_of_snapshot, _reviews_pending_at
 
 SCRIPT = "bench/listing.py"
 PAUSED_EVERY = 10
@@ -108,8 +111,9 @@ def newest_by_listing(saver: BaseCheckpointSaver[Any]) -> dict[str, CheckpointTu
     return newest
 
 
-def readers(start: datetime) -> list[Reader]:
-    """`lgsp runs`, `list_reviews` and the metrics since `start`, each with its floor."""
+def readers(saver: BaseCheckpointSaver[Any], start: datetime) -> list[Reader]:
+    """`lgsp runs`, `list_reviews` (alone and through a graph, as `sweep_reviews` reads)
+    and the metrics since `start`, each with its floor."""
 
     def runs(saver: BaseCheckpointSaver[Any]) -> list[str]:
         return sorted(row.thread_id for row in list_runs(saver))
@@ -129,9 +133,22 @@ def readers(start: datetime) -> list[Reader]:
     def every_history(saver: BaseCheckpointSaver[Any]) -> list[str]:
         return [r.thread_id for r in _records(History.read(saver), start, None, None)]
 
+    app = _paused_graph().compile(checkpointer=saver)
+
+    def through_graph(saver: BaseCheckpointSaver[Any]) -> list[str]:
+        return sorted(r.thread_id for r in list_reviews(saver, graph=app))
+
+    def every_state(saver: BaseCheckpointSaver[Any]) -> list[str]:
+        found: list[str] = []
+        for thread in drive(indexed_threads(saver)):
+            snapshot = app.get_state({"configurable": {"thread_id": thread}})
+            found.extend(r.thread_id for r in _reviews_of_snapshot(thread, snapshot))
+        return sorted(found)
+
     return [
         Reader("lgsp runs (list_runs)", runs, listed),
         Reader("list_reviews, every thread", reviews, listed_reviews),
+        Reader("list_reviews(graph=...), as sweep_reviews", through_graph, every_state),
         Reader("read_threads(since=window)", metrics, every_history),
     ]
 
@@ -186,7 +203,7 @@ def measure(*, threads: int = 200, hops: int = 20, repeat: int = 3) -> ListingFi
         start = datetime.now(UTC)
         write_threads(saver, recent, hops)
         timings: dict[str, Timing] = {}
-        for reader in readers(start):
+        for reader in readers(saver, start):
             timing = timings.setdefault(reader.name, Timing())
             for index in range(repeat):
                 order = ("ours", "floor") if index % 2 == 0 else ("floor", "ours")
@@ -239,16 +256,24 @@ def sections(figures: ListingFigures) -> list[Section]:
         rows=rows,
         note=(
             "floor for lgsp runs and list_reviews: saver.list(None), newest root checkpoint "
-            "of each thread kept; for read_threads: every thread's history read, then the "
-            f"window kept. Medians of {runs} interleaved runs."
+            "of each thread kept; through the graph: get_state of every thread; for "
+            "read_threads: every thread's history read, then the window kept. Medians of "
+            f"{runs} interleaved runs."
         ),
     )
     method = (
-        "Our readers list the threads by query (500 ids per query, root namespace only) "
-        "and read each thread's newest root checkpoint with get_tuple; read_threads with "
-        "since reads only the threads whose newest root checkpoint is in the window. The "
-        "floor reads every checkpoint of the database with LangGraph's saver.list(None). "
-        "Each run checks both sides found the same threads."
+        f"{figures.threads} threads of {figures.hops} hops of our supervisor (function "
+        f"workers) on Postgres, {figures.checkpoints:,} checkpoints in all namespaces; half "
+        f"written before the window's start ({figures.active} active in it) and "
+        f"{figures.paused} more paused at a dispatch review. Our readers list the threads "
+        "by query (500 ids per query, root namespace only) and read each thread's newest "
+        "root checkpoint with get_tuple; read_threads with since reads only the threads "
+        "whose newest root checkpoint is in the window. The floor: LangGraph's "
+        "saver.list(None), every checkpoint of the database, the newest root checkpoint of "
+        "each thread kept; through the graph, graph.get_state of every thread (how the "
+        "sweep read before); for read_threads, every thread's history read, then the window "
+        f"kept). Medians of {runs} runs, the sides interleaved; each run checks that both "
+        "sides found the same threads (the same reviews, the same records)."
     )
     return [Section(title="Listing: reading across threads", table=table, method=method)]
 

@@ -719,24 +719,40 @@ def _each_newest(
     whole history nor every thread's state is in memory at once. Other savers are
     listed once (`list(None)`).
     """
-    if thread_ids is None and not indexed(checkpointer):
+    if thread_ids is not None:
+        listed = list(dict.fromkeys(thread_ids))
+    elif indexed(checkpointer):
+        listed = yield from indexed_threads(checkpointer)
+    else:
         for thread_id, item in _latest((yield _ListCheckpoints(checkpointer))).items():
             take(thread_id, item)
         return
-    for thread_id in (yield from _thread_ids(checkpointer, thread_ids)):
+    for thread_id in listed:
         item = yield _GetTuple(checkpointer, _root_tuple_config(thread_id))
         if item is not None:  # gone since the listing, or never had a root checkpoint
             take(thread_id, item)
 
 
-def _thread_ids(
+def _paused_threads(
     checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
 ) -> Steps[list[str]]:
+    """The threads to read through the graph: those given, else those paused at all.
+
+    Across every thread, a thread whose newest root checkpoint has no unanswered
+    interrupt is not paused (LangGraph records an interrupt raised anywhere below the
+    root, in a worker's agent or a nested domain, on the root task's writes too), so
+    only the paused ones cost a `get_state`.
+    """
     if thread_ids is not None:
         return list(dict.fromkeys(thread_ids))
-    if indexed(checkpointer):
-        return (yield from indexed_threads(checkpointer))
-    return sorted(_latest((yield _ListCheckpoints(checkpointer))))
+    paused: list[str] = []
+
+    def take(thread_id: str, item: CheckpointTuple) -> None:
+        if _pending_interrupts(item.pending_writes or ()):
+            paused.append(thread_id)
+
+    yield from _each_newest(checkpointer, None, take)
+    return sorted(paused)
 
 
 def _listing(
@@ -751,7 +767,7 @@ def _listing(
     _aware(now, where)
     reviews: list[PendingReview] = []
     if graph is not None:
-        for thread_id in (yield from _thread_ids(checkpointer, thread_ids)):
+        for thread_id in (yield from _paused_threads(checkpointer, thread_ids)):
             snapshot = yield _GetState(graph, _thread_config(thread_id))
             reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
     else:
@@ -794,9 +810,11 @@ def list_reviews(
     waiting on, and keeps those whose value is a review payload. No graph is needed:
     LangGraph records an interrupt raised inside a worker's agent subgraph (a
     `ToolGuard` review) on the parent's checkpoint too, like the dispatch review's.
-    With `graph` (compiled on the same database), each thread is read with
+    With `graph` (compiled on the same database), each paused thread is read with
     `graph.get_state(...).interrupts` instead: LangGraph's own reading, for graphs
-    that pause in ways the checkpoint alone does not show.
+    that pause in ways the checkpoint alone does not show (across every thread, a
+    thread whose newest root checkpoint holds no unanswered interrupt is not paused and
+    is not read again).
 
     Args:
         checkpointer: A sync checkpointer (see `alist_reviews` for async ones).

@@ -26,6 +26,7 @@ def test_every_reader_is_timed_against_its_floor_and_finds_the_same_threads(serv
     assert set(figures.timings) == {
         "lgsp runs (list_runs)",
         "list_reviews, every thread",
+        "list_reviews(graph=...), as sweep_reviews",
         "read_threads(since=window)",
     }
     for timing in figures.timings.values():

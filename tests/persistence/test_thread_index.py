@@ -21,7 +21,7 @@ from langgraph_supervisor_pro._internal.twins import adrive, drive
 from langgraph_supervisor_pro.cli._runs import list_runs
 from langgraph_supervisor_pro.persistence import _thread_index
 from langgraph_supervisor_pro.persistence._thread_index import indexed, indexed_threads
-from langgraph_supervisor_pro.review import alist_reviews, list_reviews
+from langgraph_supervisor_pro.review import alist_reviews, list_reviews, sweep_reviews
 from tests.review.test_desk import RAN, paused_billing
 
 THREADS = ["a", "b b", "c-ü", "d", "\u00e9t\u00e9", "z" * 300]
@@ -166,3 +166,28 @@ def test_a_memory_saver_is_still_listed_once() -> None:
     put_root(saver, "only-a-worker", namespace="billing:1")
     assert sorted(row.thread_id for row in list_runs(saver)) == sorted(THREADS)
     assert asyncio.run(alist_reviews(saver)) == []
+
+
+def test_through_the_graph_only_the_paused_threads_are_read_again(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`get_state` (a thread's whole state, delta channels replayed) only where a run waits."""
+    with open_checkpointer(url) as saver:
+        app, _, paused, _ = paused_billing(saver, thread_id="paused")
+        for thread in ("done-1", "done-2"):
+            put_root(saver, thread)
+        read: list[str] = []
+        real = app.get_state
+
+        def get_state(config: Any, **kwargs: Any) -> Any:
+            read.append(config["configurable"]["thread_id"])
+            return real(config, **kwargs)
+
+        monkeypatch.setattr(app, "get_state", get_state)
+        (review,) = list_reviews(saver, graph=app)
+        assert review.thread_id == paused and read == [paused]
+        read.clear()
+        assert list_reviews(saver, graph=app, thread_ids=["done-1", paused]) == [review]
+        assert read == ["done-1", paused]  # the threads asked for are all read
+        read.clear()
+        assert sweep_reviews(app, saver) == [] and read == [paused]  # nothing expired yet
