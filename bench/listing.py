@@ -272,7 +272,7 @@ def sections(figures: ListingFigures) -> list[Section]:
         "saver.list(None), every checkpoint of the database, the newest root checkpoint of "
         "each thread kept; through the graph, graph.get_state of every thread (how the "
         "sweep read before); for read_threads, every thread's history read, then the window "
-        f"kept). Medians of {runs} runs, the sides interleaved; each run checks that both "
+        f"kept. Medians of {runs} runs, the sides interleaved; each run checks that both "
         "sides found the same threads (the same reviews, the same records)."
     )
     return [Section(title="Listing: reading across threads", table=table, method=method)]
