@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config, get_store
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Item
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._internal.hop import hop_context
@@ -28,6 +28,8 @@ from langgraph_supervisor_pro.contracts import WorkerResult
 __all__ = ["OutputRef", "output_namespace", "recall_tool"]
 
 _ROOT = ("lgsp", "outputs")
+_PAGE = 1_000
+"""Items per store search when a worker's outputs are read back (all of them, page by page)."""
 
 
 class OutputRef(TypedDict):
@@ -147,7 +149,7 @@ def _recall(worker: str, step: int = 0) -> str:
     config = get_config()
     hop = hop_context(config)  # inside a domain of a tree: that domain's workers
     within = hop.path[:-1] if hop is not None else ()
-    items = store.search(output_namespace(thread_of(config), worker, within=within), limit=1000)
+    items = _every_output(store, output_namespace(thread_of(config), worker, within=within))
     if not items:
         return f"No stored output from {worker!r} yet."
     items = sorted(items, key=lambda item: item.key)
@@ -167,6 +169,21 @@ def _recall(worker: str, step: int = 0) -> str:
         f"Output of {worker} (turn {value.get('turn')}, hop {value.get('step')}, "
         f"{result.status}):\n{result.result_text() or result.summary}"
     )
+
+
+def _every_output(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
+    """Every item in `namespace`, page by page.
+
+    A store's search returns a page, in the store's own order (the Postgres store's
+    newest first, the in-memory store's oldest first): the latest output and an early
+    hop's are both found only by reading every page.
+    """
+    items: list[Item] = []
+    while True:
+        page = store.search(namespace, limit=_PAGE, offset=len(items))
+        items.extend(page)
+        if len(page) < _PAGE:
+            return items
 
 
 def recall_tool(*, name: str = "recall_output") -> BaseTool:

@@ -4,10 +4,16 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_supervisor_pro import Worker, WorkerResult, create_supervisor
-from langgraph_supervisor_pro.persistence.memory import output_namespace, recall_tool, stored_value
+from langgraph_supervisor_pro import Worker, WorkerResult, create_supervisor, open_store
+from langgraph_supervisor_pro.persistence.memory import (
+    output_key,
+    output_namespace,
+    recall_tool,
+    stored_value,
+)
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 from tests.test_supervisor import BIG, w
@@ -184,3 +190,63 @@ def test_a_result_that_cannot_be_stored_reaches_the_store_replaced():
     item = store.get(output_namespace(config["configurable"]["thread_id"], "a"), "t00001.s00001")
     assert item is not None and item.value["result"] == "res\ufffdult"
     assert out["messages"][-1].content == "res\ufffdult"
+
+
+@pytest.fixture(params=["memory", "postgres"])
+def big_store(request):
+    """A store with 1,005 earlier outputs of `research` (turn 0) for one thread."""
+    config = thread()
+    namespace = output_namespace(config["configurable"]["thread_id"], "research")
+    ops = [
+        PutOp(
+            namespace,
+            output_key(0, step),
+            stored_value(
+                "research", 0, step, "", WorkerResult(status="success", result=f"OLD-{step}")
+            ),
+        )
+        for step in range(1, 1006)
+    ]
+    if request.param == "memory":
+        store = InMemoryStore()
+        store.batch(ops)
+        yield store, config
+        return
+    with open_store(request.getfixturevalue("pg_database")) as store:
+        store.batch(ops)
+        yield store, config
+
+
+def test_recall_reads_every_page_of_a_long_threads_outputs(big_store):
+    """Past a page of outputs: the latest, and an early hop, are both found."""
+    store, config = big_store
+    calls = [
+        AIMessage(
+            content="",
+            tool_calls=[{"name": "recall_output", "args": {"worker": "research"}, "id": "r1"}],
+        ),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "recall_output", "args": {"worker": "research", "step": 3}, "id": "r2"}
+            ],
+        ),
+        AIMessage(
+            content="",
+            tool_calls=[
+                {"name": "recall_output", "args": {"worker": "research", "step": 1004}, "id": "r3"}
+            ],
+        ),
+        "written",
+    ]
+    agent = create_agent(ScriptedChatModel(script=calls), tools=[recall_tool()])
+    graph = create_supervisor(
+        [w("research", lambda t: f"FACT-{t.step}"), w("writer", agent)],
+        router=routes("research", "writer"),
+    )
+    app = graph.compile(checkpointer=InMemorySaver(), store=store)
+    out = app.invoke(ask(), config)
+    tool_results = [m.content for m in out["workers"]["writer"]["messages"] if m.type == "tool"]
+    assert "turn 1, hop 1" in tool_results[0] and tool_results[0].endswith("FACT-1")  # latest
+    assert "turn 0, hop 3" in tool_results[1] and tool_results[1].endswith("OLD-3")
+    assert "turn 0, hop 1004" in tool_results[2] and tool_results[2].endswith("OLD-1004")
