@@ -208,9 +208,9 @@ def big_store(request):
         for step in range(1, 1006)
     ]
     if request.param == "memory":
-        store = InMemoryStore()
-        store.batch(ops)
-        yield store, config
+        memory = InMemoryStore()
+        memory.batch(ops)
+        yield memory, config
         return
     with open_store(request.getfixturevalue("pg_database")) as store:
         store.batch(ops)
