@@ -37,7 +37,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from langgraph_supervisor_pro.persistence._connections import asaver_connection, saver_connection
 
 __all__ = ["Listing", "alist_once", "list_once", "reads_tables"]
 
@@ -223,20 +224,12 @@ def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
 
 
 def _read_sync(saver: PostgresSaver, threads: Threads) -> Rows:
-    conn: ConnectionPool[Any] | Connection[Any] = saver.conn
-    if isinstance(conn, ConnectionPool):
-        with conn.connection() as pooled:
-            return _read(pooled, threads)
-    with saver.lock:
+    with saver_connection(saver) as conn:
         return _read(conn, threads)
 
 
 async def _read_async(saver: AsyncPostgresSaver, threads: Threads) -> Rows:
-    conn: AsyncConnectionPool[Any] | AsyncConnection[Any] = saver.conn
-    if isinstance(conn, AsyncConnectionPool):
-        async with conn.connection() as pooled:
-            return await _aread(pooled, threads)
-    async with saver.lock:
+    async with asaver_connection(saver) as conn:
         return await _aread(conn, threads)
 
 

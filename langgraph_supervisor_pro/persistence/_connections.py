@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import aiosqlite
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection, Connection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
@@ -339,6 +341,32 @@ async def apostgres_pool(
         yield pool
     finally:
         await pool.close()
+
+
+@contextmanager
+def saver_connection(saver: PostgresSaver) -> Iterator[Connection[Any]]:
+    """A connection of a Postgres saver's pool, or its single connection under its lock.
+
+    Any `PostgresSaver` (LangGraph's or ours): what every reader and writer of the
+    package that goes past the saver's own methods runs its statements on.
+    """
+    if isinstance(saver.conn, ConnectionPool):
+        with saver.conn.connection() as conn:
+            yield conn
+    else:
+        with saver.lock:
+            yield saver.conn
+
+
+@asynccontextmanager
+async def asaver_connection(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncConnection[Any]]:
+    """The async twin of `saver_connection`, for an `AsyncPostgresSaver`."""
+    if isinstance(saver.conn, AsyncConnectionPool):
+        async with saver.conn.connection() as conn:
+            yield conn
+    else:
+        async with saver.lock:
+            yield saver.conn
 
 
 def opened(

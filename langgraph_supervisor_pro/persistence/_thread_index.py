@@ -14,8 +14,6 @@ desk and `lgsp runs` list threads through here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString, cast
@@ -25,12 +23,12 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg import AsyncCursor, Cursor
 from psycopg.rows import TupleRow, tuple_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
+from langgraph_supervisor_pro.persistence._connections import asaver_connection, saver_connection
 
 PAGE_SIZE = 500
 """Thread ids read per query when every thread is listed."""
@@ -57,28 +55,6 @@ class Sql:
         return await cursor.fetchall() if cursor.description else []
 
 
-@contextmanager
-def _sync_conn(saver: PostgresSaver) -> Iterator[Connection[Any]]:
-    """A connection of the saver's pool, or its single connection under its lock."""
-    if isinstance(saver.conn, ConnectionPool):
-        with saver.conn.connection() as conn:
-            yield conn
-    else:
-        with saver.lock:
-            yield saver.conn
-
-
-@asynccontextmanager
-async def _async_conn(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncConnection[Any]]:
-    """The async twin of `_sync_conn`."""
-    if isinstance(saver.conn, AsyncConnectionPool):
-        async with saver.conn.connection() as conn:
-            yield conn
-    else:
-        async with saver.lock:
-            yield saver.conn
-
-
 @dataclass(frozen=True, slots=True)
 class Transaction:
     """Run `body(cursor, conn)` in one transaction on one of the saver's connections."""
@@ -87,12 +63,12 @@ class Transaction:
     body: Any  # Callable[[cursor, conn], Steps[T]]
 
     def run(self) -> Any:
-        with _sync_conn(cast(PostgresSaver, self.saver)) as conn, conn.transaction():
+        with saver_connection(cast(PostgresSaver, self.saver)) as conn, conn.transaction():
             return drive(self.body(conn.cursor(row_factory=tuple_row), conn))
 
     async def arun(self) -> Any:
         saver = cast(AsyncPostgresSaver, self.saver)
-        async with _async_conn(saver) as conn, conn.transaction():
+        async with asaver_connection(saver) as conn, conn.transaction():
             return await adrive(self.body(conn.cursor(row_factory=tuple_row), conn))
 
 

@@ -75,7 +75,9 @@ from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
     aopened,
+    asaver_connection,
     opened,
+    saver_connection,
 )
 from langgraph_supervisor_pro.persistence._delta_history import postgres_delta_history
 from langgraph_supervisor_pro.persistence._finished_hops import (
@@ -732,7 +734,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         if not fenced and not forget and not _has_parent(config):
             return super().put(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        with self._connection() as conn:
+        with saver_connection(self) as conn:
             return self._put_in_transaction(conn, *args, fenced=fenced, forget=forget)
 
     def _put_in_transaction(
@@ -778,18 +780,8 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             return stored
 
     @contextmanager
-    def _connection(self) -> Iterator[Connection[Any]]:
-        """A connection of the pool, or the saver's own one under its lock."""
-        if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn:
-                yield conn
-        else:
-            with self.lock:
-                yield self.conn
-
-    @contextmanager
     def _transaction(self) -> Iterator[Connection[Any]]:
-        with self._connection() as conn, conn.transaction():
+        with saver_connection(self) as conn, conn.transaction():
             yield conn
 
     def get_delta_channel_history(
@@ -805,7 +797,7 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
             saver.get_delta_channel_history(config=config, channels=["ledger"])
             ```
         """
-        with self._connection() as conn:
+        with saver_connection(self) as conn:
             run = partial(_PostgresSql, conn, binary=True)
             steps = postgres_delta_history(config, channels, run, self.serde)
             return drive(steps)
@@ -869,7 +861,7 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
         if not fenced and not forget and not _has_parent(config):
             return await super().aput(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        async with self._aconnection() as conn:
+        async with asaver_connection(self) as conn:
             return await self._aput_in_transaction(conn, *args, fenced=fenced, forget=forget)
 
     async def _aput_in_transaction(
@@ -913,18 +905,8 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
             return stored
 
     @asynccontextmanager
-    async def _aconnection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        """A connection of the pool, or the saver's own one under its lock."""
-        if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn:
-                yield conn
-        else:
-            async with self.lock:
-                yield self.conn
-
-    @asynccontextmanager
     async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
-        async with self._aconnection() as conn, conn.transaction():
+        async with asaver_connection(self) as conn, conn.transaction():
             yield conn
 
     async def aget_delta_channel_history(
@@ -940,7 +922,7 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
             await saver.aget_delta_channel_history(config=config, channels=["ledger"])
             ```
         """
-        async with self._aconnection() as conn:
+        async with asaver_connection(self) as conn:
             run = partial(_PostgresSql, conn, binary=True)
             steps = postgres_delta_history(config, channels, run, self.serde)
             return await adrive(steps)
