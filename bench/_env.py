@@ -7,6 +7,7 @@ import platform
 import subprocess
 import sys
 import urllib.parse
+from datetime import UTC, datetime
 from pathlib import Path
 
 import langgraph_supervisor_pro
@@ -87,3 +88,17 @@ def package_revision() -> str:
         return f"{package} (not in a git checkout)"
     modified = git("status", "--porcelain", "--", ".")
     return f"{package} at {commit}" + (" + uncommitted changes" if modified else "")
+
+
+def run_lines(script: str, markdown: Path | None) -> list[str]:
+    """The first lines of a results page part: command, date, commit measured, machine.
+
+    `markdown` is the page being written (its own uncommitted change is not counted).
+    """
+    return [
+        f"command: `{command_line(script).rstrip()}`",
+        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
+        f"commit measured: {repository_state(markdown)}; package imported from "
+        f"{package_revision()}",
+        f"machine: {machine()}",
+    ]

@@ -6,6 +6,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.table import Table
 
@@ -214,6 +215,12 @@ def put_block(page: str, name: str, body: str) -> str:
         if match["name"] == name:
             return page[: match.start()] + block + page[match.end() :]
     return (page.rstrip("\n") + "\n\n" if page.strip() else "") + block + "\n"
+
+
+def write_part(markdown: Path, name: str, body: str) -> None:
+    """Write `name`'s part of the results page at `markdown` (created if missing)."""
+    page = markdown.read_text() if markdown.exists() else ""
+    markdown.write_text(put_block(page, name, body))
 
 
 def blocks(page: str) -> dict[str, str]:

@@ -72,7 +72,6 @@ import warnings
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -86,7 +85,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from bench import _long
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._postgres import (
     CHECKPOINT_TABLES,
     bench_database,
@@ -622,11 +621,7 @@ def environment(settings: Settings, sides: Sequence[Side], postgres_note: str) -
     )
     legend = "; ".join(f"{side.short} = {side.label}" for side in sides)
     lines = [
-        f"command: `{command_line('bench/compare.py').rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(settings.markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines("bench/compare.py", settings.markdown),
         f"packages: {packages}",
         f"workload: hops round-robin over researcher/analyst/writer, {ANSWER_CHARS:,}-char "
         f"answers; agent workers: {settings.agent}",

@@ -27,7 +27,6 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,16 +38,16 @@ from langgraph.types import Send
 from rich.console import Console
 from typing_extensions import TypedDict
 
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._report import (
     Section,
     Target,
     TextTable,
     fmt_ms,
     fmt_times,
-    put_block,
     ratio,
     script_part,
+    write_part,
 )
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
 
@@ -225,11 +224,7 @@ def page_part(figures: FanoutFigures, markdown: Path | None) -> str:
     """This benchmark's part of the results page."""
     parts = sections(figures)
     header = [
-        f"command: `{command_line(SCRIPT).rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines(SCRIPT, markdown),
         f"packages: langgraph {version('langgraph')}, langchain-core {version('langchain-core')}",
     ]
     return script_part("Parallel fan-out (bench/fanout.py)", SCRIPT, header, parts)
@@ -249,8 +244,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for target in section.targets:
             console.print(f"{target.verdict}: {target.statement}: {target.measured:.3f}")
     if args.markdown is not None:
-        page = args.markdown.read_text() if args.markdown.exists() else ""
-        args.markdown.write_text(put_block(page, SCRIPT, page_part(figures, args.markdown)))
+        write_part(args.markdown, SCRIPT, page_part(figures, args.markdown))
         console.print(f"Fan-out section written to {args.markdown}")
 
 

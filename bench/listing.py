@@ -38,9 +38,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from rich.console import Console
 
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._postgres import bench_database, server_version
-from bench._report import Section, TextTable, fmt_times, put_block, ratio, script_part
+from bench._report import Section, TextTable, fmt_times, ratio, script_part, write_part
 from bench._workload import TASK, WorkloadError, build_pro, function_worker
 from langgraph_supervisor_pro import (
     FINISH,
@@ -281,11 +281,7 @@ def sections(figures: ListingFigures) -> list[Section]:
 def page_part(figures: ListingFigures, markdown: Path | None) -> str:
     """This benchmark's part of the results page."""
     header = [
-        f"command: `{command_line(SCRIPT).rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines(SCRIPT, markdown),
         f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
         f"{version('langgraph-checkpoint-postgres')}",
         f"postgres: {figures.postgres}",
@@ -310,8 +306,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for section in sections(figures):
         console.print(section.table.to_rich())
     if args.markdown is not None:
-        page = args.markdown.read_text() if args.markdown.exists() else ""
-        args.markdown.write_text(put_block(page, SCRIPT, page_part(figures, args.markdown)))
+        write_part(args.markdown, SCRIPT, page_part(figures, args.markdown))
         console.print(f"Listing section written to {args.markdown}")
 
 

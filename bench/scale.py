@@ -39,7 +39,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
@@ -50,15 +49,15 @@ import psycopg
 from rich.console import Console
 
 from bench import _latency, _per_hop, _throughput
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._postgres import bench_database, server_version
 from bench._report import (
     Section,
     Target,
     TextTable,
-    put_block,
     ratio,
     script_part,
+    write_part,
 )
 from bench._throughput import FLOOR, OURS, Burst, Cell
 from bench._workload import WorkloadError
@@ -609,11 +608,7 @@ def latency_sections(figures: _latency.LatencyFigures, settings: Settings) -> li
 def page_part(settings: Settings, parts: Sequence[Section], postgres: str) -> str:
     """This benchmark's part of the results page."""
     header = [
-        f"command: `{command_line(SCRIPT).rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(settings.markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines(SCRIPT, settings.markdown),
         f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
         f"{version('langgraph-checkpoint-postgres')}, psycopg-pool {version('psycopg-pool')}, "
         f"langchain-core {version('langchain-core')}",
@@ -660,8 +655,7 @@ def run_bench(settings: Settings, console: Console) -> list[Section]:
             shown = "-" if target.measured is None else f"{target.measured:.3f}"
             console.print(f"{target.verdict}: {target.statement}: {shown}")
     if settings.markdown is not None:
-        page = settings.markdown.read_text() if settings.markdown.exists() else ""
-        settings.markdown.write_text(put_block(page, SCRIPT, page_part(settings, parts, postgres)))
+        write_part(settings.markdown, SCRIPT, page_part(settings, parts, postgres))
         console.print(f"Scale section written to {settings.markdown}")
     return parts
 

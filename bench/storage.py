@@ -45,7 +45,6 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from time import perf_counter
@@ -65,7 +64,7 @@ from langgraph.types import Command
 from rich.console import Console
 from typing_extensions import TypedDict
 
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._postgres import CHECKPOINT_TABLES, bench_database, server_version
 from bench._report import (
     Section,
@@ -74,9 +73,9 @@ from bench._report import (
     fmt_int,
     fmt_ms,
     fmt_times,
-    put_block,
     ratio,
     script_part,
+    write_part,
 )
 from bench._workload import TASK, WORKER_NAMES, WORKERS, answer_text, instructions, schedule
 from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supervisor
@@ -751,11 +750,7 @@ def page_part(figures: StorageFigures, markdown: Path | None) -> str:
     if figures.snapshots is not None:
         parts += snapshot_sections(figures.snapshots)
     header = [
-        f"command: `{command_line(SCRIPT).rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines(SCRIPT, markdown),
         f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
         f"{version('langgraph-checkpoint-postgres')}, langchain {version('langchain')}",
         f"postgres: {figures.postgres}",
@@ -808,8 +803,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             shown = "-" if target.measured is None else f"{target.measured:.3f}"
             console.print(f"{target.verdict}: {target.statement}: {shown}")
     if args.markdown is not None:
-        page = args.markdown.read_text() if args.markdown.exists() else ""
-        args.markdown.write_text(put_block(page, SCRIPT, page_part(figures, args.markdown)))
+        write_part(args.markdown, SCRIPT, page_part(figures, args.markdown))
         console.print(f"Storage section written to {args.markdown}")
 
 

@@ -45,7 +45,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
-from bench._env import command_line, machine, package_revision, repository_state
+from bench._env import run_lines
 from bench._postgres import bench_database, server_version
 from bench._report import (
     Section,
@@ -67,10 +66,10 @@ from bench._report import (
     fmt_ms,
     fmt_times,
     median,
-    put_block,
     ratio,
     script_part,
     targets_table,
+    write_part,
 )
 from bench._tree_workload import (
     DOMAINS,
@@ -583,11 +582,7 @@ def environment(settings: Settings, postgres_note: str) -> list[str]:
         )
     )
     return [
-        f"command: `{command_line(SCRIPT).rstrip()}`",
-        f"date: {datetime.now(UTC):%Y-%m-%d %H:%M UTC}",
-        f"commit measured: {repository_state(settings.markdown)}; package imported from "
-        f"{package_revision()}",
-        f"machine: {machine()}",
+        *run_lines(SCRIPT, settings.markdown),
         f"packages: {packages}",
         f"postgres: {postgres_note}",
     ]
@@ -613,8 +608,7 @@ def render(console: Console, settings: Settings, report: Report) -> None:
     console.print()
     console.print(targets_table([t for s in parts for t in s.targets]).to_rich())
     if settings.markdown is not None:
-        page = settings.markdown.read_text() if settings.markdown.exists() else ""
-        settings.markdown.write_text(put_block(page, SCRIPT, page_part(header, parts)))
+        write_part(settings.markdown, SCRIPT, page_part(header, parts))
         console.print(f"\nTrees section written to {settings.markdown}")
 
 

@@ -7,16 +7,9 @@ import pytest
 from bench._report import blocks, put_block
 from bench.listing import SCRIPT, main, measure, newest_by_listing, sections, write_threads
 from langgraph_supervisor_pro import open_checkpointer
-
-OTHER = "# Benchmark results\n\n## Comparison\n\n| hops | ms |\n|:---|---:|\n| 6 | 1.00 |\n"
+from tests.bench._pages import OTHER_PAGE
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def server(postgres_uri, monkeypatch):
-    monkeypatch.setenv("LGSP_POSTGRES_URI", postgres_uri)
-    return postgres_uri
 
 
 def test_every_reader_is_timed_against_its_floor_and_finds_the_same_threads(server):
@@ -48,10 +41,10 @@ def test_the_floor_keeps_each_threads_newest_root_checkpoint(pg_database):
 
 def test_the_markdown_part_replaces_only_its_own_block(server, tmp_path):
     page = tmp_path / "RESULTS.md"
-    page.write_text(OTHER)
+    page.write_text(OTHER_PAGE)
     main(["--threads", "2", "--hops", "1", "--repeat", "1", "--markdown", str(page)])
     text = page.read_text()
-    assert text.startswith(OTHER.rstrip())
+    assert text.startswith(OTHER_PAGE.rstrip())
     (part,) = [v for k, v in blocks(text).items() if k == SCRIPT]
     assert "Listing threads (bench/listing.py)" in part and "lgsp runs (list_runs)" in part
     assert put_block(text, SCRIPT, part) == text

@@ -20,16 +20,9 @@ from bench.storage import (
     snapshot_sections,
 )
 from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY
-
-OTHER = "# Benchmark results\n\n## Comparison\n\n| hops | ms |\n|:---|---:|\n| 6 | 1.00 |\n"
+from tests.bench._pages import OTHER_PAGE
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def server(postgres_uri, monkeypatch):
-    monkeypatch.setenv("LGSP_POSTGRES_URI", postgres_uri)
-    return postgres_uri
 
 
 def test_the_storage_bench_samples_every_graph_and_judges_ours(server):
@@ -55,10 +48,10 @@ def test_the_storage_bench_refuses_ranges_that_do_not_fit():
 def test_the_storage_bench_writes_only_its_part_of_the_page(server, tmp_path):
     assert os.environ["LGSP_POSTGRES_URI"] == server
     page = tmp_path / "RESULTS.md"
-    page.write_text(put_block(OTHER, "bench/storage.py", "## Storage\n\nstale"))
+    page.write_text(put_block(OTHER_PAGE, "bench/storage.py", "## Storage\n\nstale"))
     main(["--hops", "2", "--every", "2", "--graph", "ours", "--markdown", str(page)])
     text = page.read_text()
-    assert text.startswith(OTHER.rstrip("\n"))
+    assert text.startswith(OTHER_PAGE.rstrip("\n"))
     (part,) = blocks(text).values()
     assert "stale" not in part and "## Storage with tool-calling agents" in part
     assert "flat to 2 hops" in part and "Targets met: 2 of 2." in part

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bench._report import blocks, put_block
+from tests.bench._pages import OTHER_PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
-OTHER = "# Benchmark results\n\n## Comparison\n\n| hops | ms |\n|:---|---:|\n| 6 | 1.00 |\n"
 
 
 def _run(tmp_path: Path, postgres_uri: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -31,12 +31,12 @@ def _run(tmp_path: Path, postgres_uri: str | None, *args: str) -> subprocess.Com
 @pytest.mark.integration
 def test_the_tree_bench_runs_end_to_end_on_postgres(tmp_path, postgres_uri):
     page = tmp_path / "RESULTS.md"
-    page.write_text(put_block(OTHER, "bench/trees.py", "## Trees of supervisors\n\nstale"))
+    page.write_text(put_block(OTHER_PAGE, "bench/trees.py", "## Trees of supervisors\n\nstale"))
     tiny = ["--repeat", "1", "--hops", "2", "--max-depth", "2", "--leaves", "6", "12"]
     done = _run(tmp_path, postgres_uri, *tiny, "--markdown", str(page))
     assert done.returncode == 0, done.stdout + done.stderr
     text = page.read_text()
-    assert text.startswith(OTHER.rstrip("\n"))  # the rest of the page is kept
+    assert text.startswith(OTHER_PAGE.rstrip("\n"))  # the rest of the page is kept
     (part,) = blocks(text).values()
     assert "stale" not in part
     for heading in (

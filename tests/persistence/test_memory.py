@@ -111,22 +111,18 @@ def test_reads_appear_in_an_agents_prompt():
     assert "Latest output of research (success):\nFACT-42" in prompt
 
 
+def recall(call_id: str, **args: object) -> AIMessage:
+    """An agent's call of `recall_output` with these arguments."""
+    return AIMessage(
+        content="", tool_calls=[{"name": "recall_output", "args": args, "id": call_id}]
+    )
+
+
 def test_recall_tool_reads_earlier_outputs_in_this_thread():
     calls = [
-        AIMessage(
-            content="",
-            tool_calls=[{"name": "recall_output", "args": {"worker": "research"}, "id": "r1"}],
-        ),
-        AIMessage(
-            content="",
-            tool_calls=[
-                {"name": "recall_output", "args": {"worker": "research", "step": 1}, "id": "r2"}
-            ],
-        ),
-        AIMessage(
-            content="",
-            tool_calls=[{"name": "recall_output", "args": {"worker": "nobody"}, "id": "r3"}],
-        ),
+        recall("r1", worker="research"),
+        recall("r2", worker="research", step=1),
+        recall("r3", worker="nobody"),
         "written",
     ]
     model = ScriptedChatModel(script=calls)
@@ -221,22 +217,9 @@ def test_recall_reads_every_page_of_a_long_threads_outputs(big_store):
     """Past a page of outputs: the latest, and an early hop, are both found."""
     store, config = big_store
     calls = [
-        AIMessage(
-            content="",
-            tool_calls=[{"name": "recall_output", "args": {"worker": "research"}, "id": "r1"}],
-        ),
-        AIMessage(
-            content="",
-            tool_calls=[
-                {"name": "recall_output", "args": {"worker": "research", "step": 3}, "id": "r2"}
-            ],
-        ),
-        AIMessage(
-            content="",
-            tool_calls=[
-                {"name": "recall_output", "args": {"worker": "research", "step": 1004}, "id": "r3"}
-            ],
-        ),
+        recall("r1", worker="research"),
+        recall("r2", worker="research", step=3),
+        recall("r3", worker="research", step=1004),
         "written",
     ]
     agent = create_agent(ScriptedChatModel(script=calls), tools=[recall_tool()])
