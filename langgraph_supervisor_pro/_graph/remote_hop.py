@@ -11,12 +11,17 @@ One hop, every time its node runs (first run, a resume, a replay after a crash):
 1. the remote thread (`remote_thread_id`) is created unless it exists;
 2. the hop's run (metadata `lgsp_run` = `<turn>:<step>`) is joined if the thread
    already has it (pending, running or finished), else started with the hop's prompt;
+   the thread's runs are read newest first, a page at a time, back to the first one
+   created before the hop was dispatched (less `_CLOCK_SKEW`): a run older than that
+   cannot be the hop's, so a new hop reads one page and a root taken back in time
+   reads back as far as the hop it replays (never a fixed number of runs);
 3. while the remote thread has a pending interrupt, it is surfaced here with LangGraph's
    `interrupt()` (the k-th one in this task's answer slot k); the answer is forwarded as
    the run `<turn>:<step>:resume:<k>`, once: a later run of the node finds that run and
    joins it instead of forwarding again;
 4. the remote thread's state is the agent's output: the domain's final state, its
-   messages after the hop's prompt.
+   messages after the hop's prompt (after time travel, when the thread has moved on:
+   the last checkpoint the hop's last run wrote, looked up by its run id).
 
 Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
 HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from langchain_core.callbacks import (
@@ -63,10 +69,11 @@ RUN_KEY = "lgsp_run"
 """The remote run's metadata key naming the hop (and answer) it was started for."""
 _REUSABLE = frozenset({"pending", "running", "success"})
 """Run statuses a hop joins rather than starting anew (an `error` one is started again)."""
-_RUNS_LISTED = 100
-"""The remote thread's newest runs searched for the hop's own."""
-_HISTORY_READ = 200
-"""The remote thread's newest checkpoints searched for an older hop's result."""
+_RUNS_PAGE = 100
+"""Runs read per request while looking for the hop's own (newest first)."""
+_CLOCK_SKEW = timedelta(minutes=10)
+"""How far behind this process's clock the remote server's may be: runs created up to
+this long before the hop was dispatched are still read."""
 
 
 class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
@@ -155,9 +162,10 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 if_exists="do_nothing",
                 metadata={"lgsp_root_thread": root_thread, "lgsp_path": "/".join(hop.path)},
             )
-            listed = yield api.call("list_runs", thread, limit=_RUNS_LISTED)
-            runs = _runs_by_key(listed)
-            yield from self._run_once(
+            since = _read_back_to(hop)
+            runs = yield from self._hop_runs(api, thread, key, since)
+            ran: dict[str, str] = {}  # the runs this call joined or started, by key
+            ran[key] = yield from self._run_once(
                 api,
                 thread,
                 runs.get(key),
@@ -182,7 +190,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 # root's answer (the node runs again): returns the answer of this slot.
                 answer = _ask(self._surfaced(asked, hop, root_thread, thread), asked, local_id)
                 resume_key = f"{key}:resume:{slot}"
-                yield from self._run_once(
+                ran[resume_key] = yield from self._run_once(
                     api,
                     thread,
                     runs.get(resume_key),
@@ -198,12 +206,40 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 slot += 1
             state = yield api.call("get_state", thread)
             if _later_turn(state, remote_prompt):  # the root went back in time
-                state = yield from self._state_after(api, thread, remote_prompt)
+                last = _last_run(key, runs, ran)
+                state = yield from self._state_after(api, thread, remote_prompt, last)
         except (GraphBubbleUp, RemoteDomainError):
             raise
         except Exception as exc:
             raise self._failure(exc) from None
         return self._output(state, prompt, remote_prompt, hop, answers)
+
+    def _hop_runs(
+        self, api: _Api, thread: str, key: str, since: datetime | None
+    ) -> Steps[dict[str, Mapping[str, Any]]]:
+        """The remote thread's runs that may be this hop's (and its answers'), by key.
+
+        Pages newest first until the hop's own run is found (its answers' runs are newer
+        and already read), the runs run out, or a page ends with a run created before
+        `since` (older runs were started for earlier hops). With no `since` (a hop
+        dispatched by an older version, without a time) every run is read.
+        """
+        listed: list[Mapping[str, Any]] = []
+        offset = 0
+        while True:
+            page = list(
+                (yield api.call("list_runs", thread, limit=_RUNS_PAGE, offset=offset)) or ()
+            )
+            offset += len(page)
+            runs = [run for run in page if isinstance(run, Mapping)]
+            listed.extend(runs)
+            if (
+                len(page) < _RUNS_PAGE
+                or any(_key_of(run) == key for run in runs)
+                or not runs
+                or _before(runs[-1], since)
+            ):
+                return _runs_by_key(listed)
 
     def _run_once(
         self,
@@ -214,8 +250,11 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         metadata: dict[str, Any],
         input: Any = None,
         command: Any = None,
-    ) -> Steps[None]:
-        """Join the run `existing` if it can still answer, else start it; then wait for it."""
+    ) -> Steps[str]:
+        """Join the run `existing` if it can still answer, else start it; wait for it.
+
+        Returns the run's id.
+        """
         if existing is not None and existing.get("status") in _REUSABLE:
             run_id = str(existing["run_id"])
         else:
@@ -234,16 +273,21 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         error = result.get("__error__") if isinstance(result, Mapping) else None
         if error is not None:
             raise RemoteDomainError(f"{self._who()}: the remote run failed: {_error_text(error)}")
+        return run_id
 
-    def _state_after(self, api: _Api, thread: str, remote_prompt: str) -> Steps[Mapping[str, Any]]:
+    def _state_after(
+        self, api: _Api, thread: str, remote_prompt: str, run_id: str
+    ) -> Steps[Mapping[str, Any]]:
         """The remote domain's state at the end of the turn the hop's prompt started.
 
         A root replayed from an earlier checkpoint (time travel) runs a hop whose remote
         run finished long ago, and the remote thread has moved on since: the hop's result
-        is the newest finished state of its own turn in the thread's history.
+        is the newest checkpoint its last run (`run_id`: its own, or the run that took
+        its last answer) wrote, asked for by the run id the server records in each
+        checkpoint's metadata: one request, however far back the hop lies.
         """
-        history = yield api.call("get_history", thread, limit=_HISTORY_READ)
-        for snapshot in history or ():
+        page = yield api.call("get_history", thread, limit=1, metadata={"run_id": run_id})
+        for snapshot in page or ():
             values = snapshot.get("values") if isinstance(snapshot, Mapping) else None
             if (
                 isinstance(values, Mapping)
@@ -252,8 +296,8 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             ):
                 return cast(Mapping[str, Any], snapshot)
         raise RemoteDomainError(
-            f"{self._who()}: the remote thread {thread} has moved on past this hop and its "
-            f"last {_HISTORY_READ} checkpoints no longer hold the hop's result"
+            f"{self._who()}: the remote thread {thread} has moved on past this hop and no "
+            f"longer holds the hop's result (the last checkpoint of its run {run_id})"
         )
 
     def _surfaced(
@@ -411,17 +455,59 @@ def _tracing_headers() -> dict[str, str] | None:
     return None if run_tree is None else dict(run_tree.to_headers())
 
 
-def _runs_by_key(listed: Any) -> dict[str, Mapping[str, Any]]:
+def _runs_by_key(listed: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """The thread's runs by their `lgsp_run` key (the newest of each)."""
     found: dict[str, Mapping[str, Any]] = {}
-    for run in sorted(
-        (r for r in listed or () if isinstance(r, Mapping)),
-        key=lambda r: str(r.get("created_at") or ""),
-    ):
-        key = (run.get("metadata") or {}).get(RUN_KEY)
-        if isinstance(key, str):
+    for run in sorted(listed, key=lambda r: str(r.get("created_at") or "")):
+        key = _key_of(run)
+        if key is not None:
             found[key] = run
     return found
+
+
+def _last_run(key: str, listed: Mapping[str, Mapping[str, Any]], ran: Mapping[str, str]) -> str:
+    """The id of the hop's last run: the one that took its last answer, else its own."""
+    ids = {k: str(run.get("run_id")) for k, run in listed.items() if _slot(k, key) is not None}
+    ids.update(ran)
+    return ids[max(ids, key=lambda k: _slot(k, key) or 0)]
+
+
+def _slot(run_key: str, key: str) -> int | None:
+    """0 for the hop's own run, k + 1 for its k-th answer's, None for another hop's."""
+    if run_key == key:
+        return 0
+    prefix = f"{key}:resume:"
+    if run_key.startswith(prefix) and run_key[len(prefix) :].isdecimal():
+        return int(run_key[len(prefix) :]) + 1
+    return None
+
+
+def _key_of(run: Mapping[str, Any]) -> str | None:
+    key = (run.get("metadata") or {}).get(RUN_KEY)
+    return key if isinstance(key, str) else None
+
+
+def _read_back_to(hop: HopContext) -> datetime | None:
+    """The oldest creation time a run of this hop can have on the server."""
+    dispatched = _time(hop.dispatched_at)
+    return None if dispatched is None else dispatched - _CLOCK_SKEW
+
+
+def _before(item: Mapping[str, Any], since: datetime | None) -> bool:
+    """Whether a run was created before `since` (False when either time is unknown)."""
+    created = _time(item.get("created_at"))
+    return since is not None and created is not None and created < since
+
+
+def _time(value: Any) -> datetime | None:
+    """An ISO 8601 time (a naive one read as UTC), or None when `value` is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _later_turn(state: Mapping[str, Any], remote_prompt: str) -> bool:

@@ -1,13 +1,15 @@
-"""RemoteHop's refusals before any request: outside a hop, or without a prompt."""
+"""RemoteHop without a server: its refusals before any request, how far back it reads."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.pregel.remote import RemoteGraph
 
+from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._internal.hop import HopContext, with_hop
 from langgraph_supervisor_pro.remote import RemoteDomainError
@@ -42,3 +44,76 @@ def test_an_async_run_without_an_async_client_refuses():
     remote = RemoteGraph("ops", sync_client=get_sync_client(url="http://127.0.0.1:9"))
     with pytest.raises(RemoteDomainError, match="has no async client"):
         asyncio.run(RemoteHop(remote, worker="ops").ainvoke({"messages": []}))
+
+
+# -- how far back a hop reads the remote thread ------------------------------------------
+
+
+def _hop_at(dispatched_at: str | None) -> HopContext:
+    return HopContext(
+        worker="ops",
+        step=1,
+        turn=1,
+        task="T",
+        instructions="",
+        dispatched_at=dispatched_at,
+        tier=None,
+    )
+
+
+def test_a_hop_reads_back_to_its_dispatch_less_the_clock_skew_allowed():
+    since = remote_hop._read_back_to(_hop_at("2030-01-01T12:00:00+00:00"))
+    assert since == datetime(2030, 1, 1, 12, 0, tzinfo=UTC) - remote_hop._CLOCK_SKEW
+    # An offset other than UTC is the same instant; a naive time is read as UTC.
+    assert remote_hop._read_back_to(_hop_at("2030-01-01T13:00:00+01:00")) == since
+    assert remote_hop._read_back_to(_hop_at("2030-01-01T12:00:00")) == since
+    # No dispatch time (or one that is not a time): everything is read.
+    for unknown in (None, "", "yesterday", "2030-13-01T00:00:00", "\x00"):
+        assert remote_hop._read_back_to(_hop_at(unknown)) is None
+
+
+@pytest.mark.parametrize(
+    ("created_at", "older"),
+    [
+        ("2030-01-01T11:59:59.999999+00:00", True),
+        ("2030-01-01T12:00:00+00:00", False),  # at the limit: may be the hop's own
+        ("2030-01-01T12:00:01Z", False),
+        ("2030-01-01T06:00:00-07:00", False),  # 13:00 UTC
+        (None, False),  # no time: never taken as older (the read goes on)
+        ("not a time", False),
+        (1893499200, False),
+    ],
+)
+def test_a_run_counts_as_older_than_the_hop_only_when_its_time_says_so(
+    created_at: object, older: bool
+):
+    since = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    assert remote_hop._before({"created_at": created_at}, since) is older
+    assert remote_hop._before({"created_at": created_at}, None) is False
+
+
+def test_the_newest_run_of_each_key_is_kept_and_unkeyed_runs_are_not():
+    runs = [
+        {"run_id": "b", "created_at": "2030-01-01T12:00:02+00:00", "metadata": {"lgsp_run": "1:1"}},
+        {"run_id": "a", "created_at": "2030-01-01T12:00:01+00:00", "metadata": {"lgsp_run": "1:1"}},
+        {"run_id": "c", "created_at": "2030-01-01T12:00:03+00:00", "metadata": {}},
+        {"run_id": "d", "created_at": "2030-01-01T12:00:04+00:00", "metadata": None},
+        {"run_id": "e", "created_at": "2030-01-01T12:00:05+00:00", "metadata": {"lgsp_run": 7}},
+    ]
+    assert {k: r["run_id"] for k, r in remote_hop._runs_by_key(runs).items()} == {"1:1": "b"}
+
+
+def test_the_hops_last_run_is_the_one_that_took_its_last_answer():
+    listed = {
+        "2:1": {"run_id": "own"},
+        "2:1:resume:0": {"run_id": "answer-0"},
+        "2:1:resume:1": {"run_id": "answer-1"},
+        "2:10": {"run_id": "another-hop"},
+        "2:1:resume:x": {"run_id": "not-an-answer"},
+        "12:1": {"run_id": "another-turn"},
+    }
+    assert remote_hop._last_run("2:1", listed, {}) == "answer-1"
+    # A run joined or started by this call counts with the listed ones.
+    assert remote_hop._last_run("2:1", listed, {"2:1:resume:2": "answer-2"}) == "answer-2"
+    assert remote_hop._last_run("2:10", listed, {}) == "another-hop"
+    assert remote_hop._last_run("3:1", {}, {"3:1": "started"}) == "started"

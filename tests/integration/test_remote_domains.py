@@ -15,6 +15,7 @@ import json
 import socket
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from langgraph_sdk import get_sync_client
 
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro._graph import remote_hop
+from langgraph_supervisor_pro._internal.twins import Call
 from langgraph_supervisor_pro.remote import remote_thread_id
 from tests._langsmith import CaptureServer
 from tests.integration._devserver import assistant_id, client, interrupts, serve
@@ -157,16 +159,83 @@ def test_a_hop_replayed_after_the_remote_domain_moved_on_reads_its_own_turn(
     assert again["ledger"][0]["summary"] == "Filed a note about: Task: File note one"
     assert len(_remote_runs(server_b, thread)) == 2  # no run started
 
-    # When the remote history read back no longer reaches that turn: a failed hop, said so.
-    monkeypatch.setattr(remote_hop, "_HISTORY_READ", 1)
+    # When the server no longer holds the hop's run's checkpoints (its retention pruned
+    # them): a failed hop, said so, and no run started.
+    real = remote_hop._Api.call
+
+    def pruned(api: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        call = real(api, name, *args, **kwargs)
+        return Call(lambda: [], None) if name == "get_history" else call
+
+    monkeypatch.setattr(remote_hop._Api, "call", pruned)
     lost = app.invoke(None, before.config)
     (entry,) = lost["ledger"]
     assert entry["status"] == "failed"
-    assert "has moved on past this hop" in entry["error"]
+    assert "has moved on past this hop and no longer holds the hop's result" in entry["error"]
+    assert len(_remote_runs(server_b, thread)) == 2
+
+
+def _spied_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """Every SDK call a remote hop makes from now on: (name, keyword arguments)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    real = remote_hop._Api.call
+
+    def spy(api: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append((name, kwargs))
+        return real(api, name, *args, **kwargs)
+
+    monkeypatch.setattr(remote_hop._Api, "call", spy)
+    return calls
+
+
+def test_a_hop_replayed_past_many_remote_runs_reads_back_to_its_own_and_starts_none(
+    server_b: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pages of 2 runs; the server is on this machine's clock (no skew).
+    monkeypatch.setattr(remote_hop, "_RUNS_PAGE", 2)
+    monkeypatch.setattr(remote_hop, "_CLOCK_SKEW", timedelta(0))
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    notes = [f"File note {n}" for n in range(1, 8)]
+    outs = []
+    calls = _spied_calls(monkeypatch)
+    for note in notes:
+        calls.clear()
+        outs.append(app.invoke({"messages": [{"role": "user", "content": note}]}, config))
+        # A new hop reads one page: its oldest run was started before this hop was sent.
+        assert [name for name, _ in calls].count("list_runs") == 1
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    assert len(_remote_runs(server_b, thread)) == 7
+
+    # Back to the first turn's hop: six newer runs (three pages) lie between it and now,
+    # and the remote thread's later turns' checkpoints.
+    (before,) = [
+        s for s in app.get_state_history(config) if s.next == ("desk",) and s.values["turn"] == 1
+    ]
+    calls.clear()
+    again = app.invoke(None, before.config)
+    assert again["ledger"] == outs[0]["ledger"]
+    assert again["ledger"][0]["summary"] == "Filed a note about: Task: File note 1"
+    assert len(_remote_runs(server_b, thread)) == 7  # no second run of the old hop
+    offsets = [kwargs["offset"] for name, kwargs in calls if name == "list_runs"]
+    assert offsets == [0, 2, 4, 6]
+    (oldest,) = [r for r in _remote_runs(server_b, thread) if r["metadata"]["lgsp_run"] == "1:1"]
+    asked_history = [kwargs for name, kwargs in calls if name == "get_history"]
+    assert asked_history == [{"limit": 1, "metadata": {"run_id": oldest["run_id"]}}]
+
+    # The fourth turn's hop: found on the second page; its own turn's answer.
+    (fourth,) = [
+        s for s in app.get_state_history(config) if s.next == ("desk",) and s.values["turn"] == 4
+    ]
+    calls.clear()
+    replayed = app.invoke(None, fourth.config)
+    assert replayed["ledger"][-1] == outs[3]["ledger"][-1]
+    assert [kwargs["offset"] for name, kwargs in calls if name == "list_runs"] == [0, 2]
+    assert len(_remote_runs(server_b, thread)) == 7
 
 
 def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
-    server_b: str,
+    server_b: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = build(server_b).compile(checkpointer=InMemorySaver())
     config = _config()
@@ -223,6 +292,28 @@ def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
     replay = app.invoke(None, before.config)
     assert replay["ledger"][-1]["status"] == "success"
     assert len(_remote_runs(server_b, thread)) == 2
+
+    # A second turn (the clerk, its rollback done, answers at once): the remote thread
+    # moves on to turn 2.
+    assert app.invoke(ROLL_BACK, config)["status"] == "done"
+    assert _remote_state(server_b, thread)["turn"] == 2
+    assert len(_remote_runs(server_b, thread)) == 3
+    # Back to the first turn's hop: its result is the end of the run that took its answer
+    # (the hop's own run ended at the review), read back by that run's id.
+    calls = _spied_calls(monkeypatch)
+    (first,) = [
+        s for s in app.get_state_history(config) if s.next == ("ops",) and s.values["turn"] == 1
+    ][-1:]
+    back = app.invoke(None, first.config)
+    assert back["ledger"] == out["ledger"]
+    assert back["messages"][-1].content == "Rolled back the database service."
+    assert [r["interrupt_id"] for r in back["reviews"]] == [pending.id]
+    assert len(_remote_runs(server_b, thread)) == 3
+    (resumed,) = [
+        r for r in _remote_runs(server_b, thread) if r["metadata"]["lgsp_run"] == "1:1:resume:0"
+    ]
+    asked_history = [kwargs for name, kwargs in calls if name == "get_history"]
+    assert asked_history == [{"limit": 1, "metadata": {"run_id": resumed["run_id"]}}]
 
 
 def test_the_review_desk_lists_and_answers_a_remote_review_at_the_root(server_b: str) -> None:
