@@ -9,8 +9,10 @@ time the hop's node runs, and send a resume as new input (langgraph #4879).
 One hop, every time its node runs (first run, a resume, a replay after a crash):
 
 1. the remote thread (`remote_thread_id`) is created unless it exists;
-2. the hop's run (metadata `lgsp_run` = `<turn>:<step>`) is joined if the thread
-   already has it (pending, running or finished), else started with the hop's prompt;
+2. the hop's run (metadata `lgsp_run` = `<turn>:<step>` and `lgsp_prompt`, a digest of
+   the prompt: a root forked with a new input reaches the same turn and step with another
+   prompt) is joined if the thread already has it (pending, running or finished), else
+   started with the hop's prompt;
    the thread's runs are read newest first, a page at a time, back to the first one
    created before the hop was dispatched (less `_CLOCK_SKEW`): a run older than that
    cannot be the hop's, so a new hop reads one page and a root taken back in time
@@ -30,6 +32,8 @@ failed remote run), with the URL's password masked.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -67,6 +71,9 @@ from langgraph_supervisor_pro.review.gate import (
 
 RUN_KEY = "lgsp_run"
 """The remote run's metadata key naming the hop (and answer) it was started for."""
+PROMPT_KEY = "lgsp_prompt"
+"""The remote run's metadata key holding a digest of the hop's prompt: a root forked with a
+new input reaches the same `<turn>:<step>` with another prompt, which is another hop."""
 _REUSABLE = frozenset({"pending", "running", "success"})
 """Run statuses a hop joins rather than starting anew (an `error` one is started again)."""
 _RUNS_PAGE = 100
@@ -151,10 +158,8 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             root_thread or f"lgsp-unthreaded-{uuid.uuid4()}", hop.path, self.remote.assistant_id
         )
         key = f"{hop.turn}:{hop.step}"
-        # The prompt's id in the remote thread is the hop's, not the root task's: a replay
-        # of the hop (a new root task) finds the answer that follows it.
-        remote_prompt = str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{thread}:{key}:prompt"))
-        metadata = _run_metadata(config, hop)
+        digest = _digest(prompt)
+        metadata = {**_run_metadata(config, hop), PROMPT_KEY: digest}
         try:
             yield api.call(
                 "create_thread",
@@ -163,7 +168,10 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 metadata={"lgsp_root_thread": root_thread, "lgsp_path": "/".join(hop.path)},
             )
             since = _read_back_to(hop)
-            runs = yield from self._hop_runs(api, thread, key, since)
+            runs = yield from self._hop_runs(api, thread, key, digest, since)
+            # The prompt's id in the remote thread is the hop's, not the root task's: a
+            # replay of the hop (a new root task) finds the answer that follows it.
+            remote_prompt = _remote_prompt_id(thread, key, digest, runs.get(key))
             ran: dict[str, str] = {}  # the runs this call joined or started, by key
             ran[key] = yield from self._run_once(
                 api,
@@ -215,14 +223,16 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         return self._output(state, prompt, remote_prompt, hop, answers)
 
     def _hop_runs(
-        self, api: _Api, thread: str, key: str, since: datetime | None
+        self, api: _Api, thread: str, key: str, digest: str, since: datetime | None
     ) -> Steps[dict[str, Mapping[str, Any]]]:
         """The remote thread's runs that may be this hop's (and its answers'), by key.
 
-        Pages newest first until the hop's own run is found (its answers' runs are newer
-        and already read), the runs run out, or a page ends with a run created before
-        `since` (older runs were started for earlier hops). With no `since` (a hop
-        dispatched by an older version, without a time) every run is read.
+        Only runs started for the same prompt (`digest`; a run of an older version, with
+        no digest, counts) are kept. Pages newest first until the hop's own run is found
+        (its answers' runs are newer and already read), the runs run out, or a page ends
+        with a run created before `since` (older runs were started for earlier hops).
+        With no `since` (a hop dispatched by an older version, without a time) every
+        run is read.
         """
         listed: list[Mapping[str, Any]] = []
         offset = 0
@@ -232,10 +242,11 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             )
             offset += len(page)
             runs = [run for run in page if isinstance(run, Mapping)]
-            listed.extend(runs)
+            same = [run for run in runs if _digest_of(run) in (digest, None)]
+            listed.extend(same)
             if (
                 len(page) < _RUNS_PAGE
-                or any(_key_of(run) == key for run in runs)
+                or any(_key_of(run) == key for run in same)
                 or not runs
                 or _before(runs[-1], since)
             ):
@@ -480,6 +491,27 @@ def _slot(run_key: str, key: str) -> int | None:
     if run_key.startswith(prefix) and run_key[len(prefix) :].isdecimal():
         return int(run_key[len(prefix) :]) + 1
     return None
+
+
+def _digest(prompt: BaseMessage) -> str:
+    """A digest of the prompt's content (the task, instructions and outputs it reads)."""
+    text = json.dumps(prompt.content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _digest_of(run: Mapping[str, Any]) -> str | None:
+    digest = (run.get("metadata") or {}).get(PROMPT_KEY)
+    return digest if isinstance(digest, str) else None
+
+
+def _remote_prompt_id(thread: str, key: str, digest: str, own: Mapping[str, Any] | None) -> str:
+    """The id of the hop's prompt in the remote thread (a hop's own, never a root task's).
+
+    A run started before prompts were digested keeps the id it was given then.
+    """
+    legacy = own is not None and _digest_of(own) is None
+    seed = f"lgsp:{thread}:{key}:prompt" if legacy else f"lgsp:{thread}:{key}:{digest}:prompt"
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
 
 
 def _key_of(run: Mapping[str, Any]) -> str | None:

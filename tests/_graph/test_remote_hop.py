@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -117,3 +118,29 @@ def test_the_hops_last_run_is_the_one_that_took_its_last_answer():
     assert remote_hop._last_run("2:1", listed, {"2:1:resume:2": "answer-2"}) == "answer-2"
     assert remote_hop._last_run("2:10", listed, {}) == "another-hop"
     assert remote_hop._last_run("3:1", {}, {"3:1": "started"}) == "started"
+
+
+def test_a_prompts_digest_tells_a_forked_hops_prompt_from_the_replayed_one():
+    one = remote_hop._digest(HumanMessage("Task: File note one", id="a"))
+    assert one == remote_hop._digest(HumanMessage("Task: File note one", id="b"))  # not the id
+    assert one != remote_hop._digest(HumanMessage("Task: File note two"))
+    # Content blocks, odd Unicode and a lone surrogate digest too, each its own.
+    blocks = [{"type": "text", "text": "Task: é \u200b 🙂"}, {"type": "image", "url": "x"}]
+    digests = {
+        one,
+        remote_hop._digest(HumanMessage(content=blocks)),
+        remote_hop._digest(HumanMessage("Task: \ud800")),
+        remote_hop._digest(HumanMessage("Task: \x00")),
+    }
+    assert len(digests) == 4 and all(len(d) == 32 for d in digests)
+
+
+def test_a_run_started_before_prompts_were_digested_keeps_its_prompt_id():
+    legacy = {"run_id": "r", "metadata": {"lgsp_run": "1:1"}}
+    current = {"run_id": "r", "metadata": {"lgsp_run": "1:1", "lgsp_prompt": "d"}}
+    old_id = str(uuid.uuid5(uuid.NAMESPACE_URL, "lgsp:t:1:1:prompt"))
+    assert remote_hop._remote_prompt_id("t", "1:1", "d", legacy) == old_id
+    new_id = remote_hop._remote_prompt_id("t", "1:1", "d", current)
+    assert new_id != old_id
+    assert remote_hop._remote_prompt_id("t", "1:1", "d", None) == new_id
+    assert remote_hop._remote_prompt_id("t", "1:1", "e", None) != new_id

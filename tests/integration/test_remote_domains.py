@@ -175,6 +175,38 @@ def test_a_hop_replayed_after_the_remote_domain_moved_on_reads_its_own_turn(
     assert len(_remote_runs(server_b, thread)) == 2
 
 
+def test_a_root_forked_with_a_new_input_sends_the_new_task_not_the_old_turns_answer(
+    server_b: str,
+) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    app.invoke({"messages": [{"role": "user", "content": "File note one"}]}, config)
+    app.invoke({"messages": [{"role": "user", "content": "File note two"}]}, config)
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    # Fork at the end of the first turn with another task: its hop has the second turn's
+    # turn and step (2:1), and another prompt.
+    end_of_first = next(
+        s for s in app.get_state_history(config) if not s.next and s.values["turn"] == 1
+    )
+    fork = app.invoke(
+        {"messages": [{"role": "user", "content": "File note three"}]}, end_of_first.config
+    )
+    assert fork["ledger"][-1]["summary"] == "Filed a note about: Task: File note three"
+    assert fork["messages"][-1].content == "Filed a note about: Task: File note three"
+    runs = _remote_runs(server_b, thread)
+    assert sorted(r["metadata"]["lgsp_run"] for r in runs) == ["1:1", "2:1", "2:1"]
+    assert len({r["metadata"]["lgsp_prompt"] for r in runs}) == 3
+    assert _remote_state(server_b, thread)["turn"] == 3  # the new task, a turn of its own
+
+    # Replays of either timeline's 2:1 hop join their own run and read their own answer.
+    fork_hop, first_hop = [
+        s for s in app.get_state_history(config) if s.next == ("desk",) and s.values["turn"] == 2
+    ]
+    assert app.invoke(None, fork_hop.config)["ledger"][-1]["summary"].endswith("note three")
+    assert app.invoke(None, first_hop.config)["ledger"][-1]["summary"].endswith("note two")
+    assert len(_remote_runs(server_b, thread)) == 3
+
+
 def _spied_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     """Every SDK call a remote hop makes from now on: (name, keyword arguments)."""
     calls: list[tuple[str, dict[str, Any]]] = []
