@@ -4,9 +4,11 @@ The comparison's workload and graphs (`bench/_workload.py`: ours with three
 `create_react_agent` workers, the bare LangGraph loop with the same agents, scripted
 models), timed one run at a time in this process: in memory (`InMemorySaver`, default
 durability) and on Postgres (`open_checkpointer`, `durability="sync"`). Repetitions
-interleave the sides (ours, floor, floor, ours, ...) so load from elsewhere on the
-machine falls on both. Each run records its wall-clock and the process's CPU time (all
-threads, `getrusage`) per hop.
+interleave the sides (their order rotates every run) so load from elsewhere on the
+machine falls on all of them. The routed floor is the bare loop whose routing node
+also asks the supervisor's model for each decision, as a hand-written supervisor does.
+Each run records its wall-clock and the process's CPU time (all threads, `getrusage`)
+per hop.
 
 The profile: cProfile of one in-memory run per side at each hop count, self time by
 library (the buckets of `bench/trees.py`) and the functions whose calls per hop grow
@@ -39,10 +41,18 @@ from bench._workload import (
     build_pro,
 )
 
-OURS, FLOOR = "ours", "floor"
+OURS, FLOOR, ROUTED = "ours", "floor", "routed floor"
+SIDES = (OURS, FLOOR, ROUTED)
+"""ROUTED: the floor whose routing node also asks a model (`build_floor(routed=True)`)."""
 STORES = ("mem", "pg")
 
 Stats = dict[tuple[str, int, str], tuple[Any, ...]]
+
+
+def rotated(sides: Sequence[str], turn: int) -> tuple[str, ...]:
+    """The sides in the order of repetition `turn`: each goes first, middle and last."""
+    k = turn % len(sides)
+    return (*sides[k:], *sides[:k])
 
 
 def builder(side: str, agent: str) -> Callable[[int, BaseCheckpointSaver[Any]], Prepared]:
@@ -50,7 +60,8 @@ def builder(side: str, agent: str) -> Callable[[int, BaseCheckpointSaver[Any]], 
     factory = AGENT_FACTORIES[agent]
     if side == OURS:
         return lambda hops, saver: build_pro(hops, saver, factory)
-    return lambda hops, saver: build_floor(hops, saver, factory)
+    routed = side == ROUTED
+    return lambda hops, saver: build_floor(hops, saver, factory, routed=routed)
 
 
 @dataclass
@@ -87,18 +98,18 @@ def measure(
     postgres: BaseCheckpointSaver[Any] | None,
     progress: Callable[[str], None],
 ) -> Timings:
-    """Every cell `repeat` times, the sides interleaved (their order flips every run)."""
+    """Every cell `repeat` times, the sides interleaved (their order rotates every run)."""
     savers: dict[str, Callable[[], BaseCheckpointSaver[Any]]] = {"mem": InMemorySaver}
     if postgres is not None:
         savers["pg"] = lambda: postgres
     durability: dict[str, Durability | None] = {"mem": None, "pg": "sync"}
-    builds = {side: builder(side, agent) for side in (OURS, FLOOR)}
+    builds = {side: builder(side, agent) for side in SIDES}
     for build in builds.values():  # warm up: first-call costs are not timed
         for store, saver in savers.items():
             timed_run(build(3, saver()), durability[store])
     timings: Timings = {}
     for repetition in range(repeat):
-        order = (OURS, FLOOR) if repetition % 2 == 0 else (FLOOR, OURS)
+        order = rotated(SIDES, repetition)
         for hops in hop_counts:
             progress(f"per hop: {hops} hops, run {repetition + 1} of {repeat}")
             for store, saver in savers.items():

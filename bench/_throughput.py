@@ -6,8 +6,9 @@
 
 1. opens one pool with `aopen_checkpointer(uri, pool_size=P, setup=False)` (the parent
    ran the migrations) and compiles one graph on it: ours (`create_supervisor` with
-   the three `create_react_agent` workers) or the floor (the bare LangGraph loop with
-   the same agents), both on served models (`bench/_scale_workload.py`);
+   the three `create_react_agent` workers), the floor (the bare LangGraph loop with
+   the same agents) or the routed floor (the same loop, its routing node asking the
+   supervisor's model), all on served models (`bench/_scale_workload.py`);
 2. warms up with a few runs, then starts `size` runs at once (`asyncio.gather` of
    `ainvoke`, one fresh thread each, H hops each, `durability` as given) and checks
    every run's final state (`check_pro` / the floor's check): a run that raises or does
@@ -48,8 +49,9 @@ from bench._workload import (
 )
 from langgraph_supervisor_pro import aopen_checkpointer
 
-OURS, FLOOR = "ours", "floor"
-SIDES = (OURS, FLOOR)
+OURS, FLOOR, ROUTED = "ours", "floor", "routed floor"
+SIDES = (OURS, FLOOR, ROUTED)
+"""ROUTED: the floor whose routing node also asks a model (`build_floor(routed=True)`)."""
 WARM_UP_RUNS = 4
 SAMPLE_SECONDS = 0.05
 
@@ -136,7 +138,14 @@ def build(cell: Cell, checkpointer: Any) -> Prepared:
     agent = AGENT_FACTORIES[cell.agent]
     if cell.side == OURS:
         return build_pro(cell.hops, checkpointer, agent, models=models)
-    return build_floor(cell.hops, checkpointer, agent, models=models, asynchronous=True)
+    return build_floor(
+        cell.hops,
+        checkpointer,
+        agent,
+        models=models,
+        asynchronous=True,
+        routed=cell.side == ROUTED,
+    )
 
 
 class _Sampler:

@@ -30,7 +30,7 @@ from time import perf_counter
 from typing import Annotated, Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolCall
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -253,7 +253,7 @@ class Prepared:
     hops: int
     graph: Pregel[Any, Any, Any, Any]
     supervisor: ScriptedChatModel | None
-    """None for the floor, which has no supervisor model."""
+    """None for the bare floor, which has no supervisor model."""
     workers: Mapping[str, ScriptedChatModel] = field(default_factory=dict)
     check_final: Callable[[Mapping[str, Any], int], None] | None = None
 
@@ -467,6 +467,18 @@ class FloorState(TypedDict, total=False):
     answers: Annotated[list[str], _extend]
 
 
+ROUTER_PROMPT = f"{DEFAULT_SUPERVISOR_PROMPT}\n\nWorkers:\n{catalogue()}"
+"""The routed floor's system prompt: our supervisor's default prompt and the catalogue."""
+
+
+def router_prompt(hop: int, hops: int) -> list[BaseMessage]:
+    """What the routed floor's router is shown before hop `hop + 1` (our budget line)."""
+    return [
+        SystemMessage(content=ROUTER_PROMPT),
+        HumanMessage(content=f"Task: {TASK}\n\nHop budget: {hop}/{hops} used"),
+    ]
+
+
 def build_floor(
     hops: int,
     checkpointer: BaseCheckpointSaver[Any],
@@ -474,6 +486,7 @@ def build_floor(
     *,
     models: ServedModels | None = None,
     asynchronous: bool = False,
+    routed: bool = False,
 ) -> Prepared:
     """A bare `StateGraph` loop running the same agent workers for the same hops.
 
@@ -482,7 +495,14 @@ def build_floor(
     worker's own history plus the hop's prompt, keeps the returned history in the
     worker's slot and appends the answer to `answers`. With `asynchronous` the worker
     nodes are coroutines awaiting the agent's `ainvoke` (the graph then runs with
-    `ainvoke` only). `models` as in `build_pro` (only its workers are used).
+    `ainvoke` only). `models` as in `build_pro` (only its workers are used, and its
+    supervisor with `routed`).
+
+    With `routed`, the routing node does what a hand-written supervisor loop does: it
+    asks a model for the next worker (LangChain's `with_structured_output` of our
+    `RouteDecision` schema, shown `router_prompt`) and goes where the decision says, or
+    to END on FINISH; the decisions are our supervisor's (`pro_supervisor_model`, or
+    `models.supervisor`), so `check` still finds the round-robin answers.
     """
     plan = schedule(hops)
     scripted = (
@@ -490,13 +510,34 @@ def build_floor(
     )
     worker_models: Mapping[str, BaseChatModel] = scripted if models is None else models.workers
     agents = {name: agent(worker_models[name], name) for name in WORKER_NAMES}
+    scripted_router = pro_supervisor_model(hops) if routed and models is None else None
+    router_model = None if not routed else scripted_router if models is None else models.supervisor
+    decide = (
+        router_model.with_structured_output(route_decision_model(WORKER_NAMES))
+        if router_model is not None
+        else None
+    )
+
+    def destination(decision: Any) -> str:
+        chosen = str(decision.next)
+        return END if chosen == FINISH else chosen
 
     def route(state: FloorState) -> Command[str]:
         hop = state.get("hop", 0)
-        return Command(goto=plan[hop] if hop < hops else END)
+        if decide is None:
+            return Command(goto=plan[hop] if hop < hops else END)
+        return Command(goto=destination(decide.invoke(router_prompt(hop, hops))))
+
+    async def aroute(state: FloorState) -> Command[str]:
+        assert decide is not None
+        decision = await decide.ainvoke(router_prompt(state.get("hop", 0), hops))
+        return Command(goto=destination(decision))
 
     builder = StateGraph(FloorState)
-    builder.add_node("route", route, destinations=(*WORKER_NAMES, END))
+    if routed and asynchronous:
+        builder.add_node("route", aroute, destinations=(*WORKER_NAMES, END))
+    else:
+        builder.add_node("route", route, destinations=(*WORKER_NAMES, END))
 
     def add_worker(name: str) -> None:
         def sent(state: FloorState) -> list[BaseMessage]:
@@ -540,7 +581,7 @@ def build_floor(
     return Prepared(
         hops=hops,
         graph=builder.compile(checkpointer=checkpointer),
-        supervisor=None,
+        supervisor=scripted_router,
         workers=scripted,
         check_final=check_final,
     )

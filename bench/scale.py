@@ -2,7 +2,9 @@
 
 Three sections (`--section all`, the default, runs them all), each side by side with
 the floor, a bare LangGraph loop running the same `create_react_agent` workers for the
-same hops (`bench/_workload.py`):
+same hops (`bench/_workload.py`); throughput and per hop also with the routed floor,
+the same loop whose routing node asks the supervisor's model for every decision, as a
+hand-written supervisor does (shown beside the targets, which are against the floor):
 
 - **throughput** (`bench/_throughput.py`): for each size in `--sizes` (100, 500,
   1,000), that many threads started at once through one async Postgres pool
@@ -59,7 +61,7 @@ from bench._report import (
     script_part,
     write_part,
 )
-from bench._throughput import FLOOR, OURS, Burst, Cell
+from bench._throughput import FLOOR, OURS, ROUTED, SIDES, Burst, Cell
 from bench._workload import WorkloadError
 from bench.trees import BUCKETS, by_bucket
 from langgraph_supervisor_pro import open_checkpointer
@@ -198,12 +200,11 @@ Bursts = dict[tuple[str, int], list[Burst]]
 
 
 def measure_throughput(settings: Settings, uri: str, progress: Callable[[str], None]) -> Bursts:
-    """Every (side, size) `repeat` times, the sides' order flipping each repetition."""
+    """Every (side, size) `repeat` times, the sides' order rotating each repetition."""
     bursts: Bursts = {}
     for repetition in range(settings.repeat):
-        for size in settings.sizes:
-            order = (OURS, FLOOR) if (repetition + size) % 2 == 0 else (FLOOR, OURS)
-            for side in order:
+        for index, size in enumerate(settings.sizes):
+            for side in _per_hop.rotated(SIDES, repetition + index):
                 progress(f"throughput: {side}, {size} threads, run {repetition + 1}")
                 cell = Cell(
                     uri=uri,
@@ -299,7 +300,7 @@ def throughput_sections(bursts: Bursts, settings: Settings) -> list[Section]:
         "LangGraph loop with the same agents; one compiled graph serves every thread, its "
         "models deciding from what they are shown. Every run's final state is checked. "
         "Each (side, size) burst runs in a fresh process after 4 warm-up runs, "
-        f"{settings.repeat} bursts each, the sides' order flipping. hops/s: hops done / "
+        f"{settings.repeat} bursts each, the sides' order rotating. hops/s: hops done / "
         "seconds from the start to the last run's end, median (min-max); latency: "
         "seconds from the start to each run's end (all start together), medians of the "
         "bursts' p50 and p99."
@@ -353,6 +354,107 @@ def throughput_sections(bursts: Bursts, settings: Settings) -> list[Section]:
             ),
             resource_method,
         ),
+    ]
+
+
+ROUTED_METHOD = (
+    "the routed floor is the floor's bare loop whose routing node also does what a "
+    "hand-written supervisor does: before every hop (and once more to finish) it asks the "
+    "supervisor's model for the next worker with LangChain's `with_structured_output` of "
+    "our `RouteDecision` schema, and goes where the decision says. Ours makes the same "
+    "model call per decision; the bare floor makes none. Measured in the same runs as the "
+    "tables above, the three sides interleaved. Shown for the reading of the targets; "
+    "the targets are against the bare floor."
+)
+
+
+def routed_throughput_section(bursts: Bursts, settings: Settings) -> list[Section]:
+    """Ours against the routed floor in the throughput bursts (no targets)."""
+    if not all((ROUTED, size) in bursts for size in settings.sizes):
+        return []
+    rows = []
+    for size in settings.sizes:
+        ours, routed, floor = (bursts[(side, size)] for side in (OURS, ROUTED, FLOOR))
+        o_hps, r_hps = [b.hops_per_second for b in ours], [b.hops_per_second for b in routed]
+        slower = ratio(_med(r_hps), _med(o_hps))
+        rows.append(
+            (
+                f"{size:,}",
+                _spread(o_hps),
+                _spread(r_hps),
+                "-" if slower is None else f"{slower:.2f}x",
+                _spread([b.hops_per_second for b in floor]),
+                *(
+                    f"{_med([b.cpu_seconds * 1000 / (b.size * b.hops) for b in side]):.1f}"
+                    for side in (ours, routed)
+                ),
+                str(_errors(routed)),
+            )
+        )
+    return [
+        Section(
+            "Scale: throughput against the same work by hand (the routed floor)",
+            TextTable(
+                "Throughput, routed floor",
+                (
+                    "threads",
+                    "ours hops/s",
+                    "routed floor hops/s",
+                    "routed/ours",
+                    "floor hops/s",
+                    "ours CPU ms/hop",
+                    "routed CPU ms/hop",
+                    "routed errors",
+                ),
+                tuple(rows),
+            ),
+            ROUTED_METHOD,
+        )
+    ]
+
+
+def routed_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> list[Section]:
+    """Ours against the routed floor, one run at a time (no targets)."""
+    rows = []
+    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
+    for store in stores:
+        for hops in settings.per_hop_hops:
+            if (ROUTED, store, hops) not in timings:
+                return []
+            ours, routed = timings[(OURS, store, hops)], timings[(ROUTED, store, hops)]
+            wall = ratio(_med(ours.wall), _med(routed.wall))
+            cpu = ratio(_med(ours.cpu), _med(routed.cpu))
+            rows.append(
+                (
+                    f"{hops}",
+                    store,
+                    _spread(ours.wall, "{:.2f}"),
+                    _spread(routed.wall, "{:.2f}"),
+                    "-" if wall is None else f"{wall:.2f}x",
+                    f"{_med(ours.cpu):.2f}",
+                    f"{_med(routed.cpu):.2f}",
+                    "-" if cpu is None else f"{cpu:.2f}x",
+                )
+            )
+    return [
+        Section(
+            "Scale: per hop against the same work by hand (the routed floor)",
+            TextTable(
+                "Per hop, routed floor",
+                (
+                    "hops",
+                    "store",
+                    "ours ms/hop",
+                    "routed floor ms/hop",
+                    "ours/routed",
+                    "ours CPU",
+                    "routed CPU",
+                    "CPU ours/routed",
+                ),
+                tuple(rows),
+            ),
+            ROUTED_METHOD,
+        )
     ]
 
 
@@ -417,7 +519,7 @@ def per_hop_sections(
         "workers, 2,000-character answers, scripted models), one verified run at a time; "
         "mem: InMemorySaver, default durability; pg: `open_checkpointer`, "
         f"`durability='sync'`. {settings.per_hop_repeat} runs per cell, the sides "
-        "interleaved (their order flips every run). Wall: ms per hop, median (min-max); "
+        "interleaved (their order rotates every run). Wall: ms per hop, median (min-max); "
         "paired: the range of ours / floor over runs taken back to back; CPU: the "
         "process's CPU time (all threads) per hop, median, steadier than wall-clock on "
         "a loaded machine."
@@ -636,9 +738,14 @@ def run_bench(settings: Settings, console: Console) -> list[Section]:
                     )
                     profiles = measure_profiles(settings) if settings.profile else None
                     parts += per_hop_sections(timings, settings, profiles)
+                    parts += routed_per_hop_section(timings, settings)
             if settings.runs("throughput"):
                 bursts = measure_throughput(settings, uri, say)
-                parts = throughput_sections(bursts, settings) + parts
+                parts = [
+                    *throughput_sections(bursts, settings),
+                    *routed_throughput_section(bursts, settings),
+                    *parts,
+                ]
     if settings.runs("latency"):
         figures = _latency.measure(
             hops=settings.latency_hops,

@@ -39,7 +39,7 @@ def test_bad_arguments_exit_2(argv):
 def test_a_burst_on_a_one_connection_pool_finishes_every_run_without_error(pg_database):
     with open_checkpointer(pg_database):
         pass  # the migrations, as the parent runs them
-    for side in ("ours", "floor"):
+    for side in ("ours", "floor", "routed floor"):
         cell = Cell(
             uri=pg_database,
             side=side,
@@ -96,7 +96,9 @@ def test_the_quick_bench_writes_every_section_and_only_its_part_of_the_page(
         "## Scale on one machine (bench/scale.py)",
         "## Scale: throughput, N threads at once on one async pool",
         "## Scale: memory, connections and CPU of the bursts",
+        "## Scale: throughput against the same work by hand (the routed floor)",
         "## Scale: per-hop overhead of one run",
+        "## Scale: per hop against the same work by hand (the routed floor)",
         "## Scale: where a hop's time goes",
         "## Scale: what grows with the hop count",
         "## Scale: latency workload (simulated model time)",
@@ -106,6 +108,8 @@ def test_the_quick_bench_writes_every_section_and_only_its_part_of_the_page(
     assert "| no failed or stuck run, at any size, on either side (limit <= 0) | 0.000" in part
     assert "| per hop at 4 hops (pg) <= 1.3x the floor" in part
     assert "| fan-out (async): the 3-branch step within 1.2x of its slowest branch" in part
+    assert "| threads | ours hops/s | routed floor hops/s | routed/ours |" in part
+    assert "| hops | store | ours ms/hop | routed floor ms/hop | ours/routed |" in part
     assert "commit measured:" in part and "pool_size=10" in part
     assert main(["--quick", "--section", "latency", "--markdown", str(page)]) == 0
     assert page.read_text().count("## Scale on one machine") == 1  # replaced, not added
