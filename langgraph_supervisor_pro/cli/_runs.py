@@ -1,9 +1,11 @@
 """The runs (threads) in a checkpoint database, for `lgsp runs` (private; used by `commands.py`).
 
 Each thread's newest root checkpoint holds its status, turn and step, and the reviews it is
-waiting on (read as the review desk's `list_reviews` reads them). On Postgres and SQLite the
-threads are listed by query and each newest checkpoint read with `get_tuple`, a thread at a
-time; other checkpointers are listed once with `list(None)`.
+waiting on (read as the review desk's `list_reviews` reads them). On Postgres a page of 500
+threads' newest root checkpoints is read in two statements (their inline values and pending
+writes, no blobs); on SQLite the threads are listed by query and each newest checkpoint
+read with `get_tuple`, a thread at a time; other checkpointers are listed once with
+`list(None)`.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row
 
 from langgraph_supervisor_pro.persistence._connections import asaver_connection, saver_connection
+from langgraph_supervisor_pro.persistence._thread_index import column_blob, column_text
 
 __all__ = ["Listing", "alist_once", "list_once", "reads_tables"]
 
@@ -108,7 +109,7 @@ class Listing:
             found = self._blobs.get(key) if version is not None else None
             if found is not None and found[0] != "empty":
                 if key not in self._loaded:
-                    self._loaded[key] = self._serde.loads_typed((found[0], _blob(found[1])))
+                    self._loaded[key] = self._serde.loads_typed((found[0], column_blob(found[1])))
                     self.loads += 1
                 return True, self._loaded[key]
         if channel in values:
@@ -162,19 +163,10 @@ async def _aread(conn: AsyncConnection[Any], threads: Threads) -> Rows:
     return out[0], out[1], out[2]
 
 
-def _text(value: object) -> str:
-    if isinstance(value, memoryview):
-        return bytes(value).decode()
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _blob(value: object) -> Any:
-    """A BYTEA column's value as `serde.loads_typed` takes it (`list` passes it as is)."""
-    return bytes(value) if isinstance(value, memoryview) else value
-
-
 def _write_order(row: Mapping[str, Any]) -> tuple[str, str, int]:
-    return writes_sort_key(_text(row["task_path"]), _text(row["task_id"]), int(row["idx"]))
+    return writes_sort_key(
+        column_text(row["task_path"]), column_text(row["task_id"]), int(row["idx"])
+    )
 
 
 def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
@@ -212,9 +204,9 @@ def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
                 ({"configurable": {**configurable, "checkpoint_id": parent}} if parent else None),
                 [
                     (
-                        _text(w["task_id"]),
-                        _text(w["channel"]),
-                        serde.loads_typed((_text(w["type"]), _blob(w["blob"]))),
+                        column_text(w["task_id"]),
+                        column_text(w["channel"]),
+                        serde.loads_typed((column_text(w["type"]), column_blob(w["blob"]))),
                     )
                     for w in pending
                 ],

@@ -8,17 +8,25 @@ page instead (`thread_id > last ORDER BY thread_id LIMIT n`, root namespace only
 the caller reads each thread's newest checkpoint with `get_tuple` if it needs it. Other
 savers (memory, a saver of another library) have no tables to ask: they are scanned.
 
+On Postgres, `each_head` also reads each thread's newest root checkpoint a page at a time
+(two statements per page: the heads, and their pending writes), with the values its row
+holds inline (`status`, `turn`, `step`, `task`, ...: every str, number, bool and None)
+and none of those kept in `checkpoint_blobs` (the messages, the ledger): the review desk
+and `lgsp runs` read no more than that, and `get_tuple` per thread would deserialize
+every thread's whole state.
+
 Written once for the sync and async savers (`_internal/twins.py`). Retention, the review
 desk and `lgsp runs` list threads through here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString, cast
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, writes_sort_key
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -154,6 +162,123 @@ def indexed_heads(saver: BaseCheckpointSaver[Any]) -> Steps[list[tuple[str, date
 def indexed_threads(saver: BaseCheckpointSaver[Any]) -> Steps[list[str]]:
     """The ids of `indexed_heads`."""
     return [thread for thread, _ in (yield from indexed_heads(saver))]
+
+
+# -- each thread's newest root checkpoint, a page at a time (Postgres) -----------------------
+
+_HEAD_COLUMNS: LiteralString = (
+    "SELECT DISTINCT ON (thread_id) thread_id, checkpoint_id, parent_checkpoint_id, "
+    "checkpoint, metadata FROM checkpoints WHERE checkpoint_ns = '' "
+)
+_HEADS_AFTER: LiteralString = (
+    _HEAD_COLUMNS + "AND thread_id > %s ORDER BY thread_id, checkpoint_id DESC LIMIT %s"
+)
+_HEADS_OF: LiteralString = (
+    _HEAD_COLUMNS + "AND thread_id = ANY(%s) ORDER BY thread_id, checkpoint_id DESC"
+)
+_HEAD_WRITES: LiteralString = (
+    "SELECT w.thread_id, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, "
+    "w.blob FROM checkpoint_writes w JOIN unnest(%s::text[], %s::text[]) AS h(thread_id, "
+    "checkpoint_id) ON w.thread_id = h.thread_id AND w.checkpoint_id = h.checkpoint_id "
+    "WHERE w.checkpoint_ns = ''"
+)
+
+Take = Callable[[str, CheckpointTuple], None]
+"""What `each_head` calls with each thread id and its newest root checkpoint."""
+
+
+def column_text(value: object) -> str:
+    """A text or BYTEA column's value as text (the savers' tables hold both)."""
+    if isinstance(value, memoryview):
+        return bytes(value).decode()
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def column_blob(value: object) -> Any:
+    """A BYTEA column's value as `serde.loads_typed` takes it (`list` passes it as is)."""
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+def _head_tuples(
+    saver: PostgresSaver | AsyncPostgresSaver, heads: list[TupleRow], writes: list[TupleRow]
+) -> list[tuple[str, CheckpointTuple]]:
+    pending: dict[tuple[str, str], list[TupleRow]] = {}
+    for row in writes:
+        pending.setdefault((str(row[0]), str(row[1])), []).append(row)
+    out: list[tuple[str, CheckpointTuple]] = []
+    for thread, checkpoint_id, parent, checkpoint, metadata in heads:
+        configurable = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
+        rows = sorted(
+            pending.get((str(thread), str(checkpoint_id)), ()),
+            key=lambda r: writes_sort_key(column_text(r[3]), column_text(r[2]), int(r[4])),
+        )
+        item = CheckpointTuple(
+            {"configurable": configurable},
+            checkpoint,
+            metadata,
+            {"configurable": {**configurable, "checkpoint_id": parent}} if parent else None,
+            [
+                (
+                    column_text(r[2]),
+                    column_text(r[5]),
+                    saver.serde.loads_typed((column_text(r[6]), column_blob(r[7]))),
+                )
+                for r in rows
+            ],
+        )
+        out.append((str(thread), item))
+    return out
+
+
+def _pg_head_page(
+    saver: PostgresSaver | AsyncPostgresSaver, query: LiteralString, params: tuple[Any, ...]
+) -> Steps[tuple[list[TupleRow], list[tuple[str, CheckpointTuple]]]]:
+    """One page of heads (`query`) and their pending writes, in one transaction."""
+
+    def body(cur: Any, conn: Any) -> Steps[tuple[list[TupleRow], list[TupleRow]]]:
+        heads: list[TupleRow] = yield Sql(cur, query, params)
+        keys = ([str(h[0]) for h in heads], [str(h[1]) for h in heads])
+        writes: list[TupleRow] = (yield Sql(cur, _HEAD_WRITES, keys)) if heads else []
+        return heads, writes
+
+    heads, writes = yield Transaction(saver, body)
+    return heads, _head_tuples(saver, heads, writes)
+
+
+def heads_read_by_page(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether `each_head` reads `saver`'s heads a page at a time (a Postgres saver)."""
+    return isinstance(saver, PostgresSaver | AsyncPostgresSaver)
+
+
+def each_head(
+    saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str] | None, take: Take
+) -> Steps[None]:
+    """`take(thread_id, newest root checkpoint)` for every thread, or for `thread_ids`.
+
+    Only for a saver `heads_read_by_page` accepts. `PAGE_SIZE` threads per page (every
+    thread: in id order, each page after the last id of the one before; `thread_ids`:
+    in their order, a thread without a root checkpoint skipped). The checkpoint's
+    `channel_values` hold only the values stored inline in its row; its pending writes
+    are all there.
+    """
+    pg = cast(PostgresSaver | AsyncPostgresSaver, saver)
+    if thread_ids is not None:
+        for start in range(0, len(thread_ids), PAGE_SIZE):
+            chunk = list(thread_ids[start : start + PAGE_SIZE])
+            _, found = yield from _pg_head_page(pg, _HEADS_OF, (chunk,))
+            by_id = dict(found)
+            for thread in chunk:
+                if thread in by_id:
+                    take(thread, by_id[thread])
+        return
+    after = ""
+    while True:
+        heads, found = yield from _pg_head_page(pg, _HEADS_AFTER, (after, PAGE_SIZE))
+        for thread, item in found:
+            take(thread, item)
+        if len(heads) < PAGE_SIZE:
+            return
+        after = str(heads[-1][0])
 
 
 # -- any other saver -------------------------------------------------------------------------

@@ -83,7 +83,12 @@ from langgraph.types import Command, Durability, Interrupt, StateSnapshot
 from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
-from langgraph_supervisor_pro.persistence._thread_index import indexed, indexed_threads
+from langgraph_supervisor_pro.persistence._thread_index import (
+    each_head,
+    heads_read_by_page,
+    indexed,
+    indexed_threads,
+)
 from langgraph_supervisor_pro.review.gate import (
     _REVIEWER_CHARS,
     EditDecision,
@@ -714,13 +719,19 @@ def _each_newest(
 ) -> Steps[None]:
     """`take(thread_id, newest root checkpoint)` for each thread (all threads, or `thread_ids`).
 
-    On Postgres and SQLite the threads are listed by query and each one's newest root
-    checkpoint read with `get_tuple`, a thread at a time, so neither the database's
-    whole history nor every thread's state is in memory at once. Other savers are
-    listed once (`list(None)`).
+    On Postgres the newest root checkpoints are read a page of threads at a time, with
+    the values stored inline in their rows and their pending writes, not the state kept
+    in blobs (`_thread_index.each_head`: what the desk and `lgsp runs` read). On SQLite
+    the threads are listed by query and each one's newest root checkpoint read with
+    `get_tuple`, a thread at a time, so neither the database's whole history nor every
+    thread's state is in memory at once. Other savers are listed once (`list(None)`).
     """
-    if thread_ids is not None:
-        listed = list(dict.fromkeys(thread_ids))
+    given = list(dict.fromkeys(thread_ids)) if thread_ids is not None else None
+    if heads_read_by_page(checkpointer):
+        yield from each_head(checkpointer, given, take)
+        return
+    if given is not None:
+        listed = given
     elif indexed(checkpointer):
         listed = yield from indexed_threads(checkpointer)
     else:
@@ -804,8 +815,9 @@ def list_reviews(
 ) -> list[PendingReview]:
     """The reviews pending in a checkpoint database, across threads, soonest deadline first.
 
-    Reads the latest root checkpoint of each thread (`get_tuple`, a thread at a time:
-    on Postgres and SQLite the threads are listed by query, other savers with
+    Reads the latest root checkpoint of each thread (on Postgres a page of 500 threads'
+    at a time, their pending writes and inline values only; on SQLite `get_tuple`, a
+    thread at a time, the threads listed by query; other savers with
     `checkpointer.list(None)`) and the interrupts its tasks are still
     waiting on, and keeps those whose value is a review payload. No graph is needed:
     LangGraph records an interrupt raised inside a worker's agent subgraph (a

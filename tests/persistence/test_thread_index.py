@@ -141,13 +141,16 @@ async def test_async_reviews_are_found_without_listing_the_database(
 
 
 def test_a_thread_deleted_after_the_listing_is_skipped(
-    indexed_url: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Listed, then deleted before its newest checkpoint is read: not an error, not a row."""
-    with open_checkpointer(indexed_url) as saver:
+    """SQLite: listed, then deleted before its newest checkpoint is read: not a row.
+
+    (Postgres reads a page's ids and newest checkpoints in one statement.)
+    """
+    with open_checkpointer(f"sqlite:///{tmp_path / 'threads.db'}") as saver:
         first = paused_billing(saver, thread_id="first")[2]
         paused_billing(saver, thread_id="second")
-    with unlisted(indexed_url) as saver:
+    with unlisted(f"sqlite:///{tmp_path / 'threads.db'}") as saver:
         real = saver.get_tuple
 
         def get_tuple(config: Any) -> Any:
@@ -191,3 +194,147 @@ def test_through_the_graph_only_the_paused_threads_are_read_again(
         assert read == ["done-1", paused]  # the threads asked for are all read
         read.clear()
         assert sweep_reviews(app, saver) == [] and read == [paused]  # nothing expired yet
+
+
+# -- Postgres: each thread's newest root checkpoint, a page of threads at a time -----------
+
+
+@contextmanager
+def _statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The statements `_thread_index` runs from now on (their first words)."""
+    ran: list[str] = []
+    real_run, real_arun = _thread_index.Sql.run, _thread_index.Sql.arun
+
+    def run(sql: Any) -> Any:
+        ran.append(" ".join(sql.query.split()[:4]))
+        return real_run(sql)
+
+    async def arun(sql: Any) -> Any:
+        ran.append(" ".join(sql.query.split()[:4]))
+        return await real_arun(sql)
+
+    monkeypatch.setattr(_thread_index.Sql, "run", run)
+    monkeypatch.setattr(_thread_index.Sql, "arun", arun)
+    yield ran
+
+
+def _no_get_tuple(saver: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read a thread with get_tuple")
+
+    saver.get_tuple = refused  # type: ignore[method-assign]
+    saver.aget_tuple = refused  # type: ignore[method-assign]
+    return saver
+
+
+def _collect(saver: BaseCheckpointSaver[Any], ids: list[str] | None) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    drive(_thread_index.each_head(saver, ids, lambda t, item: found.append((t, item))))
+    return found
+
+
+def _same_head(head: Any, full: Any) -> None:
+    """A head read by page is `get_tuple`'s, less the values kept in blobs."""
+    assert head.config == full.config and head.parent_config == full.parent_config
+    assert head.metadata == full.metadata
+    assert head.pending_writes == full.pending_writes
+    inline = head.checkpoint["channel_values"]
+    for channel, value in full.checkpoint["channel_values"].items():
+        if value is None or isinstance(value, str | int | float | bool):
+            assert inline[channel] == value, channel
+        else:
+            assert channel not in inline or inline[channel] is True, channel  # in a blob
+    assert {k: v for k, v in head.checkpoint.items() if k != "channel_values"} == {
+        k: v for k, v in full.checkpoint.items() if k != "channel_values"
+    }
+
+
+def test_postgres_heads_are_read_a_page_at_a_time_with_their_writes(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 2)
+    with open_checkpointer(pg_database) as saver:
+        paused = [paused_billing(saver, thread_id=f"paused-{i}")[2] for i in range(3)]
+        for thread in THREADS:
+            put_root(saver, thread, after=put_root(saver, thread))
+        put_root(saver, "only-a-worker", namespace="billing:1")
+        full = {
+            t: saver.get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
+            for t in [*paused, *THREADS]
+        }
+        with _statements(monkeypatch) as ran:
+            heads = _collect(_no_get_tuple(saver), None)
+    assert [t for t, _ in heads] == sorted([*paused, *THREADS])
+    for thread, head in heads:
+        _same_head(head, full[thread])
+    # A paused thread's head holds its interrupt; its messages stay in their blob.
+    head = dict(heads)["paused-0"]
+    assert any(w[1] == "__interrupt__" for w in head.pending_writes)
+    assert "messages" in full["paused-0"].checkpoint["channel_values"]
+    assert head.checkpoint["channel_values"].get("messages") in (None, True)
+    # Nine threads, pages of two: five pages, heads then writes (none for the empty last).
+    assert ran == ["SELECT DISTINCT ON (thread_id)", "SELECT w.thread_id, w.checkpoint_id,"] * 5
+
+
+def test_postgres_heads_of_the_threads_asked_for_in_their_order(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 2)
+    with open_checkpointer(pg_database) as saver:
+        paused = paused_billing(saver, thread_id="paused")[2]
+        for thread in THREADS:
+            put_root(saver, thread)
+        put_root(saver, "only-a-worker", namespace="billing:1")
+        asked = ["d", "missing", paused, "only-a-worker", "a", "z" * 300]
+        heads = _collect(_no_get_tuple(saver), asked)
+        assert [t for t, _ in heads] == ["d", paused, "a", "z" * 300]
+        # Through the desk: duplicates asked once, the order kept, get_tuple never called.
+        reviews = list_reviews(saver, thread_ids=[paused, "a", paused])
+        assert [r.thread_id for r in reviews] == [paused]
+
+
+async def test_postgres_heads_are_read_the_same_by_the_async_saver(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 2)
+    with open_checkpointer(pg_database) as saver:
+        paused = sorted(paused_billing(saver, thread_id=f"p{i}")[2] for i in range(2))
+        for thread in THREADS:
+            put_root(saver, thread)
+        full = {
+            t: saver.get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
+            for t in [*paused, *THREADS]
+        }
+    async with aopen_checkpointer(pg_database) as asaver:
+        found: list[tuple[str, Any]] = []
+        with _statements(monkeypatch) as ran:
+            await adrive(
+                _thread_index.each_head(
+                    _no_get_tuple(asaver), None, lambda t, i: found.append((t, i))
+                )
+            )
+        assert [t for t, _ in found] == sorted([*paused, *THREADS])
+        for thread, head in found:
+            _same_head(head, full[thread])
+        assert len(ran) == 2 * 4 + 1  # 8 threads: four full pages, then an empty one
+        assert sorted(r.thread_id for r in await alist_reviews(_no_get_tuple(asaver))) == paused
+
+
+def test_a_postgres_thread_deleted_before_its_page_is_read_is_not_listed(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_thread_index, "PAGE_SIZE", 1)
+    with open_checkpointer(pg_database) as saver:
+        first = paused_billing(saver, thread_id="first")[2]
+        paused_billing(saver, thread_id="second")
+        real = _thread_index._head_tuples
+
+        def after_first_page(*args: Any) -> Any:
+            tuples = real(*args)
+            if [t for t, _ in tuples] == [first]:
+                saver.delete_thread("second")  # between the first page and the next
+            return tuples
+
+        monkeypatch.setattr(_thread_index, "_head_tuples", after_first_page)
+        assert [r.thread_id for r in list_reviews(saver)] == [first]
+        assert [row.thread_id for row in list_runs(saver)] == [first]
