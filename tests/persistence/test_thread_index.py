@@ -201,16 +201,16 @@ def test_through_the_graph_only_the_paused_threads_are_read_again(
 
 @contextmanager
 def _statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The statements `_thread_index` runs from now on (their first words)."""
+    """The statements `_thread_index` runs from now on."""
     ran: list[str] = []
     real_run, real_arun = _thread_index.Sql.run, _thread_index.Sql.arun
 
     def run(sql: Any) -> Any:
-        ran.append(" ".join(sql.query.split()[:4]))
+        ran.append(sql.query)
         return real_run(sql)
 
     async def arun(sql: Any) -> Any:
-        ran.append(" ".join(sql.query.split()[:4]))
+        ran.append(sql.query)
         return await real_arun(sql)
 
     monkeypatch.setattr(_thread_index.Sql, "run", run)
@@ -273,7 +273,7 @@ def test_postgres_heads_are_read_a_page_at_a_time_with_their_writes(
     assert "messages" in full["paused-0"].checkpoint["channel_values"]
     assert head.checkpoint["channel_values"].get("messages") in (None, True)
     # Nine threads, pages of two: five pages, heads then writes (none for the empty last).
-    assert ran == ["SELECT DISTINCT ON (thread_id)", "SELECT w.thread_id, w.checkpoint_id,"] * 5
+    assert ran == [_thread_index._HEADS_AFTER, _thread_index._HEAD_WRITES] * 5
 
 
 def test_postgres_heads_of_the_threads_asked_for_in_their_order(
@@ -316,7 +316,10 @@ async def test_postgres_heads_are_read_the_same_by_the_async_saver(
         assert [t for t, _ in found] == sorted([*paused, *THREADS])
         for thread, head in found:
             _same_head(head, full[thread])
-        assert len(ran) == 2 * 4 + 1  # 8 threads: four full pages, then an empty one
+        # Eight threads: four full pages, then an empty one (no writes to read).
+        assert ran == [_thread_index._HEADS_AFTER, _thread_index._HEAD_WRITES] * 4 + [
+            _thread_index._HEADS_AFTER
+        ]
         assert sorted(r.thread_id for r in await alist_reviews(_no_get_tuple(asaver))) == paused
 
 
