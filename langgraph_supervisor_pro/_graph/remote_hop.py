@@ -32,7 +32,6 @@ failed remote run), with the URL's password masked.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,7 +51,7 @@ from langgraph.types import Interrupt, interrupt
 from langsmith.run_helpers import get_current_run_tree
 from pydantic import TypeAdapter, ValidationError
 
-from langgraph_supervisor_pro._internal.hop import HopContext, hop_context
+from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, prompt_digest
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
@@ -158,7 +157,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             root_thread or f"lgsp-unthreaded-{uuid.uuid4()}", hop.path, self.remote.assistant_id
         )
         key = f"{hop.turn}:{hop.step}"
-        digest = _digest(prompt)
+        digest = hop.digest or _digest(prompt)
         metadata = {**_run_metadata(config, hop), PROMPT_KEY: digest}
         try:
             yield api.call(
@@ -494,9 +493,15 @@ def _slot(run_key: str, key: str) -> int | None:
 
 
 def _digest(prompt: BaseMessage) -> str:
-    """A digest of the prompt's content (the task, instructions and outputs it reads)."""
-    text = json.dumps(prompt.content, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    """`prompt_digest` of the prompt's text (the task, instructions and outputs it reads).
+
+    The worker node's prompt is a string: its digest is the hop context's. Content blocks
+    are digested as their JSON.
+    """
+    content = prompt.content
+    if isinstance(content, str):
+        return prompt_digest(content)
+    return prompt_digest(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str))
 
 
 def _digest_of(run: Mapping[str, Any]) -> str | None:

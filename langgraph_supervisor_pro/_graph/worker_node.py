@@ -53,6 +53,7 @@ from langgraph_supervisor_pro._internal.hop import (
     TRANSIENT_KEY,
     HopContext,
     hop_context,
+    prompt_digest,
     with_hop,
 )
 from langgraph_supervisor_pro._internal.scrub import RunSecrets, original_error, scrubbed_error
@@ -358,6 +359,7 @@ class WorkerNode:
             instructions=hop.route["instructions"],
             dispatched_at=hop.route.get("at"),
             tier=hop.autonomy,
+            digest=prompt_digest(hop.task.prompt()),
         )
         # The same facts for traces only (nothing reads them back): every run below the
         # agent's inherits them, until a domain's own nodes clear them (`node_metadata`).

@@ -12,6 +12,7 @@ context: readers then fall back to what the agent's own messages say.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "HopContext",
     "first_human_text",
     "hop_context",
+    "prompt_digest",
     "with_hop",
 ]
 
@@ -68,6 +70,20 @@ class HopContext:
     path: tuple[str, ...] = ()
     """The worker names from the root of a tree of supervisors down to this hop's worker
     (`("ops", "incident", "pager")`); `(worker,)` at the root."""
+    digest: str | None = None
+    """`prompt_digest` of the hop's prompt (task, instructions, the outputs it reads): the
+    same for a hop run again (a crash, a retry, a replay), another for a root forked with
+    a new input that reaches the same turn and step (another hop). None: not known."""
+
+
+def prompt_digest(prompt: str) -> str:
+    """A short digest of a hop's prompt text (16 hex digits of its SHA-256).
+
+    Example:
+        >>> prompt_digest("Task: Refund order 7")
+        'db6b1ceb2e4016fd'
+    """
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def with_hop(config: RunnableConfig, hop: HopContext) -> RunnableConfig:

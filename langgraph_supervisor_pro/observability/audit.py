@@ -52,6 +52,7 @@ from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.persistence.effects import (
     PostgresEffects,
     StoreEffects,
+    _worker_of,
 )
 from langgraph_supervisor_pro.review.desk import _reviews_pending_at
 
@@ -595,7 +596,7 @@ def _effect(key: str, outcome: Any, at: object) -> EffectEvent:
     if len(parts) >= 5:
         turn = int(parts[1]) if parts[1].isdigit() else None
         step = int(parts[2]) if parts[2].isdigit() else None
-        worker = parts[3].replace("%2F", "/").replace("%25", "%")
+        worker = _worker_of(parts[3]).replace("%2F", "/").replace("%25", "%")
         name = "/".join(parts[4:])
     return EffectEvent(
         at=aware_time(at),

@@ -5,9 +5,13 @@ side effect it performed before the crash would run again. Wrap the effect inste
 its outcome is recorded durably under a key that names the hop, and a re-execution
 of the hop gets the recorded outcome back without running the effect again.
 
-- `effect_key("charge")` builds the key `"<thread_id>/<turn>/<step>/<worker>/charge"`
-  from the current run, so the same hop re-run after a crash gets the same key and
-  the next hop (or the next turn) a new one.
+- `effect_key("charge")` builds the key
+  `"<thread_id>/<turn>/<step>/<worker>@<prompt digest>/charge"` from the current run, so
+  the same hop re-run after a crash gets the same key and the next hop (or the next
+  turn) a new one, and so does a root forked with a new input at an older checkpoint,
+  whose hop reaches the same turn and step with another prompt. A key recorded before
+  the digest was part of it (`"<thread_id>/<turn>/<step>/<worker>/charge"`) still
+  answers for the hop that made it.
 - `PostgresEffects.run(key, effect)` (`AsyncPostgresEffects.arun`) runs `effect(conn)`
   and records its outcome in the same transaction, on the same connection: the
   effect's own writes and the record commit together or not at all. This is
@@ -68,6 +72,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -139,8 +144,12 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     """Build the idempotency key of a side effect performed by the current hop.
 
     Inside a worker hop of a `create_supervisor` graph the key is
-    `"<thread_id>/<turn>/<step>/<worker>/<key>"`: a hop re-run after a crash or a
-    retry gets the same key, any other hop (another step, another turn) a new one.
+    `"<thread_id>/<turn>/<step>/<worker>@<digest>/<key>"`, the digest 16 hex digits of
+    the hop's prompt (task, instructions, the outputs it reads): a hop re-run after a
+    crash, a retry or a replay gets the same key, any other hop (another step, another
+    turn, or a root forked with a new input at an older checkpoint, which reaches the
+    same turn and step with another prompt) a new one. An outcome recorded by an
+    earlier version under the key without the digest is still found (see `run`).
     In any other LangGraph node it is `"<thread_id>/0/<langgraph_step>/<node>/<key>"`
     (a subgraph's steps restart at each invocation, so in a node of a subgraph that
     runs more than once per thread, put what tells the invocations apart into `key`).
@@ -191,6 +200,8 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     node: Any
     if hop is not None:  # inside a worker hop: the hop the worker node passed down
         turn, step, node = hop.turn, hop.step, hop.worker
+        if hop.digest is not None:
+            node = f"{node}@{hop.digest}"
     elif metadata.get("lgsp_step") is not None:  # a config given by hand (nodes clear it)
         turn, step, node = (
             metadata.get("lgsp_turn", 0),
@@ -206,6 +217,36 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
             "worker or a graph node, or pass the config that node received"
         )
     return f"{_part(str(thread_id))}/{turn}/{step}/{_part(str(node))}/{key}"
+
+
+_DIGESTED = re.compile(r"([^/]*/[0-9]+/[0-9]+/[A-Za-z][A-Za-z0-9_-]{0,63})@[0-9a-f]{16}/(.+)", re.S)
+"""A key `effect_key` built inside a hop: its worker part carries the prompt's digest."""
+
+
+def _legacy_key(key: str) -> str | None:
+    """The key an earlier version built for the same hop (no digest), if `key` has one.
+
+    Example:
+        >>> _legacy_key("t-1/1/3/mailer@0123456789abcdef/send-email")
+        't-1/1/3/mailer/send-email'
+        >>> _legacy_key("t-1/1/3/mailer/send-email") is None
+        True
+    """
+    found = _DIGESTED.fullmatch(key)
+    return None if found is None else f"{found[1]}/{found[2]}"
+
+
+def _worker_of(part: str) -> str:
+    """A key's worker part without its digest (the audit trail shows the worker).
+
+    Example:
+        >>> _worker_of("mailer@0123456789abcdef"), _worker_of("first")
+        ('mailer', 'first')
+    """
+    name, sep, digest = part.rpartition("@")
+    if sep and re.fullmatch(r"[0-9a-f]{16}", digest):
+        return name
+    return part
 
 
 # -- outcomes ------------------------------------------------------------------------
@@ -288,6 +329,11 @@ def _exactly_once(
     It yields each statement and the call of the effect; `drive` or `adrive` performs
     them on `cursor` (a failure propagates, and the caller's transaction rolls back).
     """
+    legacy = _legacy_key(key)
+    if legacy is not None:  # recorded by an earlier version, before keys had the digest
+        row = yield _Statement(cursor, _LOOKUP, (legacy,))
+        if row is not None:
+            return row[0]
     while True:
         if (yield _Statement(cursor, _CLAIM, (key, _thread_of(key)))) is not None:
             break  # the key is ours until we commit
@@ -744,6 +790,13 @@ class StoreEffects:
         """`run` for both drivers: the recorded outcome, or the effect's, recorded."""
         store = self.store
         namespace = _store_namespace(_checked_key(key))
+        legacy = _legacy_key(key)
+        if legacy is not None:  # recorded by an earlier version (same thread namespace)
+            old = yield Call(
+                partial(store.get, namespace, legacy), partial(store.aget, namespace, legacy)
+            )
+            if old is not None:
+                return _recorded(old.value)
         item = yield Call(partial(store.get, namespace, key), partial(store.aget, namespace, key))
         if item is not None:
             return _recorded(item.value)

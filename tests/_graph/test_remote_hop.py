@@ -12,7 +12,7 @@ from langgraph.pregel.remote import RemoteGraph
 
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
-from langgraph_supervisor_pro._internal.hop import HopContext, with_hop
+from langgraph_supervisor_pro._internal.hop import HopContext, prompt_digest, with_hop
 from langgraph_supervisor_pro.remote import RemoteDomainError
 
 # Port 9 (discard): nothing is sent, every refusal comes before a request.
@@ -132,7 +132,9 @@ def test_a_prompts_digest_tells_a_forked_hops_prompt_from_the_replayed_one():
         remote_hop._digest(HumanMessage("Task: \ud800")),
         remote_hop._digest(HumanMessage("Task: \x00")),
     }
-    assert len(digests) == 4 and all(len(d) == 32 for d in digests)
+    assert len(digests) == 4 and all(len(d) == 16 for d in digests)
+    # A string prompt's digest is the hop context's (the worker node's prompt_digest).
+    assert one == prompt_digest("Task: File note one")
 
 
 def test_a_run_started_before_prompts_were_digested_keeps_its_prompt_id():

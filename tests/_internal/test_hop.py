@@ -1,5 +1,6 @@
 """The typed hop context: what the worker node passes to its agent, and who reads it."""
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import psycopg
@@ -14,6 +15,7 @@ from langgraph_supervisor_pro._internal.hop import (
     HopContext,
     first_human_text,
     hop_context,
+    prompt_digest,
     with_hop,
 )
 from langgraph_supervisor_pro.persistence import open_checkpointer
@@ -142,6 +144,11 @@ def test_effect_key_inside_a_hop_reads_the_hop_not_the_trace_metadata():
         hop,
     )
     assert effect_key("send-email", config=config) == "t-1/2/3/mailer/send-email"
+    # With the prompt's digest (what the worker node passes), the key carries it.
+    digested = with_hop(config, replace(hop, digest=prompt_digest("Task: T")))
+    assert effect_key("send-email", config=digested) == (
+        f"t-1/2/3/mailer@{prompt_digest('Task: T')}/send-email"
+    )
 
 
 def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():

@@ -17,10 +17,12 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import WorkerTask, create_supervisor
+from langgraph_supervisor_pro._internal.hop import prompt_digest
 from langgraph_supervisor_pro.persistence.effects import (
     AsyncPostgresEffects,
     PostgresEffects,
     StoreEffects,
+    _legacy_key,
     aopen_effects,
     effect_key,
     open_effects,
@@ -371,12 +373,18 @@ def test_effect_key_in_a_supervisor_graph_names_thread_turn_step_and_worker(effe
     config = {"configurable": {"thread_id": thread_id}}
     app.invoke(ask(), config)
     app.invoke(ask("again"), config)  # turn 2
-    assert keys == [
+    # Each key carries the digest of its hop's prompt (the task and instructions).
+    assert [(name, _legacy_key(key)) for name, key in keys] == [
         ("a", f"{thread_id}/1/1/a/send-email"),
         ("b", f"{thread_id}/1/2/b/send-email"),
         ("a", f"{thread_id}/1/3/a/send-email"),
         ("a", f"{thread_id}/2/1/a/send-email"),
     ]
+    first_turn = prompt_digest(
+        WorkerTask(worker="a", step=1, task="Write a report on cats").prompt()
+    )
+    assert keys[0][1] == f"{thread_id}/1/1/a@{first_turn}/send-email"
+    assert keys[3][1].split("/")[3] != keys[0][1].split("/")[3]  # another turn's task
     assert [amount for _, amount in payments(pg_database)] == [1, 2, 3, 1]
     assert set(records(pg_database)) == {key for _, key in keys}
 
@@ -392,7 +400,93 @@ async def test_effect_key_in_an_async_worker(pg_database):
         checkpointer=InMemorySaver()
     )
     await app.ainvoke(ask(), {"configurable": {"thread_id": "async-t"}})
-    assert seen == ["async-t/1/1/n/notify"]
+    (key,) = seen
+    digest = prompt_digest(WorkerTask(worker="n", step=1, task="Write a report on cats").prompt())
+    assert key == f"async-t/1/1/n@{digest}/notify"
+
+
+def _cashier_team(effects: Any) -> Any:
+    """One cashier hop per turn, which charges the task's length through `effects`."""
+
+    def cashier(task: WorkerTask) -> str:
+        outcome = effects.run(effect_key("charge"), Charge(amount=len(task.task)))
+        return f"paid {outcome['payment_id']} ({outcome['amount']}) for {task.task}"
+
+    def router(view: Any) -> str:
+        return "FINISH" if view.ledger else "cashier"
+
+    return create_supervisor([w("cashier", cashier)], router=router).compile(
+        checkpointer=InMemorySaver()
+    )
+
+
+def test_a_root_forked_with_a_new_input_charges_the_new_task_once(effects, pg_database):
+    app = _cashier_team(effects)
+    config = {"configurable": {"thread_id": f"fork-{uuid.uuid4().hex[:6]}"}}
+    app.invoke(ask("order one"), config)
+    app.invoke(ask("order two!"), config)
+    assert [amount for _, amount in payments(pg_database)] == [9, 10]
+    # Back to the end of the first turn with another task: its hop is turn 2, step 1, as
+    # the second turn's was, with another prompt: another hop, charged on its own.
+    end_of_first = next(
+        s for s in app.get_state_history(config) if not s.next and s.values["turn"] == 1
+    )
+    fork = app.invoke(ask("order three, larger"), end_of_first.config)
+    assert fork["ledger"][-1]["summary"].endswith("(19) for order three, larger")
+    assert [amount for _, amount in payments(pg_database)] == [9, 10, 19]
+    assert len(records(pg_database)) == 3
+    # Replaying either timeline's turn-2 hop charges nothing again.
+    fork_hop, old_hop = [
+        s for s in app.get_state_history(config) if s.next == ("cashier",) and s.values["turn"] == 2
+    ]
+    assert app.invoke(None, fork_hop.config)["ledger"][-1]["summary"].endswith("larger")
+    assert app.invoke(None, old_hop.config)["ledger"][-1]["summary"].endswith("order two!")
+    assert [amount for _, amount in payments(pg_database)] == [9, 10, 19]
+
+
+def test_an_outcome_recorded_without_the_digest_still_answers_for_its_hop(effects, pg_database):
+    legacy = "t-1/1/1/cashier/charge"
+    first = effects.run(legacy, Charge(amount=5))  # as an earlier version recorded it
+    again = Charge(amount=6)
+    assert effects.run("t-1/1/1/cashier@0123456789abcdef/charge", again) == first
+    assert effects.run_external("t-1/1/1/cashier@fedcba9876543210/charge", again) == first
+    assert again.calls == 0 and len(payments(pg_database)) == 1
+    # Another hop's key (another step) is not answered by it.
+    assert effects.run("t-1/1/2/cashier@0123456789abcdef/charge", again)["amount"] == 6
+    # Only a digest of 16 hex digits after a worker name marks a key as built in a hop.
+    for key in (
+        "t-1/1/1/cashier@0123456789ABCDEF/charge",
+        "t-1/1/1/cashier@012345/charge",
+        "t-1/x/1/cashier@0123456789abcdef/charge",
+        "t-1/1/1/9cashier@0123456789abcdef/charge",
+    ):
+        assert _legacy_key(key) is None, key
+    assert _legacy_key("a%2Fb/3/4/w-1@0123456789abcdef/x/y\n") == "a%2Fb/3/4/w-1/x/y\n"
+
+
+async def test_the_async_and_store_effects_find_an_outcome_recorded_without_the_digest(
+    pg_database,
+):
+    async with aopen_effects(pg_database) as aeffects:
+        first = await aeffects.arun("t-2/1/1/cashier/charge", _async_returning({"id": 1}))
+        assert (
+            await aeffects.arun(
+                "t-2/1/1/cashier@0123456789abcdef/charge", _async_returning({"id": 2})
+            )
+            == first
+        )
+    store = StoreEffects(InMemoryStore())
+    assert store.run("t-3/1/1/cashier/charge", lambda key: "old") == "old"
+    assert store.run("t-3/1/1/cashier@0123456789abcdef/charge", lambda key: "new") == "old"
+    assert await store.arun("t-3/1/1/cashier@0123456789abcdef/charge", _arecord("new")) == "old"
+    assert store.run("t-3/2/1/cashier@0123456789abcdef/charge", lambda key: "new") == "new"
+
+
+def _arecord(value: Any):
+    async def effect(key: str) -> Any:
+        return value
+
+    return effect
 
 
 def test_effect_key_in_a_plain_langgraph_node_uses_its_step_and_name():
