@@ -92,6 +92,7 @@ def test_guard_and_review_get_the_hop_and_checkpoints_do_not_keep_it(pg_database
         dispatched_at=route["at"],
         tier="supervised",
         path=("billing",),
+        digest=prompt_digest("Task: Refund order A1\n\nwithin a day"),
     )
     context = out["__interrupt__"][0].value["context"]
     deadline = datetime.fromisoformat(route["at"]) + timedelta(seconds=600)

@@ -20,10 +20,16 @@ from langgraph_supervisor_pro import (
     register_secret,
 )
 from langgraph_supervisor_pro.cli import app
-from langgraph_supervisor_pro.persistence.effects import _legacy_key, open_effects
+from langgraph_supervisor_pro.persistence.effects import open_effects
 from tests._helpers import ask
 from tests.cli._output import error_line
-from tests.observability.test_audit import EXPECTED_CHECKING, EXPECTED_TREE, checking_run, tree_run
+from tests.observability.test_audit import (
+    CHARGE_KEY,
+    EXPECTED_CHECKING,
+    EXPECTED_TREE,
+    checking_run,
+    tree_run,
+)
 
 WIDE = {"COLUMNS": "220"}
 
@@ -113,8 +119,8 @@ def test_audit_json_is_the_trail(tmp_path: Path) -> None:
         (kind, turn, step) for kind, _, turn, step, _ in EXPECTED_CHECKING
     ]
     effect = next(e for e in data["events"] if e["kind"] == "effect")
-    assert (_legacy_key(effect["key"]), effect["worker"], effect["outcome"]) == (
-        "run-1/1/3/cashier/charge",
+    assert (effect["key"], effect["worker"], effect["outcome"]) == (
+        CHARGE_KEY,
         "cashier",
         {"payment_id": 7},
     )

@@ -27,6 +27,7 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
     register_secret,
 )
+from langgraph_supervisor_pro._internal.hop import prompt_digest
 from langgraph_supervisor_pro.observability import (
     AuditEvent,
     AuditTrail,
@@ -41,7 +42,7 @@ from langgraph_supervisor_pro.observability import (
     TurnEvent,
     audit_trail,
 )
-from langgraph_supervisor_pro.persistence.effects import StoreEffects, _legacy_key
+from langgraph_supervisor_pro.persistence.effects import StoreEffects
 from langgraph_supervisor_pro.review import Approve, Reject, resolve_review
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests._graph.test_compaction_node import summarizer
@@ -117,6 +118,12 @@ def checking_run(
     return app, effects
 
 
+CHARGE_PROMPT = WorkerTask(
+    worker="cashier", step=3, task="Charge order A1", instructions="charge 30 EUR"
+).prompt()
+CHARGE_KEY = f"run-1/1/3/cashier@{prompt_digest(CHARGE_PROMPT)}/charge"
+"""The cashier hop's effect key: its worker part carries the hop prompt's digest."""
+
 EXPECTED_CHECKING = [
     ("turn", "", 1, None, "turn 1: Charge order A1"),
     ("decision", "", 1, 1, "router chose ledger: check the ledger"),
@@ -124,7 +131,7 @@ EXPECTED_CHECKING = [
     ("decision", "", 1, 2, "model chose ledger: try again"),
     ("hop", "", 1, 2, "ledger: success: Checked the ledger."),
     ("decision", "", 1, 3, "model chose cashier: charge 30 EUR"),
-    ("effect", "", 1, 3, 'cashier effect charge [run-1/1/3/cashier/charge] -> {"payment_id": 7}'),
+    ("effect", "", 1, 3, f'cashier effect charge [{CHARGE_KEY}] -> {{"payment_id": 7}}'),
     ("hop", "", 1, 3, "cashier: success: Charged, payment 7."),
     ("decision", "", 1, 3, "model chose FINISH"),
     ("end", "", 1, None, "run done"),
@@ -150,8 +157,8 @@ def test_decisions_hops_a_retry_and_an_effect_in_order() -> None:
     )
     (effect,) = [e for e in trail.events if isinstance(e, EffectEvent)]
     # The key carries the hop prompt's digest; the event names the worker without it.
-    assert (_legacy_key(effect.key), effect.worker, effect.name, effect.outcome) == (
-        "run-1/1/3/cashier/charge",
+    assert (effect.key, effect.worker, effect.name, effect.outcome) == (
+        CHARGE_KEY,
         "cashier",
         "charge",
         {"payment_id": 7},
@@ -183,7 +190,7 @@ def test_events_are_frozen_and_json_ready() -> None:
         "instructions": "check the ledger",
         "decided_by": "router",
     }
-    assert _legacy_key(data["events"][6]["key"]) == "run-1/1/3/cashier/charge"
+    assert data["events"][6]["key"] == CHARGE_KEY
     assert data["events"][6]["outcome"] == {"payment_id": 7}
 
 
