@@ -413,6 +413,35 @@ def routed_throughput_section(bursts: Bursts, settings: Settings) -> list[Sectio
     ]
 
 
+def _hop_row(
+    hops: int,
+    store: str,
+    ours: _per_hop.Timing,
+    other: _per_hop.Timing,
+    *,
+    paired: bool = False,
+) -> tuple[tuple[str, ...], float | None, float | None]:
+    """A per-hop table row of ours against `other`, and the wall and CPU ratios."""
+    wall = ratio(_med(ours.wall), _med(other.wall))
+    cpu = ratio(_med(ours.cpu), _med(other.cpu))
+    cells = [
+        f"{hops}",
+        store,
+        _spread(ours.wall, "{:.2f}"),
+        _spread(other.wall, "{:.2f}"),
+        "-" if wall is None else f"{wall:.2f}x",
+    ]
+    if paired:  # the range of ours / other over runs taken back to back
+        pairs = [o / f for o, f in zip(ours.wall, other.wall, strict=True)]
+        cells.append(f"{min(pairs):.2f}-{max(pairs):.2f}")
+    cells += [
+        f"{_med(ours.cpu):.2f}",
+        f"{_med(other.cpu):.2f}",
+        "-" if cpu is None else f"{cpu:.2f}x",
+    ]
+    return tuple(cells), wall, cpu
+
+
 def routed_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> list[Section]:
     """Ours against the routed floor, one run at a time (no targets)."""
     rows = []
@@ -421,21 +450,10 @@ def routed_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> lis
         for hops in settings.per_hop_hops:
             if (ROUTED, store, hops) not in timings:
                 return []
-            ours, routed = timings[(OURS, store, hops)], timings[(ROUTED, store, hops)]
-            wall = ratio(_med(ours.wall), _med(routed.wall))
-            cpu = ratio(_med(ours.cpu), _med(routed.cpu))
-            rows.append(
-                (
-                    f"{hops}",
-                    store,
-                    _spread(ours.wall, "{:.2f}"),
-                    _spread(routed.wall, "{:.2f}"),
-                    "-" if wall is None else f"{wall:.2f}x",
-                    f"{_med(ours.cpu):.2f}",
-                    f"{_med(routed.cpu):.2f}",
-                    "-" if cpu is None else f"{cpu:.2f}x",
-                )
+            row, _, _ = _hop_row(
+                hops, store, timings[(OURS, store, hops)], timings[(ROUTED, store, hops)]
             )
+            rows.append(row)
     return [
         Section(
             "Scale: per hop against the same work by hand (the routed floor)",
@@ -488,23 +506,14 @@ def per_hop_sections(
     stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
     for store in stores:
         for hops in settings.per_hop_hops:
-            ours, floor = timings[(OURS, store, hops)], timings[(FLOOR, store, hops)]
-            wall = ratio(_med(ours.wall), _med(floor.wall))
-            cpu = ratio(_med(ours.cpu), _med(floor.cpu))
-            paired = [o / f for o, f in zip(ours.wall, floor.wall, strict=True)]
-            rows.append(
-                (
-                    f"{hops}",
-                    store,
-                    _spread(ours.wall, "{:.2f}"),
-                    _spread(floor.wall, "{:.2f}"),
-                    "-" if wall is None else f"{wall:.2f}x",
-                    f"{min(paired):.2f}-{max(paired):.2f}",
-                    f"{_med(ours.cpu):.2f}",
-                    f"{_med(floor.cpu):.2f}",
-                    "-" if cpu is None else f"{cpu:.2f}x",
-                )
+            row, wall, cpu = _hop_row(
+                hops,
+                store,
+                timings[(OURS, store, hops)],
+                timings[(FLOOR, store, hops)],
+                paired=True,
             )
+            rows.append(row)
             targets.append(
                 Target(
                     f"per hop at {hops} hops ({store}) <= {PER_HOP_LIMIT}x the floor",

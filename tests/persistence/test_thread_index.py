@@ -233,6 +233,13 @@ def _collect(saver: BaseCheckpointSaver[Any], ids: list[str] | None) -> list[tup
     return found
 
 
+def _newest(saver: BaseCheckpointSaver[Any], threads: list[str]) -> dict[str, Any]:
+    """Each thread's newest root checkpoint, by `get_tuple` (the whole state)."""
+    return {
+        t: saver.get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}}) for t in threads
+    }
+
+
 def _same_head(head: Any, full: Any) -> None:
     """A head read by page is `get_tuple`'s, less the values kept in blobs."""
     assert head.config == full.config and head.parent_config == full.parent_config
@@ -258,10 +265,7 @@ def test_postgres_heads_are_read_a_page_at_a_time_with_their_writes(
         for thread in THREADS:
             put_root(saver, thread, after=put_root(saver, thread))
         put_root(saver, "only-a-worker", namespace="billing:1")
-        full = {
-            t: saver.get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
-            for t in [*paused, *THREADS]
-        }
+        full = _newest(saver, [*paused, *THREADS])
         with _statements(monkeypatch) as ran:
             heads = _collect(_no_get_tuple(saver), None)
     assert [t for t, _ in heads] == sorted([*paused, *THREADS])
@@ -301,10 +305,7 @@ async def test_postgres_heads_are_read_the_same_by_the_async_saver(
         paused = sorted(paused_billing(saver, thread_id=f"p{i}")[2] for i in range(2))
         for thread in THREADS:
             put_root(saver, thread)
-        full = {
-            t: saver.get_tuple({"configurable": {"thread_id": t, "checkpoint_ns": ""}})
-            for t in [*paused, *THREADS]
-        }
+        full = _newest(saver, [*paused, *THREADS])
     async with aopen_checkpointer(pg_database) as asaver:
         found: list[tuple[str, Any]] = []
         with _statements(monkeypatch) as ran:
