@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from langchain_core.runnables import RunnableConfig
 
 from langgraph_supervisor_pro.persistence.effects import open_effects
 from tests._pg import ENV_VAR, create_database, drop_database, unique_database_name
@@ -49,6 +50,11 @@ def _setup(uri: str) -> None:
         pass
 
 
+def _when(value: object) -> datetime:
+    """A run's time as the server sends it (ISO text; the SDK's types say datetime)."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
 async def _burst(urls: list[str], runs: int) -> tuple[float, list[float], int]:
     """Wall time, each run's time in the server, and how many joins returned early."""
     from langgraph_sdk import get_client
@@ -60,7 +66,7 @@ async def _burst(urls: list[str], runs: int) -> tuple[float, list[float], int]:
     async def one(i: int) -> float:
         client = clients[i % len(clients)]
         tid = str((await client.threads.create())["thread_id"])
-        message = {"messages": [{"role": "user", "content": f"job {i}"}]}
+        message: dict[str, Any] = {"messages": [{"role": "user", "content": f"job {i}"}]}
         run = await client.runs.create(tid, "hops", input=message, durability="sync")
         joined = await client.runs.join(tid, run["run_id"])
         while (got := await client.runs.get(tid, run["run_id"]))["status"] in (
@@ -69,11 +75,12 @@ async def _burst(urls: list[str], runs: int) -> tuple[float, list[float], int]:
         ):
             await asyncio.sleep(0.1)  # `join` through another process can return early
         assert got["status"] == "success", got
-        values = (await client.threads.get_state(tid))["values"]
+        state: Any = await client.threads.get_state(tid)
+        values = state["values"]
         assert values["status"] == "done", values
         stale.append(joined != values)
-        began = datetime.fromisoformat(got["created_at"])
-        return (datetime.fromisoformat(got["updated_at"]) - began).total_seconds()
+        began = _when(got["created_at"])
+        return (_when(got["updated_at"]) - began).total_seconds()
 
     started = time.monotonic()
     in_server = await asyncio.gather(*(one(i) for i in range(runs)))
@@ -147,8 +154,8 @@ def floor(runs: int, concurrency: int, hop_seconds: float) -> dict[str, Any]:
 
                 async def one(i: int) -> None:
                     async with gate:
-                        config = {"configurable": {"thread_id": f"floor-{i}"}}
-                        message = {"messages": [("user", f"job {i}")]}
+                        config: RunnableConfig = {"configurable": {"thread_id": f"floor-{i}"}}
+                        message: Any = {"messages": [("user", f"job {i}")]}
                         out = await app.ainvoke(message, config, durability="sync")
                         assert out["status"] == "done", out
 
