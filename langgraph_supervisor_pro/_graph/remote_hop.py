@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from langchain_core.callbacks import (
@@ -52,6 +52,7 @@ from langsmith.run_helpers import get_current_run_tree
 from pydantic import TypeAdapter, ValidationError
 
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, prompt_digest
+from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
@@ -526,25 +527,14 @@ def _key_of(run: Mapping[str, Any]) -> str | None:
 
 def _read_back_to(hop: HopContext) -> datetime | None:
     """The oldest creation time a run of this hop can have on the server."""
-    dispatched = _time(hop.dispatched_at)
+    dispatched = aware_time(hop.dispatched_at)
     return None if dispatched is None else dispatched - _CLOCK_SKEW
 
 
 def _before(item: Mapping[str, Any], since: datetime | None) -> bool:
     """Whether a run was created before `since` (False when either time is unknown)."""
-    created = _time(item.get("created_at"))
+    created = aware_time(item.get("created_at"))
     return since is not None and created is not None and created < since
-
-
-def _time(value: Any) -> datetime | None:
-    """An ISO 8601 time (a naive one read as UTC), or None when `value` is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _later_turn(state: Mapping[str, Any], remote_prompt: str) -> bool:

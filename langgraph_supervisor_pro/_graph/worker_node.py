@@ -22,7 +22,7 @@ import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -115,6 +115,11 @@ class _Hop:
     autonomy: str | None = None
     serial: bool = True
     """False for one branch of a parallel decision."""
+
+    @cached_property
+    def prompt(self) -> str:
+        """The hop's prompt text (`WorkerTask.prompt`), built once per hop."""
+        return self.task.prompt()
 
 
 @dataclass(frozen=True)
@@ -330,7 +335,7 @@ class WorkerNode:
             if namespace
             else str(uuid.uuid4())
         )
-        prompt = HumanMessage(content=hop.task.prompt(), id=prompt_id)
+        prompt = HumanMessage(content=hop.prompt, id=prompt_id)
         if runner.keeps_history:
             return {"messages": [prompt]}, [prompt]
         if runner.takes_messages:
@@ -359,7 +364,7 @@ class WorkerNode:
             instructions=hop.route["instructions"],
             dispatched_at=hop.route.get("at"),
             tier=hop.autonomy,
-            digest=prompt_digest(hop.task.prompt()),
+            digest=prompt_digest(hop.prompt),
         )
         # The same facts for traces only (nothing reads them back): every run below the
         # agent's inherits them, until a domain's own nodes clear them (`node_metadata`).

@@ -32,14 +32,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString, TypeAlias
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, writes_sort_key
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row
 
 from langgraph_supervisor_pro.persistence._connections import asaver_connection, saver_connection
-from langgraph_supervisor_pro.persistence._thread_index import column_blob, column_text
+from langgraph_supervisor_pro.persistence._thread_index import (
+    WriteRow,
+    checkpoint_tuple,
+    column_blob,
+)
 
 __all__ = ["Listing", "alist_once", "list_once", "reads_tables"]
 
@@ -163,12 +167,6 @@ async def _aread(conn: AsyncConnection[Any], threads: Threads) -> Rows:
     return out[0], out[1], out[2]
 
 
-def _write_order(row: Mapping[str, Any]) -> tuple[str, str, int]:
-    return writes_sort_key(
-        column_text(row["task_path"]), column_text(row["task_id"]), int(row["idx"])
-    )
-
-
 def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
     """The rows as a `Listing` (values in blobs left to `stored`); None: `list` migrates."""
     checkpoints, blob_rows, write_rows = rows
@@ -179,37 +177,22 @@ def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
         (r["thread_id"], r["checkpoint_ns"], r["channel"], r["version"]): (r["type"], r["blob"])
         for r in blob_rows
     }
-    writes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    writes: dict[tuple[str, str, str], list[WriteRow]] = {}
     for r in write_rows:
-        writes.setdefault((r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]), []).append(r)
+        writes.setdefault((r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]), []).append(
+            (r["task_id"], r["task_path"], r["idx"], r["channel"], r["type"], r["blob"])
+        )
     out: list[CheckpointTuple] = []
     for row in checkpoints:
-        thread, namespace, checkpoint_id = (
-            row["thread_id"],
-            row["checkpoint_ns"],
-            row["checkpoint_id"],
-        )
-        pending = sorted(writes.get((thread, namespace, checkpoint_id), ()), key=_write_order)
-        configurable = {
-            "thread_id": thread,
-            "checkpoint_ns": namespace,
-            "checkpoint_id": checkpoint_id,
-        }
-        parent = row["parent_checkpoint_id"]
+        key = (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"])
         out.append(
-            CheckpointTuple(
-                {"configurable": configurable},
+            checkpoint_tuple(
+                serde,
+                key,
+                row["parent_checkpoint_id"],
                 row["checkpoint"],
                 row["metadata"],
-                ({"configurable": {**configurable, "checkpoint_id": parent}} if parent else None),
-                [
-                    (
-                        column_text(w["task_id"]),
-                        column_text(w["channel"]),
-                        serde.loads_typed((column_text(w["type"]), column_blob(w["blob"]))),
-                    )
-                    for w in pending
-                ],
+                writes.get(key, ()),
             )
         )
     return Listing(out, blobs, serde)

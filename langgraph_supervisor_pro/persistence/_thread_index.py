@@ -21,7 +21,7 @@ desk and `lgsp runs` list threads through here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, LiteralString, cast
@@ -199,35 +199,64 @@ def column_blob(value: object) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
+WriteRow = tuple[object, object, object, object, object, object]
+"""A pending write's columns: task_id, task_path, idx, channel, type, blob."""
+
+
+def checkpoint_tuple(
+    serde: Any,
+    config: tuple[str, str, str],
+    parent: str | None,
+    checkpoint: Any,
+    metadata: Any,
+    writes: Iterable[WriteRow],
+) -> CheckpointTuple:
+    """A `CheckpointTuple` from a saver's rows, as its `list` gives it (less blob values).
+
+    `config` is (thread id, namespace, checkpoint id); the pending writes are put in
+    LangGraph's order and deserialized with `serde`.
+    """
+    thread, namespace, checkpoint_id = config
+    configurable = {"thread_id": thread, "checkpoint_ns": namespace, "checkpoint_id": checkpoint_id}
+    ordered = sorted(
+        writes, key=lambda w: writes_sort_key(column_text(w[1]), column_text(w[0]), int(str(w[2])))
+    )
+    return CheckpointTuple(
+        {"configurable": configurable},
+        checkpoint,
+        metadata,
+        {"configurable": {**configurable, "checkpoint_id": parent}} if parent else None,
+        [
+            (
+                column_text(w[0]),
+                column_text(w[3]),
+                serde.loads_typed((column_text(w[4]), column_blob(w[5]))),
+            )
+            for w in ordered
+        ],
+    )
+
+
 def _head_tuples(
     saver: PostgresSaver | AsyncPostgresSaver, heads: list[TupleRow], writes: list[TupleRow]
 ) -> list[tuple[str, CheckpointTuple]]:
-    pending: dict[tuple[str, str], list[TupleRow]] = {}
-    for row in writes:
-        pending.setdefault((str(row[0]), str(row[1])), []).append(row)
-    out: list[tuple[str, CheckpointTuple]] = []
-    for thread, checkpoint_id, parent, checkpoint, metadata in heads:
-        configurable = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
-        rows = sorted(
-            pending.get((str(thread), str(checkpoint_id)), ()),
-            key=lambda r: writes_sort_key(column_text(r[3]), column_text(r[2]), int(r[4])),
+    pending: dict[tuple[str, str], list[WriteRow]] = {}
+    for row in writes:  # thread_id, checkpoint_id, then the write's columns
+        pending.setdefault((str(row[0]), str(row[1])), []).append(cast(WriteRow, tuple(row[2:])))
+    return [
+        (
+            str(thread),
+            checkpoint_tuple(
+                saver.serde,
+                (str(thread), "", str(checkpoint_id)),
+                parent,
+                checkpoint,
+                metadata,
+                pending.get((str(thread), str(checkpoint_id)), ()),
+            ),
         )
-        item = CheckpointTuple(
-            {"configurable": configurable},
-            checkpoint,
-            metadata,
-            {"configurable": {**configurable, "checkpoint_id": parent}} if parent else None,
-            [
-                (
-                    column_text(r[2]),
-                    column_text(r[5]),
-                    saver.serde.loads_typed((column_text(r[6]), column_blob(r[7]))),
-                )
-                for r in rows
-            ],
-        )
-        out.append((str(thread), item))
-    return out
+        for thread, checkpoint_id, parent, checkpoint, metadata in heads
+    ]
 
 
 def _pg_head_page(

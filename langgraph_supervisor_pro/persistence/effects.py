@@ -219,7 +219,9 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     return f"{_part(str(thread_id))}/{turn}/{step}/{_part(str(node))}/{key}"
 
 
-_DIGESTED = re.compile(r"([^/]*/[0-9]+/[0-9]+/[A-Za-z][A-Za-z0-9_-]{0,63})@[0-9a-f]{16}/(.+)", re.S)
+_DIGEST = r"@[0-9a-f]{16}"
+"""How a hop's worker part ends in a key `effect_key` built inside it (`prompt_digest`)."""
+_DIGESTED = re.compile(rf"([^/]*/[0-9]+/[0-9]+/[A-Za-z][A-Za-z0-9_-]{{0,63}}){_DIGEST}/(.+)", re.S)
 """A key `effect_key` built inside a hop: its worker part carries the prompt's digest."""
 
 
@@ -243,10 +245,7 @@ def _worker_of(part: str) -> str:
         >>> _worker_of("mailer@0123456789abcdef"), _worker_of("first")
         ('mailer', 'first')
     """
-    name, sep, digest = part.rpartition("@")
-    if sep and re.fullmatch(r"[0-9a-f]{16}", digest):
-        return name
-    return part
+    return re.sub(rf"{_DIGEST}$", "", part)
 
 
 # -- outcomes ------------------------------------------------------------------------
