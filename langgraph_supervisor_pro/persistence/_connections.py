@@ -231,24 +231,55 @@ def _pool_options(pool_size: int, connect_timeout: float) -> dict[str, Any]:
     }
 
 
+def check_connection(conn: Connection[DictRow]) -> None:
+    """Whether a pooled connection still works: one empty statement, never prepared.
+
+    psycopg_pool's own `check_connection` sends the same empty statement, but under the
+    savers' `prepare_threshold=0` psycopg prepares it first under a new name on every
+    checkout and never deallocates it (it does not cache a statement that returns no
+    result): two round trips (Parse, then Execute) per checkout instead of one, and a
+    pooled backend that kept one more prepared statement per checkout, without bound.
+    The pools here are autocommit (`POOL_KWARGS`), so the statement opens no
+    transaction. Raises what psycopg raises for a broken connection.
+
+    Example:
+        ```python
+        pool = ConnectionPool(url, check=check_connection, kwargs=POOL_KWARGS)
+        ```
+    """
+    conn.execute("", prepare=False)
+
+
+async def acheck_connection(conn: AsyncConnection[DictRow]) -> None:
+    """Async twin of `check_connection`.
+
+    Example:
+        ```python
+        pool = AsyncConnectionPool(url, check=acheck_connection, kwargs=POOL_KWARGS)
+        ```
+    """
+    await conn.execute("", prepare=False)
+
+
 class PostgresPool(ConnectionPool[Connection[DictRow]]):
     """The pool behind every sync Postgres backend: waits bounded by `connect_timeout`.
 
     A request waits at most `connect_timeout` seconds for a connection (psycopg_pool's
     own default is 30 s) and one that times out raises `PoolTimeout` naming the server
     (password masked) and the fix. Each pooled connection is checked (one empty
-    statement) before it is handed out, so a server restart leaves no broken connection
-    behind. The pool stops retrying a lost connection in the background after
-    `connect_timeout` (psycopg_pool's own default keeps retrying, with growing pauses,
-    for five minutes); the next request then connects afresh, so a read soon after the
-    server is back is not left waiting for a distant retry.
+    statement, sent unprepared: `check_connection`) before it is handed out, so a server
+    restart leaves no broken connection behind. The pool stops retrying a lost
+    connection in the background after `connect_timeout` (psycopg_pool's own default
+    keeps retrying, with growing pauses, for five minutes); the next request then
+    connects afresh, so a read soon after the server is back is not left waiting for a
+    distant retry.
     """
 
     def __init__(self, url: str, pool_size: int, connect_timeout: float) -> None:
         super().__init__(
             url,
             connection_class=Connection[DictRow],
-            check=ConnectionPool.check_connection,
+            check=check_connection,
             **_pool_options(pool_size, connect_timeout),
         )
         self.url = url
@@ -270,7 +301,7 @@ class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
         super().__init__(
             url,
             connection_class=AsyncConnection[DictRow],
-            check=AsyncConnectionPool.check_connection,
+            check=acheck_connection,
             **_pool_options(pool_size, connect_timeout),
         )
         self.url = url

@@ -212,3 +212,76 @@ async def test_async_setups_at_the_same_moment_do_not_collide(pg_database):
 
     await asyncio.gather(*(one(aopen_checkpointer) for _ in range(4)))
     await asyncio.gather(*(one(aopen_store) for _ in range(4)))
+
+
+# -- the pools' connection check ------------------------------------------------------
+
+CHECKOUTS = 25
+PREPARED = "SELECT count(*) AS n FROM pg_prepared_statements"
+
+
+def test_checking_pooled_connections_leaves_no_prepared_statement(pg_database):
+    # psycopg_pool's own check prepared its empty statement on every checkout under the
+    # savers' prepare_threshold=0 (two round trips), and never released it: a pooled
+    # backend kept one more prepared statement per checkout, without bound.
+    from langgraph_supervisor_pro import open_checkpointer
+
+    with open_checkpointer(pg_database, pool_size=1) as saver:
+        pool = saver.conn  # type: ignore[attr-defined]
+        for _ in range(CHECKOUTS):
+            with pool.connection():
+                pass
+        with pool.connection() as conn:
+            row = conn.execute(PREPARED, prepare=False).fetchone()
+    # The saver's own statements stay prepared (a handful); the checks add none.
+    assert row is not None and row["n"] < 10, row
+
+
+async def test_async_checking_pooled_connections_leaves_no_prepared_statement(pg_database):
+    from langgraph_supervisor_pro import aopen_checkpointer
+
+    async with aopen_checkpointer(pg_database, pool_size=1) as saver:
+        pool = saver.conn  # type: ignore[attr-defined]
+        for _ in range(CHECKOUTS):
+            async with pool.connection():
+                pass
+        async with pool.connection() as conn:
+            row = await (await conn.execute(PREPARED, prepare=False)).fetchone()
+    assert row is not None and row["n"] < 10, row
+
+
+def _terminate(admin_uri: str, pid: int) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_uri, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_pooled_connection_killed_by_the_server_is_replaced_on_checkout(pg_database):
+    # The check still finds a dead connection: the next checkout gets a working one.
+    from langgraph_supervisor_pro import open_checkpointer
+
+    with open_checkpointer(pg_database, pool_size=1) as saver:
+        pool = saver.conn  # type: ignore[attr-defined]
+        with pool.connection() as conn:
+            killed = conn.info.backend_pid
+        _terminate(pg_database, killed)
+        with pool.connection() as conn:
+            assert conn.info.backend_pid != killed
+            assert conn.execute("SELECT 1 AS one").fetchone() == {"one": 1}
+
+
+async def test_async_a_pooled_connection_killed_by_the_server_is_replaced(pg_database):
+    import asyncio
+
+    from langgraph_supervisor_pro import aopen_checkpointer
+
+    async with aopen_checkpointer(pg_database, pool_size=1) as saver:
+        pool = saver.conn  # type: ignore[attr-defined]
+        async with pool.connection() as conn:
+            killed = conn.info.backend_pid
+        await asyncio.to_thread(_terminate, pg_database, killed)
+        async with pool.connection() as conn:
+            assert conn.info.backend_pid != killed
+            row = await (await conn.execute("SELECT 1 AS one")).fetchone()
+            assert row == {"one": 1}
