@@ -15,8 +15,9 @@
    the wrong work is an error, and so is one still running after `timeout` seconds (a
    pool that deadlocks shows up here);
 3. meanwhile samples, every 50 ms, the backends connected to the bench database
-   (`pg_stat_activity`, the sampler's own connection excluded) and the pool's
-   `get_stats()` (connections open, requests waiting for one).
+   (`pg_stat_activity`, the sampler's own connection excluded), the pool's
+   `get_stats()` (connections open, requests waiting for one) and the saver's gate
+   (`saver.lock.waiting`: requests queued before the pool, see persistence/_connections.py).
 
 It prints one JSON line: hops/s, each run's latency, peak RSS, connections, errors.
 """
@@ -151,8 +152,8 @@ def build(cell: Cell, checkpointer: Any) -> Prepared:
 class _Sampler:
     """Peaks of the database's backends and of the pool's stats, sampled every 50 ms."""
 
-    def __init__(self, uri: str, pool: Any) -> None:
-        self.uri, self.pool = uri, pool
+    def __init__(self, uri: str, pool: Any, gate: Any = None) -> None:
+        self.uri, self.pool, self.gate = uri, pool, gate
         self.backends = self.open = self.waiting = self.pool_max = 0
         self._stop = asyncio.Event()
 
@@ -167,7 +168,8 @@ class _Sampler:
                 self.backends = max(self.backends, int(row[0]) if row else 0)
                 stats: Mapping[str, int] = self.pool.get_stats()
                 self.open = max(self.open, stats.get("pool_size", 0))
-                self.waiting = max(self.waiting, stats.get("requests_waiting", 0))
+                queued = stats.get("requests_waiting", 0) + getattr(self.gate, "waiting", 0)
+                self.waiting = max(self.waiting, queued)
                 self.pool_max = stats.get("pool_max", self.pool_max)
                 try:
                     await asyncio.wait_for(self._stop.wait(), SAMPLE_SECONDS)
@@ -191,7 +193,7 @@ async def measure(cell: Cell) -> Burst:
     async with aopen_checkpointer(cell.uri, pool_size=cell.pool_size, setup=False) as saver:
         prepared = build(cell, saver)
         await asyncio.gather(*(_one(prepared, cell, "warm") for _ in range(WARM_UP_RUNS)))
-        sampler = _Sampler(cell.uri, saver.conn)  # type: ignore[attr-defined]
+        sampler = _Sampler(cell.uri, saver.conn, saver.lock)  # type: ignore[attr-defined]
         sampling = asyncio.create_task(sampler.run())
         burst = Burst(side=cell.side, size=cell.size, hops=cell.hops, seconds=0.0)
         burst.base_rss_kib = _rss_kib()

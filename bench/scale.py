@@ -311,7 +311,9 @@ def throughput_sections(bursts: Bursts, settings: Settings) -> list[Section]:
         "the process before it: imports, graph, warm-up). Connections: the most backends "
         "connected to the bench database at once (`pg_stat_activity`, sampled every "
         "50 ms, the sampler's own excluded) / the most the pool held (`get_stats()`); "
-        "waiting: the most requests queued for a pooled connection at once. CPU: the "
+        "waiting: the most requests queued for a pooled connection at once (on the saver's gate, "
+        "which lets as many statements in flight as the pool has connections, and on the "
+        "pool). CPU: the "
         "process's CPU time (all threads) per hop, median."
     )
     return [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import (
@@ -24,7 +25,7 @@ from contextlib import (
     contextmanager,
 )
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import aiosqlite
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -316,6 +317,105 @@ class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
         raise pool_timeout(self.url, message, self.connect_timeout)
 
 
+class AsyncPoolGate(asyncio.Lock):
+    """The `lock` of a pooled async saver: as many holders at once as its pool's connections.
+
+    LangGraph's `AsyncPostgresSaver` holds its `lock` (one `asyncio.Lock` per saver)
+    around every statement it sends (`_cursor`), pool or not: right for one shared
+    connection, but over a pool it serialises every read and write of every run in the
+    process on one connection at a time, the other connections idle (langgraph #7259).
+    Under a burst of hundreds of runs the event loop then sat idle waiting for that one
+    statement in flight. Over a pool, the savers here replace that lock with this gate:
+    up to `size` holders at once (the pool's `max_size`), so every connection is used,
+    and the rest wait here in order, without a deadline, as they did on the lock. A
+    holder gets a connection at once unless the server is slow to give one, so the
+    pool's own deadline (`connect_timeout`) still means "the server did not answer",
+    not "the process is busy". `asaver_connection` takes the same gate. `waiting` is
+    the queue to watch (the pool's own `requests_waiting` stays near 0).
+
+    Example:
+        ```python
+        saver = AsyncPostgresSaver(pool)
+        saver.lock = AsyncPoolGate(pool.max_size)
+        ```
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+        self.waiting = 0
+        """Callers waiting for a slot now."""
+        self._slots = asyncio.Semaphore(size)
+
+    async def acquire(self) -> Literal[True]:
+        """Wait for a free slot (in order), then take it."""
+        self.waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+        return True
+
+    def release(self) -> None:
+        """Give the slot back."""
+        self._slots.release()
+
+    def locked(self) -> bool:
+        """Whether every slot is taken (the next holder would wait)."""
+        return self._slots.locked()
+
+
+class PoolGate(threading.BoundedSemaphore):
+    """The `lock` of a pooled sync saver: `size` holders at once (see `AsyncPoolGate`).
+
+    LangGraph's `PostgresSaver` holds its `threading.Lock` around every statement, pool
+    or not, so threads sharing one saver (a parallel step's branches, a threaded
+    server) took turns on one connection. A bounded semaphore of the pool's size has
+    the lock's interface (`with`, `acquire`, `release`) and lets each thread use its
+    own connection; `waiting` counts the threads queued for a slot.
+
+    Example:
+        ```python
+        saver = PostgresSaver(pool)
+        saver.lock = pool_gate(pool.max_size)
+        ```
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+        self.waiting = 0
+        """Threads waiting for a slot now."""
+        self._count_lock = threading.Lock()
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take a slot, waiting (in no promised order) as `threading.Semaphore` does."""
+        if super().acquire(blocking=False):
+            return True
+        if not blocking:
+            return False
+        with self._count_lock:
+            self.waiting += 1
+        try:
+            return super().acquire(True, timeout)
+        finally:
+            with self._count_lock:
+                self.waiting -= 1
+
+    __enter__ = acquire
+
+
+def pool_gate(size: int) -> threading.Lock:
+    """A `PoolGate` of `size` slots, typed as the `threading.Lock` it stands in for.
+
+    Example:
+        ```python
+        saver.lock = pool_gate(pool.max_size)
+        ```
+    """
+    return cast(threading.Lock, PoolGate(size))
+
+
 @contextmanager
 def sqlite_connection(url: str, *, autocommit: bool = False) -> Iterator[sqlite3.Connection]:
     # The stores manage their own transactions and need an autocommit connection.
@@ -376,27 +476,31 @@ async def apostgres_pool(
 
 @contextmanager
 def saver_connection(saver: PostgresSaver) -> Iterator[Connection[Any]]:
-    """A connection of a Postgres saver's pool, or its single connection under its lock.
+    """A connection of a Postgres saver, taken under the saver's `lock`.
 
     Any `PostgresSaver` (LangGraph's or ours): what every reader and writer of the
-    package that goes past the saver's own methods runs its statements on.
+    package that goes past the saver's own methods runs its statements on. The lock is
+    the one the saver's own statements take: over a pool, ours is a gate of the pool's
+    size (`pool_gate`), so readers here and the saver's statements share its
+    connections in one queue; LangGraph's is one lock; over one connection, the lock
+    keeps its statements from interleaving with another caller's.
     """
-    if isinstance(saver.conn, ConnectionPool):
-        with saver.conn.connection() as conn:
-            yield conn
-    else:
-        with saver.lock:
+    with saver.lock:
+        if isinstance(saver.conn, ConnectionPool):
+            with saver.conn.connection() as conn:
+                yield conn
+        else:
             yield saver.conn
 
 
 @asynccontextmanager
 async def asaver_connection(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncConnection[Any]]:
     """The async twin of `saver_connection`, for an `AsyncPostgresSaver`."""
-    if isinstance(saver.conn, AsyncConnectionPool):
-        async with saver.conn.connection() as conn:
-            yield conn
-    else:
-        async with saver.lock:
+    async with saver.lock:
+        if isinstance(saver.conn, AsyncConnectionPool):
+            async with saver.conn.connection() as conn:
+                yield conn
+        else:
             yield saver.conn
 
 

@@ -74,9 +74,11 @@ from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
+    AsyncPoolGate,
     aopened,
     asaver_connection,
     opened,
+    pool_gate,
     saver_connection,
 )
 from langgraph_supervisor_pro.persistence._delta_history import postgres_delta_history
@@ -720,6 +722,8 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         keep_agent_checkpoints: bool = False,
     ) -> None:
         super().__init__(conn)
+        if isinstance(conn, ConnectionPool):  # use every pooled connection (pool_gate)
+            self.lock = pool_gate(conn.max_size)
         self.fence = fence
         self.keep_agent_checkpoints = keep_agent_checkpoints
 
@@ -847,6 +851,8 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
         keep_agent_checkpoints: bool = False,
     ) -> None:
         super().__init__(conn)
+        if isinstance(conn, AsyncConnectionPool):  # use every pooled connection
+            self.lock = AsyncPoolGate(conn.max_size)
         self.fence = fence
         self.keep_agent_checkpoints = keep_agent_checkpoints
 

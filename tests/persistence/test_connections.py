@@ -285,3 +285,263 @@ async def test_async_a_pooled_connection_killed_by_the_server_is_replaced(pg_dat
             assert conn.info.backend_pid != killed
             row = await (await conn.execute("SELECT 1 AS one")).fetchone()
             assert row == {"one": 1}
+
+
+# -- pooled savers use every connection (the gate that replaces LangGraph's one lock) ------
+
+# LangGraph's Postgres savers hold one lock per saver around every statement, pool or not
+# (langgraph #7259): over a pool, one statement in flight at a time. Each test below holds
+# one saver statement in the database (an uncommitted row with the key it inserts) and
+# asks the saver for something else meanwhile: with the one lock, the second call waits
+# for the first and times out; over the gate it runs on another pooled connection.
+
+BLOCKED_TASK = "task-held-by-the-test"
+WAITING_ON_A_LOCK = (
+    "SELECT count(*) AS n FROM pg_stat_activity "
+    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+)
+HOLD_ROW = (
+    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
+    "task_path, idx, channel, type, blob) VALUES (%s, '', %s, %s, '', 0, 'x', 'null', '')"
+)
+PATIENCE = 20.0
+"""Seconds a call may take before the test calls it stuck (the one lock: forever)."""
+
+
+def _stored_checkpoint(saver: Any, thread: str) -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    return saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+
+
+async def _astored_checkpoint(saver: Any, thread: str) -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    return await saver.aput(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+
+
+def _hold_the_row(uri: str, config: Any) -> Any:
+    """A connection whose open transaction inserted the write `config`'s task will insert."""
+    import psycopg
+
+    holder = psycopg.connect(uri)
+    holder.execute(
+        HOLD_ROW,
+        (
+            config["configurable"]["thread_id"],
+            config["configurable"]["checkpoint_id"],
+            BLOCKED_TASK,
+        ),
+    )
+    return holder
+
+
+def _wait_until_blocked(uri: str) -> None:
+    """Return once a backend of the database waits on a lock (the saver's held insert)."""
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + PATIENCE
+    with psycopg.connect(uri, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            row = watcher.execute(WAITING_ON_A_LOCK).fetchone()
+            if row is not None and row[0] >= 1:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the saver's write never reached the database")
+
+
+def test_a_pooled_saver_reads_while_another_of_its_statements_waits(pg_database):
+    import concurrent.futures
+
+    from langgraph_supervisor_pro import open_checkpointer
+
+    with open_checkpointer(pg_database, pool_size=3) as saver:
+        held = _stored_checkpoint(saver, "held")
+        other = _stored_checkpoint(saver, "other")
+        holder = _hold_the_row(pg_database, held)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            try:
+                write = pool.submit(saver.put_writes, held, [("x", 1)], BLOCKED_TASK)
+                _wait_until_blocked(pg_database)
+                read = pool.submit(saver.get_tuple, other)
+                found = read.result(timeout=PATIENCE)  # the one lock: waits for the write
+                assert not write.done()
+            finally:
+                holder.rollback()
+                holder.close()
+            write.result(timeout=PATIENCE)
+        assert found is not None and found.config["configurable"]["thread_id"] == "other"
+        stored = saver.get_tuple(held)
+        assert stored is not None and [w[1:] for w in stored.pending_writes or []] == [("x", 1)]
+
+
+async def test_an_async_pooled_saver_reads_while_another_of_its_statements_waits(pg_database):
+    import asyncio
+
+    from langgraph_supervisor_pro import aopen_checkpointer
+
+    async with aopen_checkpointer(pg_database, pool_size=3) as saver:
+        held = await _astored_checkpoint(saver, "held")
+        other = await _astored_checkpoint(saver, "other")
+        holder = await asyncio.to_thread(_hold_the_row, pg_database, held)
+        try:
+            write = asyncio.create_task(saver.aput_writes(held, [("x", 1)], BLOCKED_TASK))
+            await asyncio.to_thread(_wait_until_blocked, pg_database)
+            found = await asyncio.wait_for(saver.aget_tuple(other), PATIENCE)
+            assert not write.done()
+        finally:
+            await asyncio.to_thread(holder.rollback)
+            await asyncio.to_thread(holder.close)
+        await asyncio.wait_for(write, PATIENCE)
+        assert found is not None and found.config["configurable"]["thread_id"] == "other"
+        stored = await saver.aget_tuple(held)
+        assert stored is not None and [w[1:] for w in stored.pending_writes or []] == [("x", 1)]
+
+
+async def test_a_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_database):
+    # One connection, held by a write the database keeps waiting for longer than the
+    # pool's deadline: a fenced root checkpoint (our own transaction, past LangGraph's
+    # `_cursor`) queues behind it on the gate, never on the pool, so it is stored once
+    # the write finishes instead of failing with PoolTimeout after connect_timeout.
+    import asyncio
+
+    from langgraph_supervisor_pro import aopen_checkpointer
+
+    timeout = 1.0
+    async with aopen_checkpointer(pg_database, pool_size=1, connect_timeout=timeout) as saver:
+        held = await _astored_checkpoint(saver, "held")
+        parent = await _astored_checkpoint(saver, "next")
+        holder = await asyncio.to_thread(_hold_the_row, pg_database, held)
+        try:
+            write = asyncio.create_task(saver.aput_writes(held, [("x", 1)], BLOCKED_TASK))
+            await asyncio.to_thread(_wait_until_blocked, pg_database)
+            later = asyncio.create_task(_astored_checkpoint_after(saver, parent))
+            await asyncio.sleep(3 * timeout)  # past the pool's deadline
+            assert not later.done()
+        finally:
+            await asyncio.to_thread(holder.rollback)
+            await asyncio.to_thread(holder.close)
+        await asyncio.wait_for(write, PATIENCE)
+        stored = await asyncio.wait_for(later, PATIENCE)
+        assert stored["configurable"]["thread_id"] == "next"
+        head = await saver.aget_tuple({"configurable": {"thread_id": "next"}})
+        assert head is not None
+        stored_id = stored["configurable"]["checkpoint_id"]
+        assert head.config["configurable"]["checkpoint_id"] == stored_id
+
+
+def test_a_sync_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_database):
+    import concurrent.futures
+    import time
+
+    from langgraph_supervisor_pro import open_checkpointer
+
+    timeout = 1.0
+    with open_checkpointer(pg_database, pool_size=1, connect_timeout=timeout) as saver:
+        held = _stored_checkpoint(saver, "held")
+        parent = _stored_checkpoint(saver, "next")
+        holder = _hold_the_row(pg_database, held)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            try:
+                write = pool.submit(saver.put_writes, held, [("x", 1)], BLOCKED_TASK)
+                _wait_until_blocked(pg_database)
+                later = pool.submit(_stored_checkpoint_after, saver, parent)
+                time.sleep(3 * timeout)  # past the pool's deadline
+                assert not later.done()
+            finally:
+                holder.rollback()
+                holder.close()
+            write.result(timeout=PATIENCE)
+            stored = later.result(timeout=PATIENCE)
+        head = saver.get_tuple({"configurable": {"thread_id": "next"}})
+        assert head is not None
+        stored_id = stored["configurable"]["checkpoint_id"]
+        assert head.config["configurable"]["checkpoint_id"] == stored_id
+
+
+def _stored_checkpoint_after(saver: Any, parent: Any) -> Any:
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    checkpoint = create_checkpoint(empty_checkpoint(), None, 1)
+    return saver.put(parent, checkpoint, {"source": "loop", "step": 0}, {})
+
+
+async def _astored_checkpoint_after(saver: Any, parent: Any) -> Any:
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    checkpoint = create_checkpoint(empty_checkpoint(), None, 1)
+    return await saver.aput(parent, checkpoint, {"source": "loop", "step": 0}, {})
+
+
+# -- the gates themselves ----------------------------------------------------------------
+
+
+async def test_the_async_gate_admits_as_many_as_its_size_and_queues_the_rest_in_order():
+    import asyncio
+
+    from langgraph_supervisor_pro.persistence._connections import AsyncPoolGate
+
+    gate = AsyncPoolGate(2)
+    order: list[int] = []
+    release = asyncio.Event()
+
+    async def holder(index: int) -> None:
+        async with gate:
+            order.append(index)
+            await release.wait()
+
+    tasks = [asyncio.create_task(holder(i)) for i in range(4)]
+    while len(order) < 2:
+        await asyncio.sleep(0)
+    for _ in range(5):  # the others stay queued
+        await asyncio.sleep(0)
+    assert order == [0, 1] and gate.locked() and gate.waiting == 2 and gate.size == 2
+    release.set()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2, 3] and not gate.locked() and gate.waiting == 0
+
+
+def test_the_sync_gate_admits_as_many_as_its_size():
+    import threading
+    import time
+
+    from langgraph_supervisor_pro.persistence._connections import pool_gate
+
+    gate = pool_gate(2)
+    assert gate.acquire(timeout=1) and gate.acquire(timeout=1)
+    assert not gate.acquire(timeout=0.01)  # a third holder waits
+    entered = threading.Event()
+
+    def third() -> None:
+        with gate:
+            entered.set()
+
+    thread = threading.Thread(target=third)
+    thread.start()
+    deadline = time.monotonic() + PATIENCE
+    while gate.waiting != 1 and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.001)
+    assert gate.waiting == 1 and not entered.is_set()  # type: ignore[attr-defined]
+    gate.release()
+    assert entered.wait(PATIENCE)
+    thread.join(PATIENCE)
+    assert gate.waiting == 0  # type: ignore[attr-defined]
+    gate.release()
+    with pytest.raises(ValueError):  # bounded: a release without an acquire is a bug
+        gate.release()
+
+
+@pytest.mark.parametrize("size", [1, 4])
+def test_pooled_savers_take_the_gate_of_their_pool_size(pg_database, size):
+    from langgraph_supervisor_pro import open_checkpointer
+
+    with open_checkpointer(pg_database, pool_size=size) as saver:
+        gate = saver.lock  # type: ignore[attr-defined]
+        assert [gate.acquire(timeout=1) for _ in range(size)] == [True] * size
+        assert not gate.acquire(timeout=0.01)
+        for _ in range(size):
+            gate.release()
