@@ -22,15 +22,34 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import AsyncSqliteStore, SqliteStore
+from psycopg import Connection
+from psycopg.rows import DictRow
+from psycopg_pool import ConnectionPool
 
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
     aopened,
     opened,
+    pool_gate,
 )
 
 __all__ = ["aopen_store", "open_store"]
+
+
+def _pooled_store(pool: ConnectionPool[Connection[DictRow]]) -> PostgresStore:
+    """A `PostgresStore` over `pool` whose batches do not take turns on one lock.
+
+    LangGraph's sync store takes its one `threading.Lock` around every pipelined batch
+    (every `put`, `get`, `search`), after checking out its own pooled connection, so
+    threads sharing the store (a parallel step's branches, a threaded server) held a
+    connection each and ran their batches one at a time. A gate of the pool's size
+    (`pool_gate`) never makes a holder of a connection wait. LangGraph's async store
+    already skips its lock over a pool.
+    """
+    store = PostgresStore(pool)
+    store.lock = pool_gate(pool.max_size)
+    return store
 
 
 @contextmanager
@@ -77,7 +96,7 @@ def open_store(
         connect_timeout,
         memory=InMemoryStore,
         sqlite=SqliteStore,
-        postgres=PostgresStore,
+        postgres=_pooled_store,
         autocommit=True,
     ) as store:
         yield store
