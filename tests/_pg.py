@@ -18,10 +18,13 @@ Where the server comes from:
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import shutil
 import tempfile
 import uuid
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,3 +171,57 @@ class RestartablePostgres:
             self.stop()
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_WAITING_ON_A_LOCK = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+)
+
+
+def wait_until_blocked(uri: str, patience: float) -> None:
+    """Return once a backend of `uri`'s database waits on a lock (a statement a test holds).
+
+    Raises:
+        AssertionError: No backend waited on a lock within `patience` seconds.
+    """
+    import time
+
+    deadline = time.monotonic() + patience
+    with psycopg.connect(uri, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            row = watcher.execute(_WAITING_ON_A_LOCK).fetchone()
+            if row is not None and row[0] >= 1:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the held statement never reached the database")
+
+
+@contextlib.contextmanager
+def while_held(
+    uri: str,
+    statement: str,
+    params: tuple[Any, ...],
+    blocked: Callable[[], Any],
+    patience: float,
+) -> Iterator[concurrent.futures.ThreadPoolExecutor]:
+    """Run `blocked` in a thread while a transaction of the test holds it in the database.
+
+    A connection of the test runs `statement` (an insert of the row `blocked` will write)
+    and keeps its transaction open; `blocked` starts in a thread and waits in the database
+    for that row. The block runs then, with a free thread of the same executor; on leaving,
+    `blocked` must still be waiting, the transaction is rolled back, and `blocked` must
+    then finish.
+    """
+    holder = psycopg.connect(uri)
+    holder.execute(statement, params)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        try:
+            waiting = pool.submit(blocked)
+            wait_until_blocked(uri, patience)
+            yield pool
+            assert not waiting.done()
+        finally:
+            holder.rollback()
+            holder.close()
+        waiting.result(timeout=patience)

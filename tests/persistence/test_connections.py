@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import traceback
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from typing import Any
 
+import psycopg
 import pytest
 
 from langgraph_supervisor_pro.persistence import (
@@ -24,6 +25,7 @@ from langgraph_supervisor_pro.persistence import (
     open_effects,
     open_store,
 )
+from tests._pg import wait_until_blocked, while_held
 
 Opener = Callable[..., AbstractContextManager[Any] | AbstractAsyncContextManager[Any]]
 OPENERS: dict[str, Opener] = {
@@ -296,10 +298,6 @@ async def test_async_a_pooled_connection_killed_by_the_server_is_replaced(pg_dat
 # for the first and times out; over the gate it runs on another pooled connection.
 
 BLOCKED_TASK = "task-held-by-the-test"
-WAITING_ON_A_LOCK = (
-    "SELECT count(*) AS n FROM pg_stat_activity "
-    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-)
 HOLD_ROW = (
     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, "
     "task_path, idx, channel, type, blob) VALUES (%s, '', %s, %s, '', 0, 'x', 'null', '')"
@@ -308,72 +306,68 @@ PATIENCE = 20.0
 """Seconds a call may take before the test calls it stuck (the one lock: forever)."""
 
 
-def _stored_checkpoint(saver: Any, thread: str) -> Any:
-    from langgraph.checkpoint.base import empty_checkpoint
+def _checkpoint(at: Any) -> tuple[Any, Any, Any, Any]:
+    """`put`'s arguments: a thread's first checkpoint (`at` a thread id), or the next after
+    the stored checkpoint `at` (its config)."""
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
 
-    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    return saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
-
-
-async def _astored_checkpoint(saver: Any, thread: str) -> Any:
-    from langgraph.checkpoint.base import empty_checkpoint
-
-    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    return await saver.aput(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    if isinstance(at, str):
+        config = {"configurable": {"thread_id": at, "checkpoint_ns": ""}}
+        return config, empty_checkpoint(), {"source": "input", "step": -1}, {}
+    return at, create_checkpoint(empty_checkpoint(), None, 1), {"source": "loop", "step": 0}, {}
 
 
-def _hold_the_row(uri: str, config: Any) -> Any:
-    """A connection whose open transaction inserted the write `config`'s task will insert."""
-    import psycopg
+def _stored_checkpoint(saver: Any, at: Any) -> Any:
+    return saver.put(*_checkpoint(at))
 
-    holder = psycopg.connect(uri)
-    holder.execute(
+
+async def _astored_checkpoint(saver: Any, at: Any) -> Any:
+    return await saver.aput(*_checkpoint(at))
+
+
+def _while_a_write_is_held(uri: str, saver: Any, held: Any) -> Any:
+    """`saver.put_writes` on `held` in a thread, waiting in the database (`while_held`)."""
+    return while_held(
+        uri,
         HOLD_ROW,
-        (
-            config["configurable"]["thread_id"],
-            config["configurable"]["checkpoint_id"],
-            BLOCKED_TASK,
-        ),
+        _held_key(held),
+        lambda: saver.put_writes(held, [("x", 1)], BLOCKED_TASK),
+        PATIENCE,
     )
-    return holder
 
 
-def _wait_until_blocked(uri: str) -> None:
-    """Return once a backend of the database waits on a lock (the saver's held insert)."""
-    import time
+def _held_key(config: Any) -> tuple[str, str, str]:
+    configurable = config["configurable"]
+    return configurable["thread_id"], configurable["checkpoint_id"], BLOCKED_TASK
 
-    import psycopg
 
-    deadline = time.monotonic() + PATIENCE
-    with psycopg.connect(uri, autocommit=True) as watcher:
-        while time.monotonic() < deadline:
-            row = watcher.execute(WAITING_ON_A_LOCK).fetchone()
-            if row is not None and row[0] >= 1:
-                return
-            time.sleep(0.02)
-    raise AssertionError("the saver's write never reached the database")
+@asynccontextmanager
+async def _awhile_a_write_is_held(uri: str, saver: Any, held: Any) -> AsyncIterator[None]:
+    """Async twin of `_while_a_write_is_held`: `aput_writes` waits in the database."""
+    import asyncio
+
+    holder: psycopg.Connection[Any] = await asyncio.to_thread(psycopg.connect, uri)
+    try:
+        await asyncio.to_thread(holder.execute, HOLD_ROW, _held_key(held))
+        write = asyncio.create_task(saver.aput_writes(held, [("x", 1)], BLOCKED_TASK))
+        await asyncio.to_thread(wait_until_blocked, uri, PATIENCE)
+        yield
+        assert not write.done()
+    finally:
+        await asyncio.to_thread(holder.rollback)
+        await asyncio.to_thread(holder.close)
+    await asyncio.wait_for(write, PATIENCE)
 
 
 def test_a_pooled_saver_reads_while_another_of_its_statements_waits(pg_database):
-    import concurrent.futures
-
     from langgraph_supervisor_pro import open_checkpointer
 
     with open_checkpointer(pg_database, pool_size=3) as saver:
         held = _stored_checkpoint(saver, "held")
         other = _stored_checkpoint(saver, "other")
-        holder = _hold_the_row(pg_database, held)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            try:
-                write = pool.submit(saver.put_writes, held, [("x", 1)], BLOCKED_TASK)
-                _wait_until_blocked(pg_database)
-                read = pool.submit(saver.get_tuple, other)
-                found = read.result(timeout=PATIENCE)  # the one lock: waits for the write
-                assert not write.done()
-            finally:
-                holder.rollback()
-                holder.close()
-            write.result(timeout=PATIENCE)
+        with _while_a_write_is_held(pg_database, saver, held) as pool:
+            read = pool.submit(saver.get_tuple, other)
+            found = read.result(timeout=PATIENCE)  # the one lock: waits for the write
         assert found is not None and found.config["configurable"]["thread_id"] == "other"
         stored = saver.get_tuple(held)
         assert stored is not None and [w[1:] for w in stored.pending_writes or []] == [("x", 1)]
@@ -387,16 +381,8 @@ async def test_an_async_pooled_saver_reads_while_another_of_its_statements_waits
     async with aopen_checkpointer(pg_database, pool_size=3) as saver:
         held = await _astored_checkpoint(saver, "held")
         other = await _astored_checkpoint(saver, "other")
-        holder = await asyncio.to_thread(_hold_the_row, pg_database, held)
-        try:
-            write = asyncio.create_task(saver.aput_writes(held, [("x", 1)], BLOCKED_TASK))
-            await asyncio.to_thread(_wait_until_blocked, pg_database)
+        async with _awhile_a_write_is_held(pg_database, saver, held):
             found = await asyncio.wait_for(saver.aget_tuple(other), PATIENCE)
-            assert not write.done()
-        finally:
-            await asyncio.to_thread(holder.rollback)
-            await asyncio.to_thread(holder.close)
-        await asyncio.wait_for(write, PATIENCE)
         assert found is not None and found.config["configurable"]["thread_id"] == "other"
         stored = await saver.aget_tuple(held)
         assert stored is not None and [w[1:] for w in stored.pending_writes or []] == [("x", 1)]
@@ -415,17 +401,10 @@ async def test_a_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_d
     async with aopen_checkpointer(pg_database, pool_size=1, connect_timeout=timeout) as saver:
         held = await _astored_checkpoint(saver, "held")
         parent = await _astored_checkpoint(saver, "next")
-        holder = await asyncio.to_thread(_hold_the_row, pg_database, held)
-        try:
-            write = asyncio.create_task(saver.aput_writes(held, [("x", 1)], BLOCKED_TASK))
-            await asyncio.to_thread(_wait_until_blocked, pg_database)
-            later = asyncio.create_task(_astored_checkpoint_after(saver, parent))
+        async with _awhile_a_write_is_held(pg_database, saver, held):
+            later = asyncio.create_task(_astored_checkpoint(saver, parent))
             await asyncio.sleep(3 * timeout)  # past the pool's deadline
             assert not later.done()
-        finally:
-            await asyncio.to_thread(holder.rollback)
-            await asyncio.to_thread(holder.close)
-        await asyncio.wait_for(write, PATIENCE)
         stored = await asyncio.wait_for(later, PATIENCE)
         assert stored["configurable"]["thread_id"] == "next"
         head = await saver.aget_tuple({"configurable": {"thread_id": "next"}})
@@ -435,7 +414,6 @@ async def test_a_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_d
 
 
 def test_a_sync_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_database):
-    import concurrent.futures
     import time
 
     from langgraph_supervisor_pro import open_checkpointer
@@ -444,37 +422,15 @@ def test_a_sync_call_beyond_the_pool_waits_its_turn_without_a_pool_timeout(pg_da
     with open_checkpointer(pg_database, pool_size=1, connect_timeout=timeout) as saver:
         held = _stored_checkpoint(saver, "held")
         parent = _stored_checkpoint(saver, "next")
-        holder = _hold_the_row(pg_database, held)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            try:
-                write = pool.submit(saver.put_writes, held, [("x", 1)], BLOCKED_TASK)
-                _wait_until_blocked(pg_database)
-                later = pool.submit(_stored_checkpoint_after, saver, parent)
-                time.sleep(3 * timeout)  # past the pool's deadline
-                assert not later.done()
-            finally:
-                holder.rollback()
-                holder.close()
-            write.result(timeout=PATIENCE)
-            stored = later.result(timeout=PATIENCE)
+        with _while_a_write_is_held(pg_database, saver, held) as pool:
+            later = pool.submit(_stored_checkpoint, saver, parent)
+            time.sleep(3 * timeout)  # past the pool's deadline
+            assert not later.done()
+        stored = later.result(timeout=PATIENCE)
         head = saver.get_tuple({"configurable": {"thread_id": "next"}})
         assert head is not None
         stored_id = stored["configurable"]["checkpoint_id"]
         assert head.config["configurable"]["checkpoint_id"] == stored_id
-
-
-def _stored_checkpoint_after(saver: Any, parent: Any) -> Any:
-    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
-
-    checkpoint = create_checkpoint(empty_checkpoint(), None, 1)
-    return saver.put(parent, checkpoint, {"source": "loop", "step": 0}, {})
-
-
-async def _astored_checkpoint_after(saver: Any, parent: Any) -> Any:
-    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
-
-    checkpoint = create_checkpoint(empty_checkpoint(), None, 1)
-    return await saver.aput(parent, checkpoint, {"source": "loop", "step": 0}, {})
 
 
 # -- the gates themselves ----------------------------------------------------------------
