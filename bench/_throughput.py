@@ -152,7 +152,7 @@ def build(cell: Cell, checkpointer: Any) -> Prepared:
 class _Sampler:
     """Peaks of the database's backends and of the pool's stats, sampled every 50 ms."""
 
-    def __init__(self, uri: str, pool: Any, gate: Any = None) -> None:
+    def __init__(self, uri: str, pool: Any, gate: Any) -> None:
         self.uri, self.pool, self.gate = uri, pool, gate
         self.backends = self.open = self.waiting = self.pool_max = 0
         self._stop = asyncio.Event()
@@ -168,7 +168,7 @@ class _Sampler:
                 self.backends = max(self.backends, int(row[0]) if row else 0)
                 stats: Mapping[str, int] = self.pool.get_stats()
                 self.open = max(self.open, stats.get("pool_size", 0))
-                queued = stats.get("requests_waiting", 0) + getattr(self.gate, "waiting", 0)
+                queued = stats.get("requests_waiting", 0) + self.gate.waiting
                 self.waiting = max(self.waiting, queued)
                 self.pool_max = stats.get("pool_max", self.pool_max)
                 try:

@@ -179,22 +179,27 @@ _WAITING_ON_A_LOCK = (
 )
 
 
+def someone_waits_on_a_lock(uri: str, timeout: float = 10.0) -> bool:
+    """Wait (bounded) until another session of `uri`'s database waits on a lock."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(uri, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            row = watcher.execute(_WAITING_ON_A_LOCK).fetchone()
+            if row is not None and row[0] >= 1:
+                return True
+            time.sleep(0.02)
+    return False
+
+
 def wait_until_blocked(uri: str, patience: float) -> None:
     """Return once a backend of `uri`'s database waits on a lock (a statement a test holds).
 
     Raises:
         AssertionError: No backend waited on a lock within `patience` seconds.
     """
-    import time
-
-    deadline = time.monotonic() + patience
-    with psycopg.connect(uri, autocommit=True) as watcher:
-        while time.monotonic() < deadline:
-            row = watcher.execute(_WAITING_ON_A_LOCK).fetchone()
-            if row is not None and row[0] >= 1:
-                return
-            time.sleep(0.02)
-    raise AssertionError("the held statement never reached the database")
+    assert someone_waits_on_a_lock(uri, patience), "the held statement never reached the database"
 
 
 @contextlib.contextmanager

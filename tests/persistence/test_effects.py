@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-import time
 import uuid
 from typing import Any, TypedDict
 
@@ -29,7 +28,7 @@ from langgraph_supervisor_pro.persistence.effects import (
 )
 from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
 from tests._helpers import ask, routes
-from tests._pg import table_names
+from tests._pg import someone_waits_on_a_lock, table_names
 from tests.test_supervisor import w
 
 # --------------------------------------------------------------------------- helpers
@@ -70,21 +69,6 @@ class Charge:
         if self.fail is not None:
             raise self.fail
         return {"payment_id": row["id"], "amount": self.amount}
-
-
-def someone_waits_on_a_lock(uri: str, timeout: float = 10.0) -> bool:
-    """Wait (bounded) until another session of this database waits on a lock."""
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(uri, autocommit=True) as conn:
-        while time.monotonic() < deadline:
-            (waiting,) = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            ).fetchone() or (0,)
-            if waiting:
-                return True
-            time.sleep(0.02)
-    return False
 
 
 def cfg(thread_id: Any = "t-1", **metadata: Any) -> dict[str, Any]:
