@@ -24,6 +24,9 @@ ops = Worker(name="ops", description="Operations.",
 - A server that is down, times out or answers 5xx (`RemoteDomainUnavailable`, retried
   per `Worker.retry`), refuses the request or whose run fails (`RemoteDomainError`)
   makes a `failed` hop whose error says which, with any password in the URL masked.
+- The remote run's tokens (its `messages` stream, subgraphs included) and custom events
+  reach the root's stream as custom events (`stream_mode="custom"`), each a
+  `RemoteStreamEvent` under `REMOTE_EVENT_KEY`; `remote_stream_event` picks them out.
 
 Example:
     >>> remote_thread_id("t-1", ("ops",), "ops") == remote_thread_id("t-1", ("ops",), "ops")
@@ -34,9 +37,21 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict, cast
 
-__all__ = ["RemoteDomainError", "RemoteDomainUnavailable", "remote_thread_id"]
+__all__ = [
+    "REMOTE_EVENT_KEY",
+    "RemoteDomainError",
+    "RemoteDomainUnavailable",
+    "RemoteSource",
+    "RemoteStreamEvent",
+    "remote_stream_event",
+    "remote_thread_id",
+]
+
+REMOTE_EVENT_KEY = "lgsp_remote"
+"""The key of a custom stream event relayed from a remote domain's run (its `RemoteSource`)."""
 
 
 class RemoteDomainError(RuntimeError):
@@ -94,3 +109,63 @@ def remote_thread_id(thread_id: str, path: Sequence[str], graph_id: str) -> str:
         raise ValueError(f"graph_id must be the remote graph's id, not {graph_id!r}")
     key = json.dumps(["lgsp-remote", str(thread_id), names, graph_id], ensure_ascii=False)
     return str(uuid.uuid5(uuid.NAMESPACE_URL, key))
+
+
+class RemoteSource(TypedDict):
+    """Where a relayed stream event comes from: the remote run of one hop."""
+
+    path: list[str]
+    """The worker names from the root down to the remote worker (`["ops"]`)."""
+    graph_id: str
+    """The remote graph (assistant) id."""
+    thread_id: str
+    """The remote thread (`remote_thread_id`)."""
+    run_id: str
+    """The remote run: the hop's own, or the one that took a forwarded review answer."""
+
+
+class RemoteStreamEvent(TypedDict):
+    """A remote run's stream event, relayed to the root as a custom stream event.
+
+    `mode` is the remote stream mode: `"messages"` (a token: `data` is the LangGraph
+    SDK's `[message chunk as a dict, metadata]` of `stream_mode="messages-tuple"`) or
+    `"custom"` (what a remote node wrote with its stream writer). `ns` is the
+    namespace inside the remote run (`[]` for its root graph, `["clerk:<task id>"]` for
+    a worker's agent).
+    """
+
+    lgsp_remote: RemoteSource
+    mode: Literal["messages", "custom"]
+    ns: list[str]
+    data: Any
+
+
+def remote_stream_event(chunk: object) -> RemoteStreamEvent | None:
+    """The relayed remote stream event a custom stream chunk is, or None.
+
+    Args:
+        chunk: A chunk of the root's `stream_mode="custom"` stream.
+
+    Returns:
+        The `RemoteStreamEvent`, or None for any other custom event.
+
+    Example:
+        ```python
+        for mode, chunk in app.stream(inputs, config, stream_mode=["updates", "custom"]):
+            if mode == "custom" and (event := remote_stream_event(chunk)):
+                if event["mode"] == "messages":
+                    message, metadata = event["data"]
+                    print(message["content"], end="")
+        ```
+
+        >>> remote_stream_event({"progress": 0.5}) is None
+        True
+    """
+    if not isinstance(chunk, Mapping):
+        return None
+    source = chunk.get(REMOTE_EVENT_KEY)
+    if not isinstance(source, Mapping) or chunk.get("mode") not in ("messages", "custom"):
+        return None
+    if not isinstance(chunk.get("ns"), list) or "data" not in chunk:
+        return None
+    return cast(RemoteStreamEvent, dict(chunk))

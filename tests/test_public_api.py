@@ -94,8 +94,12 @@ SUBMODULES: dict[str, set[str]] = {
         "register_secret",
     },
     "remote": {
+        "REMOTE_EVENT_KEY",
         "RemoteDomainError",
         "RemoteDomainUnavailable",
+        "RemoteSource",
+        "RemoteStreamEvent",
+        "remote_stream_event",
         "remote_thread_id",
     },
     "supervisor": {
@@ -923,3 +927,14 @@ def test_no_private_langgraph_imports_in_the_package():
     )
     offenders = [str(p) for p in root.rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []
+
+
+def test_remote_stream_event_signature_and_shape_are_pinned():
+    from langgraph_supervisor_pro import remote
+
+    assert remote.REMOTE_EVENT_KEY == "lgsp_remote"
+    assert str(inspect.signature(remote.remote_stream_event)) == (
+        "(chunk: 'object') -> 'RemoteStreamEvent | None'"
+    )
+    assert list(remote.RemoteStreamEvent.__annotations__) == ["lgsp_remote", "mode", "ns", "data"]
+    assert list(remote.RemoteSource.__annotations__) == ["path", "graph_id", "thread_id", "run_id"]

@@ -1,4 +1,4 @@
-"""remote_thread_id: stable, distinct per thread, path and graph; validated."""
+"""remote_thread_id: stable, distinct per thread, path and graph; validated. remote_stream_event."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import uuid
 import pytest
 
 from langgraph_supervisor_pro.remote import (
+    REMOTE_EVENT_KEY,
     RemoteDomainError,
     RemoteDomainUnavailable,
+    remote_stream_event,
     remote_thread_id,
 )
 from langgraph_supervisor_pro.workers import default_worker_retry
@@ -46,3 +48,35 @@ def test_an_unavailable_server_is_retried_by_default_and_a_refusal_is_not():
     assert callable(retry_on)
     assert retry_on(RemoteDomainUnavailable("remote domain 'ops': unreachable"))
     assert not retry_on(RemoteDomainError("remote domain 'ops': HTTP 422"))
+
+
+# -- relayed stream events -----------------------------------------------------------
+
+
+def _event(**changes: object) -> dict[str, object]:
+    source = {"path": ["ops"], "graph_id": "ops", "thread_id": "t", "run_id": "r"}
+    return {REMOTE_EVENT_KEY: source, "mode": "messages", "ns": [], "data": [{}, {}], **changes}
+
+
+def test_a_relayed_event_is_recognised_as_it_is():
+    event = _event(mode="custom", ns=["clerk:1"], data={"progress": 0.5})
+    assert remote_stream_event(event) == event
+    assert remote_stream_event(_event(data=None)) == _event(data=None)
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        None,
+        "lgsp_remote",
+        ["lgsp_remote"],
+        {"progress": 0.5},
+        {REMOTE_EVENT_KEY: "ops", "mode": "messages", "ns": [], "data": 1},
+        _event(mode="updates"),
+        _event(mode=None),
+        _event(ns="clerk:1"),
+        {k: v for k, v in _event().items() if k != "data"},
+    ],
+)
+def test_anything_else_is_not_a_relayed_event(chunk):
+    assert remote_stream_event(chunk) is None

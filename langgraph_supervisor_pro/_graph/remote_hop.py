@@ -25,6 +25,13 @@ One hop, every time its node runs (first run, a resume, a replay after a crash):
    messages after the hop's prompt (after time travel, when the thread has moved on:
    the last checkpoint the hop's last run wrote, looked up by its run id).
 
+Each run it starts streams its tokens and custom events, subgraphs included, resumably.
+Before joining a run it started (or found still running) the hop reads that stream from
+its first event and relays each token and custom event to the root's stream writer as a
+custom event (`remote.RemoteStreamEvent`); a run found finished is not relayed again.
+Relaying is best effort: a stream that breaks off ends the relay, and the join that
+follows says how the run ended.
+
 Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
 HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
 failed remote run), with the URL's password masked.
@@ -33,8 +40,10 @@ failed remote run), with the URL's password masked.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -44,10 +53,10 @@ from langchain_core.callbacks import (
 )
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.config import get_config
+from langgraph.config import get_config, get_stream_writer
 from langgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from langgraph.pregel.remote import RemoteGraph
-from langgraph.types import Interrupt, interrupt
+from langgraph.types import Interrupt, StreamWriter, interrupt
 from langsmith.run_helpers import get_current_run_tree
 from pydantic import TypeAdapter, ValidationError
 
@@ -57,8 +66,11 @@ from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
 from langgraph_supervisor_pro.remote import (
+    REMOTE_EVENT_KEY,
     RemoteDomainError,
     RemoteDomainUnavailable,
+    RemoteSource,
+    RemoteStreamEvent,
     remote_thread_id,
 )
 from langgraph_supervisor_pro.review.desk import is_review_payload
@@ -81,6 +93,14 @@ _RUNS_PAGE = 100
 _CLOCK_SKEW = timedelta(minutes=10)
 """How far behind this process's clock the remote server's may be: runs created up to
 this long before the hop was dispatched are still read."""
+_STREAMED = ("messages-tuple", "custom")
+"""What a hop's remote run streams (subgraphs included): the modes relayed to the root."""
+_RELAYED = frozenset({"messages", "custom"})
+"""The stream events relayed (the server names `messages-tuple` events `messages`)."""
+_FROM_THE_START = "-1"
+"""`last_event_id` that replays a resumable run's stream from its first event."""
+
+_log = logging.getLogger(__name__)
 
 
 class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
@@ -160,6 +180,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         key = f"{hop.turn}:{hop.step}"
         digest = hop.digest or _digest(prompt)
         metadata = {**_run_metadata(config, hop), PROMPT_KEY: digest}
+        relay = _Relay(_stream_writer(), list(hop.path), self.remote.assistant_id, thread)
         try:
             yield api.call(
                 "create_thread",
@@ -177,6 +198,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 api,
                 thread,
                 runs.get(key),
+                relay,
                 metadata={**metadata, RUN_KEY: key},
                 input={"messages": [_message_dict(prompt, remote_prompt)]},
             )
@@ -202,6 +224,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                     api,
                     thread,
                     runs.get(resume_key),
+                    relay,
                     metadata={
                         **metadata,
                         RUN_KEY: resume_key,
@@ -257,6 +280,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         api: _Api,
         thread: str,
         existing: Mapping[str, Any] | None,
+        relay: _Relay,
         *,
         metadata: dict[str, Any],
         input: Any = None,
@@ -264,10 +288,14 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
     ) -> Steps[str]:
         """Join the run `existing` if it can still answer, else start it; wait for it.
 
-        Returns the run's id.
+        The stream of a run started here, or joined while it still runs, is relayed to
+        the root (`relay`); a finished run's is not again (the node runs again after each
+        answer and on every replay). Returns the run's id.
         """
+        live = True
         if existing is not None and existing.get("status") in _REUSABLE:
             run_id = str(existing["run_id"])
+            live = existing.get("status") != "success"
         else:
             headers = _tracing_headers() if self.remote.distributed_tracing else None
             created = yield api.call(
@@ -278,8 +306,17 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 command=command,
                 metadata=metadata,
                 headers=headers,
+                stream_mode=list(_STREAMED),
+                stream_subgraphs=True,
+                stream_resumable=True,
             )
             run_id = str(created["run_id"])
+        if live and relay.writer is not None:
+            try:
+                yield api.relay(thread, run_id, relay)
+            except Exception as exc:  # best effort: the join below says how the run ended
+                why = scrub(f"{type(exc).__name__}: {exc}", self._url())
+                _log.debug("%s: relaying run %s's stream stopped: %s", self._who(), run_id, why)
         result = yield api.call("join_run", thread, run_id)
         error = result.get("__error__") if isinstance(result, Mapping) else None
         if error is not None:
@@ -410,6 +447,24 @@ class _Api:
             return Call(lambda: method(*args, **kwargs), None)
         return Call(lambda: method(*args, **kwargs), lambda: method(*args, **kwargs))
 
+    def relay(self, thread: str, run_id: str, relay: _Relay) -> Call:
+        """Read the run's stream from its first event, relaying it; the events relayed."""
+        runs = self._client.runs
+
+        def pump() -> int:
+            relayed = 0
+            for part in runs.join_stream(thread, run_id, last_event_id=_FROM_THE_START):
+                relayed += relay.forward(run_id, part.event, part.data)
+            return relayed
+
+        async def apump() -> int:
+            relayed = 0
+            async for part in runs.join_stream(thread, run_id, last_event_id=_FROM_THE_START):
+                relayed += relay.forward(run_id, part.event, part.data)
+            return relayed
+
+        return Call(pump, None if self._sync else apump)
+
     def _method(self, name: str) -> Callable[..., Any]:
         client = self._client
         return cast(
@@ -424,6 +479,41 @@ class _Api:
                 "join_run": client.runs.join,
             }[name],
         )
+
+
+@dataclass(frozen=True)
+class _Relay:
+    """Relays a hop's remote stream events to the root's stream writer (if any)."""
+
+    writer: StreamWriter | None
+    path: list[str]
+    graph_id: str
+    thread: str
+
+    def forward(self, run_id: str, event: str, data: Any) -> int:
+        """Write one remote event as a `RemoteStreamEvent` if it is relayed; 1 if it was."""
+        mode, _, ns = event.partition("|")
+        if self.writer is None or mode not in _RELAYED:
+            return 0
+        source = RemoteSource(
+            path=list(self.path), graph_id=self.graph_id, thread_id=self.thread, run_id=run_id
+        )
+        relayed: dict[str, Any] = {
+            REMOTE_EVENT_KEY: source,
+            "mode": mode,
+            "ns": ns.split("|") if ns else [],
+            "data": data,
+        }
+        self.writer(cast(RemoteStreamEvent, relayed))
+        return 1
+
+
+def _stream_writer() -> StreamWriter | None:
+    """The root's stream writer for this hop, or None outside a graph run."""
+    try:
+        return get_stream_writer()
+    except RuntimeError:  # called outside a runnable context
+        return None
 
 
 def _prompt(input: Mapping[str, Any]) -> BaseMessage:

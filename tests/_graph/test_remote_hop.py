@@ -1,4 +1,5 @@
-"""RemoteHop without a server: its refusals before any request, how far back it reads."""
+"""RemoteHop without a server: its refusals before any request, how far back it reads,
+how it relays a remote run's stream events."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._internal.hop import HopContext, prompt_digest, with_hop
-from langgraph_supervisor_pro.remote import RemoteDomainError
+from langgraph_supervisor_pro.remote import RemoteDomainError, remote_stream_event
 
 # Port 9 (discard): nothing is sent, every refusal comes before a request.
 REMOTE = RemoteGraph("ops", url="http://ops:pw-secret@127.0.0.1:9")
@@ -146,3 +147,30 @@ def test_a_run_started_before_prompts_were_digested_keeps_its_prompt_id():
     assert new_id != old_id
     assert remote_hop._remote_prompt_id("t", "1:1", "d", None) == new_id
     assert remote_hop._remote_prompt_id("t", "1:1", "e", None) != new_id
+
+
+# -- relaying the remote run's stream ----------------------------------------------------
+
+
+def test_the_relay_writes_tokens_and_custom_events_with_their_source_and_namespace():
+    written: list[object] = []
+    relay = remote_hop._Relay(written.append, ["root", "ops"], "ops", "remote-t")
+    token = [{"type": "AIMessageChunk", "content": "Rolled "}, {"langgraph_node": "model"}]
+    assert relay.forward("run-1", "messages|clerk:1|inner:2", token) == 1
+    assert relay.forward("run-1", "custom", {"progress": 0.5}) == 1
+    # What the root is not streamed: the run's metadata, state updates, values, errors.
+    for event in ("metadata", "updates", "values|clerk:1", "error", "messages/partial", ""):
+        assert relay.forward("run-1", event, {}) == 0
+    source = {"path": ["root", "ops"], "graph_id": "ops", "thread_id": "remote-t"}
+    source["run_id"] = "run-1"
+    assert written == [
+        {"lgsp_remote": source, "mode": "messages", "ns": ["clerk:1", "inner:2"], "data": token},
+        {"lgsp_remote": source, "mode": "custom", "ns": [], "data": {"progress": 0.5}},
+    ]
+    assert all(remote_stream_event(chunk) == chunk for chunk in written)
+
+
+def test_without_a_stream_writer_nothing_is_relayed():
+    relay = remote_hop._Relay(None, ["ops"], "ops", "t")
+    assert relay.forward("r", "custom", {"x": 1}) == 0
+    assert remote_hop._stream_writer() is None  # outside a graph run

@@ -29,7 +29,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._internal.twins import Call
-from langgraph_supervisor_pro.remote import remote_thread_id
+from langgraph_supervisor_pro.remote import REMOTE_EVENT_KEY, remote_stream_event, remote_thread_id
 from tests._langsmith import CaptureServer
 from tests.integration._devserver import assistant_id, client, interrupts, serve
 from tests.integration._remote.root import NO_WAIT, build
@@ -552,6 +552,106 @@ def test_an_unknown_remote_graph_is_a_failed_hop(server_b: str) -> None:
     assert "the server refused the request (HTTP 4" in entry["error"]
 
 
+# -- the remote run's stream at the root -------------------------------------------------
+
+
+def _relayed(chunks: list[Any]) -> list[dict[str, Any]]:
+    """The remote stream events among a root's `custom` stream chunks, in order."""
+    events = [remote_stream_event(chunk) for chunk in chunks]
+    return [dict(event) for event in events if event is not None]
+
+
+def _custom(parts: Any) -> list[Any]:
+    return [chunk for mode, chunk in parts if mode == "custom"]
+
+
+def _run_ids(url: str, thread: str) -> dict[str, str]:
+    return {r["metadata"]["lgsp_run"]: r["run_id"] for r in _remote_runs(url, thread)}
+
+
+def test_the_remote_runs_tokens_reach_the_roots_stream_once_each(server_b: str) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("ops",), "ops")
+    first = _relayed(_custom(app.stream(ROLL_BACK, config, stream_mode=["updates", "custom"])))
+    runs = _run_ids(server_b, thread)
+    source = {"path": ["ops"], "graph_id": "ops", "thread_id": thread, "run_id": runs["1:1"]}
+    assert first and all(event[REMOTE_EVENT_KEY] == source for event in first)
+    # The clerk's model call, streamed inside the remote domain's worker subgraph.
+    (call,) = [e for e in first if e["mode"] == "messages" and e["data"][0].get("tool_calls")]
+    assert call["ns"][0].startswith("clerk:")
+    chunk, metadata = call["data"]
+    assert chunk["type"] == "AIMessageChunk" and chunk["tool_calls"][0]["name"] == "rollback"
+    assert metadata["langgraph_node"] == "model"
+    (pending,) = app.get_state(config).interrupts
+
+    # The answer's run streams the clerk's answer token by token; the first run's events
+    # (its run has finished) are not relayed again when the hop's node runs again.
+    resume: Command[Any] = Command(resume={pending.id: {"decisions": [{"type": "approve"}]}})
+    second = _relayed(_custom(app.stream(resume, config, stream_mode=["updates", "custom"])))
+    runs = _run_ids(server_b, thread)
+    assert {e[REMOTE_EVENT_KEY]["run_id"] for e in second} == {runs["1:1:resume:0"]}
+    clerk = [e["data"][0] for e in second if e["mode"] == "messages" and e["ns"]]
+    assert clerk[0] == {**clerk[0], "type": "tool", "content": "rolled back database"}
+    tokens = [m["content"] for m in clerk if m["type"] == "AIMessageChunk"]
+    assert len(tokens) > 1 and "".join(tokens) == "Rolled back the database service."
+    assert app.get_state(config).values["status"] == "done"
+
+
+async def test_the_async_root_relays_the_remote_runs_messages_and_custom_events(
+    server_b: str,
+) -> None:
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    config = _config()
+    chunks = [chunk async for chunk in app.astream(NOTE, config, stream_mode="custom")]
+    events = _relayed(chunks)
+    thread = remote_thread_id(config["configurable"]["thread_id"], ("desk",), "desk")
+    assert {e[REMOTE_EVENT_KEY]["thread_id"] for e in events} == {thread}
+    # What the remote worker wrote with its stream writer, as it wrote it.
+    (custom,) = [e for e in events if e["mode"] == "custom"]
+    assert custom["data"] == {"filing": "Task: File a note about the outage"}
+    # The remote domain's answer, in its messages stream.
+    answers = [e["data"][0]["content"] for e in events if e["mode"] == "messages"]
+    assert "Filed a note about: Task: File a note about the outage" in answers
+    assert (await app.aget_state(config)).values["status"] == "done"
+
+
+def test_a_relay_that_starts_late_still_reads_the_run_from_its_first_event(
+    server_b: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As when the hop joins a run a crashed process started: the run is over (or well
+    # under way) before its stream is read; it was started resumable, read from the start.
+    real = remote_hop._Api.relay
+
+    def late(api: Any, thread: str, run_id: str, relay: Any) -> Call:
+        get_sync_client(url=server_b).runs.join(thread, run_id)  # the run has finished
+        return real(api, thread, run_id, relay)
+
+    monkeypatch.setattr(remote_hop._Api, "relay", late)
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    events = _relayed(list(app.stream(NOTE, _config(), stream_mode="custom")))
+    assert [e["data"] for e in events if e["mode"] == "custom"] == [
+        {"filing": "Task: File a note about the outage"}
+    ]
+
+
+def test_a_relay_that_breaks_off_leaves_the_hop_as_it_was(
+    server_b: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(api: Any, thread: str, run_id: str, relay: Any) -> Call:
+        def fail() -> None:
+            raise ConnectionError("the stream broke off")
+
+        return Call(fail, None)
+
+    monkeypatch.setattr(remote_hop._Api, "relay", broken)
+    app = build(server_b).compile(checkpointer=InMemorySaver())
+    parts = list(app.stream(NOTE, _config(), stream_mode=["values", "custom"]))
+    assert _relayed(_custom(parts)) == []
+    final = [chunk for mode, chunk in parts if mode == "values"][-1]
+    assert final["status"] == "done" and final["ledger"][0]["status"] == "success"
+
+
 # -- a root on server A, domains on server B ---------------------------------------------
 
 
@@ -563,6 +663,14 @@ def test_a_root_served_by_one_server_delegates_to_domains_on_another(server_a: s
         out = await sdk.runs.wait(thread, root, input=NOTE)
         assert out["status"] == "done"
         assert [(e["worker"], e["status"]) for e in out["ledger"]] == [("desk", "success")]
+        # Streamed from server A, the root relays the remote run's events on server B.
+        thread = (await sdk.threads.create())["thread_id"]
+        parts = [p async for p in sdk.runs.stream(thread, root, input=NOTE, stream_mode="custom")]
+        relayed = _relayed([p.data for p in parts if p.event == "custom"])
+        assert [e["data"] for e in relayed if e["mode"] == "custom"] == [
+            {"filing": "Task: File a note about the outage"}
+        ]
+        assert {e[REMOTE_EVENT_KEY]["path"][0] for e in relayed} == {"desk"}
 
         thread = (await sdk.threads.create())["thread_id"]
         await sdk.runs.wait(thread, root, input=ROLL_BACK)

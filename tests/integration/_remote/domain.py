@@ -2,7 +2,8 @@
 
 - `ops`: a domain whose clerk's high-risk `rollback` tool pauses for a review: the clerk's
   model calls `rollback` while its messages hold no tool result, and answers once they do.
-- `desk`: a domain whose one function worker answers at once (no review).
+- `desk`: a domain whose one function worker answers at once (no review), writing one
+  custom stream event (`{"filing": <task>}`) as it does.
 - `broken`: a graph whose one node raises, so its runs end in error.
 - `slow`: a graph whose one node takes two seconds to answer.
 - `asks`: a graph whose one node asks a plain question (`interrupt("Which region?")`)
@@ -27,6 +28,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.config import get_stream_writer
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
@@ -57,6 +59,7 @@ def _once(worker: str) -> Any:
 
 
 def _notes(task: WorkerTask) -> str:
+    get_stream_writer()({"filing": task.task})  # a custom event the root's stream relays
     return f"Filed a note about: {task.task}"
 
 
