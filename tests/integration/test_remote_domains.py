@@ -387,7 +387,15 @@ def test_a_remote_domain_inside_a_local_domain_pauses_and_resumes_two_levels_dow
     assert pending.value["context"]["path"] == ["region", "ops", "clerk"]
     thread = remote_thread_id(config["configurable"]["thread_id"], ("region", "ops"), "ops")
     assert pending.value["context"]["remote"]["thread_id"] == thread
-    out = app.invoke(Command(resume={pending.id: {"decisions": [{"type": "approve"}]}}), config)
+    resume: Command[Any] = Command(resume={pending.id: {"decisions": [{"type": "approve"}]}})
+    parts = list(app.stream(resume, config, stream_mode=["custom", "values"], subgraphs=True))
+    # The remote run's events, relayed inside the local domain: under its namespace.
+    custom = [(ns, chunk) for ns, mode, chunk in parts if mode == "custom"]
+    relayed = _relayed([chunk for _, chunk in custom])
+    assert relayed and len(relayed) == len(custom)
+    assert {tuple(e[REMOTE_EVENT_KEY]["path"]) for e in relayed} == {("region", "ops")}
+    assert all(ns and ns[0].partition(":")[0] == "region" for ns, _ in custom)
+    out = app.get_state(config).values
     assert out["status"] == "done"
     assert out["messages"][-1].content == "Rolled back the database service."
     (record,) = out["reviews"]
