@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.coerce import coerce_worker_output
 from langgraph_supervisor_pro._internal import twins
+from langgraph_supervisor_pro._internal.aio import abandoned
 from langgraph_supervisor_pro.workers import WorkerTimeoutError, default_worker_retry
 from tests._helpers import ask, compile_team, routes, thread
 
@@ -319,9 +320,9 @@ def test_sync_timeout_fails_the_hop_after_retries():
     release = threading.Event()
 
     def slow(task):
-        attempts.append(1)
+        attempts.append(abandoned())
         release.wait(timeout=60)  # blocked until the test lets go
-        finished.append(1)
+        finished.append(abandoned())
         return "late"
 
     app = compile_team([w("slow", slow, timeout=0.05, retry=FAST_RETRY)], router=routes("slow"))
@@ -331,7 +332,14 @@ def test_sync_timeout_fails_the_hop_after_retries():
         assert finished == []
     finally:
         release.set()
-    assert len(attempts) == 2  # WorkerTimeoutError is transient: retried once
+    assert attempts == [False, False]  # WorkerTimeoutError is transient: retried once
+    # Each abandoned attempt's thread sees it was abandoned (what a remote hop's relay
+    # asks before writing to the run's stream).
+    for _ in range(500):
+        if len(finished) == 2:
+            break
+        threading.Event().wait(0.01)
+    assert finished == [True, True]
     entry = out["ledger"][0]
     assert entry["status"] == "failed"
     assert entry["error"].startswith("WorkerTimeoutError")

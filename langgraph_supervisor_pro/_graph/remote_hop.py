@@ -30,7 +30,9 @@ Before joining a run it started (or found still running) the hop reads that stre
 its first event and relays each token and custom event to the root's stream writer as a
 custom event (`remote.RemoteStreamEvent`); a run found finished is not relayed again.
 Relaying is best effort: a stream that breaks off ends the relay, and the join that
-follows says how the run ended.
+follows says how the run ended. A sync attempt abandoned by its worker's timeout stops
+relaying (its thread cannot be cancelled; the retry joins the run and relays it from the
+start).
 
 Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
 HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
@@ -60,6 +62,7 @@ from langgraph.types import Interrupt, StreamWriter, interrupt
 from langsmith.run_helpers import get_current_run_tree
 from pydantic import TypeAdapter, ValidationError
 
+from langgraph_supervisor_pro._internal.aio import abandoned
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, prompt_digest
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
@@ -454,6 +457,8 @@ class _Api:
         def pump() -> int:
             relayed = 0
             for part in runs.join_stream(thread, run_id, last_event_id=_FROM_THE_START):
+                if abandoned():  # the attempt overran its timeout: its retry relays now
+                    break
                 relayed += relay.forward(run_id, part.event, part.data)
             return relayed
 

@@ -48,7 +48,7 @@ from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
-from langgraph_supervisor_pro._internal.aio import run_sync
+from langgraph_supervisor_pro._internal.aio import abandonable, run_sync
 from langgraph_supervisor_pro._internal.hop import (
     TRANSIENT_KEY,
     HopContext,
@@ -592,6 +592,7 @@ class WorkerNode:
         # that carries this context (callbacks, stream writer), and is abandoned
         # when it overruns. Async runs cancel the worker for real.
         ctx = contextvars.copy_context()
+        overrun = abandonable(ctx)  # a remote hop's relay stops writing to the stream
         pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"lgsp-{runner.name}"
         )
@@ -600,6 +601,7 @@ class WorkerNode:
             try:
                 return future.result(timeout=timeout)
             except concurrent.futures.TimeoutError as exc:
+                overrun.set()
                 raise WorkerTimeoutError(runner.name, timeout) from exc
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

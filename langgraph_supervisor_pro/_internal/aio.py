@@ -1,14 +1,48 @@
-"""Running async callables from sync graph runs (private)."""
+"""Running async callables from sync graph runs, and abandoned sync attempts (private)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import contextvars
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+_ABANDONED: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.ContextVar(
+    "lgsp_abandoned", default=()
+)
+
+
+def abandonable(ctx: contextvars.Context) -> threading.Event:
+    """An event that, once set, marks the work running in `ctx` as abandoned.
+
+    Sync Python cannot be cancelled: a sync attempt that overruns its deadline goes on
+    in its thread. Code in that thread asks `abandoned()` to stop what still shows
+    outside (writing to the run's stream). Marks nest: an attempt inside an attempt (a
+    domain's worker inside a parent's hop) is abandoned when either is.
+
+    Example:
+        >>> ctx = contextvars.copy_context()
+        >>> flag = abandonable(ctx)
+        >>> ctx.run(abandoned), flag.set(), ctx.run(abandoned)
+        (False, None, True)
+    """
+    event = threading.Event()
+    ctx.run(lambda: _ABANDONED.set((*_ABANDONED.get(), event)))
+    return event
+
+
+def abandoned() -> bool:
+    """Whether the sync attempt running this code was abandoned by its deadline.
+
+    Example:
+        >>> abandoned()
+        False
+    """
+    return any(event.is_set() for event in _ABANDONED.get())
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:

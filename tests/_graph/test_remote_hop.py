@@ -4,8 +4,13 @@ how it relays a remote run's stream events."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -13,7 +18,9 @@ from langgraph.pregel.remote import RemoteGraph
 
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
+from langgraph_supervisor_pro._internal.aio import abandonable
 from langgraph_supervisor_pro._internal.hop import HopContext, prompt_digest, with_hop
+from langgraph_supervisor_pro._internal.twins import drive
 from langgraph_supervisor_pro.remote import RemoteDomainError, remote_stream_event
 
 # Port 9 (discard): nothing is sent, every refusal comes before a request.
@@ -174,3 +181,43 @@ def test_without_a_stream_writer_nothing_is_relayed():
     relay = remote_hop._Relay(None, ["ops"], "ops", "t")
     assert relay.forward("r", "custom", {"x": 1}) == 0
     assert remote_hop._stream_writer() is None  # outside a graph run
+
+
+class _Runs:
+    """A client's `runs.join_stream`: yields `events`, marking the attempt abandoned
+    (`overrun`) after the `after`-th."""
+
+    def __init__(self, events: list[tuple[str, object]], overrun: threading.Event, after: int):
+        self.events, self.overrun, self.after = events, overrun, after
+        self.read = 0
+
+    def join_stream(self, thread: str, run_id: str, *, last_event_id: str) -> Iterator[object]:
+        assert last_event_id == "-1"  # from the run's first event
+        for event, data in self.events:
+            self.read += 1
+            yield SimpleNamespace(event=event, data=data)
+            if self.read == self.after:
+                self.overrun.set()
+
+
+def test_an_abandoned_sync_attempt_stops_relaying_the_remote_stream():
+    written: list[object] = []
+    relay = remote_hop._Relay(written.append, ["ops"], "ops", "t")
+    events = [("custom", {"n": n}) for n in range(5)]
+    ctx = contextvars.copy_context()
+    overrun = abandonable(ctx)
+    runs = _Runs(events, overrun, after=2)
+    api = remote_hop._Api(SimpleNamespace(runs=runs), sync=True)
+    assert ctx.run(drive, _once(api.relay("t", "r", relay))) == 2
+    assert [chunk["data"] for chunk in written] == [{"n": 0}, {"n": 1}]  # type: ignore[index]
+    assert runs.read == 3  # it stopped at the first event read once abandoned
+    # Not abandoned: every event.
+    written.clear()
+    runs = _Runs(events, threading.Event(), after=0)
+    api = remote_hop._Api(SimpleNamespace(runs=runs), sync=True)
+    assert drive(_once(api.relay("t", "r", relay))) == 5 and len(written) == 5
+
+
+def _once(io: Any) -> Any:
+    relayed = yield io
+    return relayed
