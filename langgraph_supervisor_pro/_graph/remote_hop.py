@@ -74,6 +74,7 @@ from langgraph_supervisor_pro.remote import (
     RemoteDomainUnavailable,
     RemoteSource,
     RemoteStreamEvent,
+    remote_stream_event,
     remote_thread_id,
 )
 from langgraph_supervisor_pro.review.desk import is_review_payload
@@ -496,19 +497,39 @@ class _Relay:
     thread: str
 
     def forward(self, run_id: str, event: str, data: Any) -> int:
-        """Write one remote event as a `RemoteStreamEvent` if it is relayed; 1 if it was."""
+        """Write one remote event as a `RemoteStreamEvent` if it is relayed; 1 if it was.
+
+        An event the remote run itself relayed from a remote domain of its own arrives
+        as that domain's event, its path prefixed with this hop's (as a remote review's
+        path is), not wrapped once per server it crossed.
+        """
         mode, _, ns = event.partition("|")
         if self.writer is None or mode not in _RELAYED:
             return 0
-        source = RemoteSource(
-            path=list(self.path), graph_id=self.graph_id, thread_id=self.thread, run_id=run_id
-        )
-        relayed: dict[str, Any] = {
-            REMOTE_EVENT_KEY: source,
-            "mode": mode,
-            "ns": ns.split("|") if ns else [],
-            "data": data,
-        }
+        inner = remote_stream_event(data) if mode == "custom" else None
+        relayed: dict[str, Any]
+        if inner is not None:
+            source: Mapping[str, Any] = inner["lgsp_remote"]
+            below = source.get("path")
+            relayed = {
+                **inner,
+                REMOTE_EVENT_KEY: {
+                    **source,
+                    "path": [*self.path, *(below if isinstance(below, list) else [])],
+                },
+            }
+        else:
+            relayed = {
+                REMOTE_EVENT_KEY: RemoteSource(
+                    path=list(self.path),
+                    graph_id=self.graph_id,
+                    thread_id=self.thread,
+                    run_id=run_id,
+                ),
+                "mode": mode,
+                "ns": ns.split("|") if ns else [],
+                "data": data,
+            }
         self.writer(cast(RemoteStreamEvent, relayed))
         return 1
 

@@ -177,6 +177,28 @@ def test_the_relay_writes_tokens_and_custom_events_with_their_source_and_namespa
     assert all(remote_stream_event(chunk) == chunk for chunk in written)
 
 
+def test_an_event_relayed_by_the_remote_run_itself_arrives_as_its_own_with_the_full_path():
+    # Server A's root relays its remote domain's (server B's) events into its run's
+    # stream; a root reading server A's run gets B's event, its path from this root.
+    written: list[object] = []
+    relay = remote_hop._Relay(written.append, ["far"], "root", "thread-on-a")
+    on_b = {"graph_id": "desk", "thread_id": "b", "run_id": "rb"}
+    from_b = {
+        "lgsp_remote": {"path": ["desk"], **on_b},
+        "mode": "custom",
+        "ns": [],
+        "data": {"filing": "note"},
+    }
+    assert relay.forward("ra", "custom", from_b) == 1
+    (event,) = written
+    assert event == {**from_b, "lgsp_remote": {"path": ["far", "desk"], **on_b}}
+    assert from_b["lgsp_remote"] == {"path": ["desk"], **on_b}  # not changed
+    # Anything else a remote node writes, even shaped alike, is that run's own event.
+    relay.forward("ra", "messages", [from_b, {}])
+    relay.forward("ra", "custom", {**from_b, "mode": "values"})
+    assert [e["lgsp_remote"]["path"] for e in written[1:]] == [["far"], ["far"]]  # type: ignore[index]
+
+
 def test_without_a_stream_writer_nothing_is_relayed():
     relay = remote_hop._Relay(None, ["ops"], "ops", "t")
     assert relay.forward("r", "custom", {"x": 1}) == 0

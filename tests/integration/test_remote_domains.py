@@ -703,6 +703,26 @@ def test_a_root_served_by_one_server_delegates_to_domains_on_another(server_a: s
     asyncio.run(go())
 
 
+def test_a_remote_domains_own_remote_domain_streams_to_the_root_once_flattened(
+    server_a: str, server_b: str
+) -> None:
+    # This process's root -> server A's root (a remote domain) -> server B's desk.
+    worker = Worker(name="far", description="Far away.", agent=RemoteGraph("root", url=server_a))
+    app = create_supervisor([worker], router=lambda view: "FINISH" if view.ledger else "far")
+    root = app.compile(checkpointer=InMemorySaver())
+    config = _config()
+    relayed = _relayed(list(root.stream(NOTE, config, stream_mode="custom")))
+    (filing,) = [e for e in relayed if e["mode"] == "custom"]
+    assert "filing" in filing["data"]
+    source = filing[REMOTE_EVENT_KEY]
+    assert (source["path"], source["graph_id"]) == (["far", "desk"], "desk")
+    on_a = remote_thread_id(config["configurable"]["thread_id"], ("far",), "root")
+    assert source["thread_id"] == remote_thread_id(on_a, ("desk",), "desk")
+    assert source["run_id"] in _run_ids(server_b, source["thread_id"]).values()
+    # Server A's root's own answer comes from server A's run.
+    assert any(e[REMOTE_EVENT_KEY]["graph_id"] == "root" for e in relayed)
+
+
 # -- one trace across both servers -------------------------------------------------------
 
 
