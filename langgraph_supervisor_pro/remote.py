@@ -38,7 +38,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, cast
+
+from typing_extensions import TypedDict
 
 __all__ = [
     "REMOTE_EVENT_KEY",

@@ -360,8 +360,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         if not isinstance(value, Mapping) or not isinstance(value.get("context"), Mapping):
             return value
         context = dict(value["context"])
-        below = context.get("path")
-        context["path"] = [*hop.path, *(below if isinstance(below, list) else [])]
+        context["path"] = _from_root(hop.path, context.get("path"))
         if "thread_id" in context:
             context["thread_id"] = root_thread
         context["remote"] = {
@@ -394,7 +393,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             values["reviews"] = [
                 {
                     **entry,
-                    "path": [*hop.path, *(entry.get("path") or [])],
+                    "path": _from_root(hop.path, entry.get("path")),
                     "interrupt_id": answers.get(
                         str(entry.get("interrupt_id")), entry.get("interrupt_id")
                     ),
@@ -510,14 +509,8 @@ class _Relay:
         relayed: dict[str, Any]
         if inner is not None:
             source: Mapping[str, Any] = inner["lgsp_remote"]
-            below = source.get("path")
-            relayed = {
-                **inner,
-                REMOTE_EVENT_KEY: {
-                    **source,
-                    "path": [*self.path, *(below if isinstance(below, list) else [])],
-                },
-            }
+            path = _from_root(self.path, source.get("path"))
+            relayed = {**inner, REMOTE_EVENT_KEY: {**source, "path": path}}
         else:
             relayed = {
                 REMOTE_EVENT_KEY: RemoteSource(
@@ -532,6 +525,11 @@ class _Relay:
             }
         self.writer(cast(RemoteStreamEvent, relayed))
         return 1
+
+
+def _from_root(path: Sequence[str], below: Any) -> list[str]:
+    """A path the remote side reported (`below`, if a list), as seen from the root."""
+    return [*path, *(below if isinstance(below, list) else [])]
 
 
 def _stream_writer() -> StreamWriter | None:
