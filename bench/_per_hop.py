@@ -6,7 +6,10 @@ models), timed one run at a time in this process: in memory (`InMemorySaver`, de
 durability) and on Postgres (`open_checkpointer`, `durability="sync"`). Repetitions
 interleave the sides (their order rotates every run) so load from elsewhere on the
 machine falls on all of them. The routed floor is the bare loop whose routing node
-also asks the supervisor's model for each decision, as a hand-written supervisor does.
+also asks the supervisor's model for each decision, as a hand-written supervisor does;
+"ours by function" is our graph deciding with a function (`create_supervisor(router=...)`)
+instead of its model, as the bare floor's routing node does: between them, the two pairs
+split ours' cost into the orchestration and the model call per decision.
 Each run records its wall-clock and the process's CPU time (all threads, `getrusage`)
 per hop.
 
@@ -41,9 +44,11 @@ from bench._workload import (
     build_pro,
 )
 
-OURS, FLOOR, ROUTED = "ours", "floor", "routed floor"
-SIDES = (OURS, FLOOR, ROUTED)
-"""ROUTED: the floor whose routing node also asks a model (`build_floor(routed=True)`)."""
+OURS, FLOOR, ROUTED, BY_FUNCTION = "ours", "floor", "routed floor", "ours by function"
+SIDES = (OURS, FLOOR, ROUTED, BY_FUNCTION)
+"""ROUTED: the floor whose routing node also asks a model (`build_floor(routed=True)`).
+BY_FUNCTION: ours deciding with a function instead of a model, as the bare floor does
+(`build_pro(by_function=True)`)."""
 STORES = ("mem", "pg")
 
 Stats = dict[tuple[str, int, str], tuple[Any, ...]]
@@ -58,8 +63,9 @@ def rotated(sides: Sequence[str], turn: int) -> tuple[str, ...]:
 def builder(side: str, agent: str) -> Callable[[int, BaseCheckpointSaver[Any]], Prepared]:
     """How `side` is built (scripted models: one verified run each)."""
     factory = AGENT_FACTORIES[agent]
-    if side == OURS:
-        return lambda hops, saver: build_pro(hops, saver, factory)
+    if side in (OURS, BY_FUNCTION):
+        by_function = side == BY_FUNCTION
+        return lambda hops, saver: build_pro(hops, saver, factory, by_function=by_function)
     routed = side == ROUTED
     return lambda hops, saver: build_floor(hops, saver, factory, routed=routed)
 

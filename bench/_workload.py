@@ -43,6 +43,7 @@ from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro import (
     FINISH,
+    SupervisorView,
     Worker,
     WorkerTask,
     route_decision_model,
@@ -375,22 +376,57 @@ def _is_answer(message: AIMessage) -> bool:
 # -------------------------------------------------------------- langgraph-supervisor-pro
 
 
+def schedule_router(hops: int) -> Callable[[SupervisorView], dict[str, str]]:
+    """A `create_supervisor(router=...)` that makes the bare floor's decisions: no model.
+
+    Hop k goes to `schedule(hops)[k]` with `instructions(k + 1)` (what the scripted
+    supervisor model answers), then FINISH; it decides from the hops the view shows, so
+    one graph serves any number of runs.
+    """
+    plan = schedule(hops)
+
+    def route(view: SupervisorView) -> dict[str, str]:
+        if view.step >= hops:
+            return {"next": FINISH, "instructions": ""}
+        return {"next": plan[view.step], "instructions": instructions(view.step + 1)}
+
+    return route
+
+
 def build_pro(
     hops: int,
     checkpointer: BaseCheckpointSaver[Any],
     agent: AgentFactory | None,
     *,
     models: ServedModels | None = None,
+    by_function: bool = False,
 ) -> Prepared:
     """Our `create_supervisor`: agent workers when `agent` is given, else function workers.
 
     No compaction, no store: the comparison's section. The long-run section builds its
     own graph (`bench/_long.py`). `models` replaces the scripted models (one run each,
     their calls counted by `check`) with models that serve any number of runs (their
-    calls are not counted; `check_pro` still verifies every hop).
+    calls are not counted; `check_pro` still verifies every hop). With `by_function`
+    the supervisor has no model: `schedule_router(hops)` decides, as the bare floor's
+    routing node does (the same graph otherwise, and the same checks).
     """
+    if by_function:
+        return _pro_graph(hops, checkpointer, agent, models, None, schedule_router(hops))
     scripted_supervisor = pro_supervisor_model(hops) if models is None else None
-    supervisor = models.supervisor if models is not None else scripted_supervisor
+    return _pro_graph(hops, checkpointer, agent, models, scripted_supervisor, None)
+
+
+def _pro_graph(
+    hops: int,
+    checkpointer: BaseCheckpointSaver[Any],
+    agent: AgentFactory | None,
+    models: ServedModels | None,
+    scripted_supervisor: ScriptedChatModel | None,
+    router: Callable[[SupervisorView], dict[str, str]] | None,
+) -> Prepared:
+    supervisor: BaseChatModel | None = None
+    if router is None:
+        supervisor = models.supervisor if models is not None else scripted_supervisor
     scripted: dict[str, ScriptedChatModel] = {}
     workers: list[Worker] = []
     for name, description in WORKERS:
@@ -401,7 +437,7 @@ def build_pro(
             scripted[name] = worker_model(name, visits(hops)[name])
         model = scripted[name] if models is None else models.workers[name]
         workers.append(Worker(name=name, description=description, agent=agent(model, name)))
-    builder = create_pro_supervisor(workers, model=supervisor, max_steps=hops)
+    builder = create_pro_supervisor(workers, model=supervisor, router=router, max_steps=hops)
     return Prepared(
         hops=hops,
         graph=builder.compile(checkpointer=checkpointer),

@@ -17,6 +17,9 @@ hand-written supervisor does (shown beside the targets, which are against the fl
   interleaved runs; then cProfile of both sides at the shortest and the longest hop
   count: self time by library, and the functions whose calls per hop grow with the
   hop count in ours more than in the floor. Target: ours <= 1.3x the floor per hop.
+  Also "ours by function", our graph deciding with a function as the floor does (no
+  model call on either side): the orchestration alone, also <= 1.3x the floor; ours
+  minus it is what the supervisor's model call per decision costs.
 - **latency** (`bench/_latency.py`): every model call sleeps `--latency` s +/-
   `--jitter`; wall time per run against the model time it logged; a 3-branch fan-out
   step against its slowest branch (target: within 1.2x).
@@ -365,7 +368,7 @@ ROUTED_METHOD = (
     "supervisor's model for the next worker with LangChain's `with_structured_output` of "
     "our `RouteDecision` schema, and goes where the decision says. Ours makes the same "
     "model call per decision; the bare floor makes none. Measured in the same runs as the "
-    "tables above, the three sides interleaved. Shown for the reading of the targets; "
+    "tables above, the sides interleaved. Shown for the reading of the targets; "
     "the targets are against the bare floor."
 )
 
@@ -474,6 +477,64 @@ def routed_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> lis
                 tuple(rows),
             ),
             ROUTED_METHOD,
+        )
+    ]
+
+
+BY_FUNCTION_METHOD = (
+    "ours by function is our graph (`create_supervisor`, the same three workers, the "
+    "same checks) deciding with a function, `create_supervisor(router=...)`, that sends "
+    "hop k to the round-robin worker, as the bare floor's routing node does: no model "
+    "call on either side, so this pair compares the orchestration alone. model call: "
+    "ours - ours by function, median ms per hop, what asking the supervisor's model for "
+    "each decision costs in ours (its prompt, LangChain's chat-model call, the scripted "
+    "model, the parse). Measured in the same runs as the tables above, the sides "
+    "interleaved."
+)
+
+
+def by_function_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> list[Section]:
+    """Ours deciding by a function against the bare floor: the orchestration alone."""
+    rows, targets = [], []
+    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
+    for store in stores:
+        for hops in settings.per_hop_hops:
+            if (_per_hop.BY_FUNCTION, store, hops) not in timings:
+                return []
+            by_function = timings[(_per_hop.BY_FUNCTION, store, hops)]
+            row, wall, cpu = _hop_row(hops, store, by_function, timings[(FLOOR, store, hops)])
+            model = _med(timings[(OURS, store, hops)].wall) - _med(by_function.wall)
+            rows.append((*row, f"{model:.2f}"))
+            targets.append(
+                Target(
+                    f"per hop at {hops} hops ({store}), both sides deciding by a function, "
+                    f"<= {PER_HOP_LIMIT}x the floor",
+                    wall,
+                    PER_HOP_LIMIT,
+                    "ours by function / floor, median wall ms per hop"
+                    + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
+                )
+            )
+    return [
+        Section(
+            "Scale: per hop, both sides deciding by a function (the orchestration alone)",
+            TextTable(
+                "Per hop, by function",
+                (
+                    "hops",
+                    "store",
+                    "ours by function ms/hop",
+                    "floor ms/hop",
+                    "by function/floor",
+                    "by function CPU",
+                    "floor CPU",
+                    "CPU by function/floor",
+                    "model call ms/hop",
+                ),
+                tuple(rows),
+            ),
+            BY_FUNCTION_METHOD,
+            tuple(targets),
         )
     ]
 
@@ -750,6 +811,7 @@ def run_bench(settings: Settings, console: Console) -> list[Section]:
                     profiles = measure_profiles(settings) if settings.profile else None
                     parts += per_hop_sections(timings, settings, profiles)
                     parts += routed_per_hop_section(timings, settings)
+                    parts += by_function_per_hop_section(timings, settings)
             if settings.runs("throughput"):
                 bursts = measure_throughput(settings, uri, say)
                 parts = [

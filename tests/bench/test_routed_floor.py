@@ -1,4 +1,5 @@
-"""The routed floor: the bare loop whose routing node asks the supervisor's model."""
+"""The routed floor (the bare loop whose routing node asks the supervisor's model) and
+ours by function (our graph deciding with a function, as the bare floor does)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from bench._per_hop import SIDES, rotated, timed_run
+from bench._per_hop import BY_FUNCTION, SIDES, rotated, timed_run
 from bench._per_hop import builder as per_hop_builder
 from bench._scale_workload import served_models
 from bench._workload import (
@@ -20,7 +21,9 @@ from bench._workload import (
     ServedModels,
     WorkloadError,
     build_floor,
+    build_pro,
     router_prompt,
+    schedule,
 )
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
@@ -86,3 +89,23 @@ def test_every_side_takes_every_place_in_turn():
     for place in range(len(SIDES)):
         assert {order[place] for order in orders} == set(SIDES)
     assert rotated(SIDES, len(SIDES)) == orders[0]
+
+
+def test_ours_by_function_does_the_same_hops_with_no_model_call():
+    prepared = per_hop_builder(BY_FUNCTION, "create_react_agent")(4, InMemorySaver())
+    assert prepared.supervisor is None  # no supervisor model to call
+    final = prepared.graph.invoke({"messages": [HumanMessage(TASK)]}, _config())
+    prepared.check(final)  # the round-robin answers, one worker model call per hop
+    assert [entry["worker"] for entry in final["ledger"]] == schedule(4)
+    assert {entry["decided_by"] for entry in final["ledger"]} == {"router"}
+    assert [entry["instructions"] for entry in final["ledger"]] == [
+        f"Work on part {k} of the report." for k in range(1, 5)
+    ]
+
+
+def test_ours_by_function_decides_from_what_it_is_shown_so_one_graph_serves_many_runs():
+    prepared = build_pro(3, InMemorySaver(), None, by_function=True)  # function workers
+    for _ in range(3):
+        final = prepared.graph.invoke({"messages": [HumanMessage(TASK)]}, _config())
+        prepared.check(final)
+        assert [entry["worker"] for entry in final["ledger"]] == schedule(3)

@@ -9,10 +9,11 @@ import io
 import pytest
 from rich.console import Console
 
+from bench._per_hop import BY_FUNCTION, FLOOR, OURS, ROUTED, Timing
 from bench._report import blocks
 from bench._throughput import Burst, Cell, measure
 from bench._workload import WorkloadError
-from bench.scale import main, parse_args, run_bench, run_child
+from bench.scale import by_function_per_hop_section, main, parse_args, run_bench, run_child
 from langgraph_supervisor_pro import open_checkpointer
 
 
@@ -99,6 +100,7 @@ def test_the_quick_bench_writes_every_section_and_only_its_part_of_the_page(
         "## Scale: throughput against the same work by hand (the routed floor)",
         "## Scale: per-hop overhead of one run",
         "## Scale: per hop against the same work by hand (the routed floor)",
+        "## Scale: per hop, both sides deciding by a function (the orchestration alone)",
         "## Scale: where a hop's time goes",
         "## Scale: what grows with the hop count",
         "## Scale: latency workload (simulated model time)",
@@ -110,6 +112,7 @@ def test_the_quick_bench_writes_every_section_and_only_its_part_of_the_page(
     assert "| fan-out (async): the 3-branch step within 1.2x of its slowest branch" in part
     assert "| threads | ours hops/s | routed floor hops/s | routed/ours |" in part
     assert "| hops | store | ours ms/hop | routed floor ms/hop | ours/routed |" in part
+    assert "| per hop at 4 hops (mem), both sides deciding by a function, <= 1.3x" in part
     assert "commit measured:" in part and "pool_size=10" in part
     assert main(["--quick", "--section", "latency", "--markdown", str(page)]) == 0
     assert page.read_text().count("## Scale on one machine") == 1  # replaced, not added
@@ -121,3 +124,21 @@ def test_the_latency_section_needs_no_postgres(monkeypatch):
     parts = run_bench(parse_args(["--quick", "--section", "latency"]), Console(file=out))
     assert [p.title for p in parts] == ["Scale: latency workload (simulated model time)"]
     assert "fan-out (sync)" in out.getvalue()
+
+
+def test_the_by_function_section_compares_it_with_the_floor_and_prices_the_model_call():
+    settings = parse_args(["--per-hop-hops", "12,48"])
+    timings = {
+        (side, "mem", hops): Timing(wall=[ms * hops / 12] * 3, cpu=[ms] * 3)
+        for side, ms in ((OURS, 7.0), (BY_FUNCTION, 6.0), (FLOOR, 5.0), (ROUTED, 7.5))
+        for hops in (12, 48)
+    }
+    (section,) = by_function_per_hop_section(timings, settings)
+    first = section.table.rows[0]
+    assert first[:5] == ("12", "mem", "6.00 (6.00-6.00)", "5.00 (5.00-5.00)", "1.20x")
+    assert first[-1] == "1.00"  # ours - ours by function: the model call per hop
+    assert section.table.rows[1][-1] == "4.00"  # 28 - 24 ms per hop at 48 hops
+    assert [t.measured for t in section.targets] == [1.2, 1.2]
+    assert [t.met for t in section.targets] == [True, True]
+    del timings[(BY_FUNCTION, "mem", 48)]  # not measured (an older run): no section
+    assert by_function_per_hop_section(timings, settings) == []
