@@ -410,22 +410,10 @@ def build_pro(
     the supervisor has no model: `schedule_router(hops)` decides, as the bare floor's
     routing node does (the same graph otherwise, and the same checks).
     """
-    if by_function:
-        return _pro_graph(hops, checkpointer, agent, models, None, schedule_router(hops))
-    scripted_supervisor = pro_supervisor_model(hops) if models is None else None
-    return _pro_graph(hops, checkpointer, agent, models, scripted_supervisor, None)
-
-
-def _pro_graph(
-    hops: int,
-    checkpointer: BaseCheckpointSaver[Any],
-    agent: AgentFactory | None,
-    models: ServedModels | None,
-    scripted_supervisor: ScriptedChatModel | None,
-    router: Callable[[SupervisorView], dict[str, str]] | None,
-) -> Prepared:
+    scripted_supervisor = None if by_function or models is not None else pro_supervisor_model(hops)
+    router = schedule_router(hops) if by_function else None
     supervisor: BaseChatModel | None = None
-    if router is None:
+    if not by_function:
         supervisor = models.supervisor if models is not None else scripted_supervisor
     scripted: dict[str, ScriptedChatModel] = {}
     workers: list[Worker] = []

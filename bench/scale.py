@@ -418,6 +418,12 @@ def routed_throughput_section(bursts: Bursts, settings: Settings) -> list[Sectio
     ]
 
 
+def _cells(timings: _per_hop.Timings, settings: Settings) -> list[tuple[str, int]]:
+    """The (store, hops) cells of the per-hop tables, in the order they are shown."""
+    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
+    return [(store, hops) for store in stores for hops in settings.per_hop_hops]
+
+
 def _hop_row(
     hops: int,
     store: str,
@@ -450,15 +456,13 @@ def _hop_row(
 def routed_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> list[Section]:
     """Ours against the routed floor, one run at a time (no targets)."""
     rows = []
-    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
-    for store in stores:
-        for hops in settings.per_hop_hops:
-            if (ROUTED, store, hops) not in timings:
-                return []
-            row, _, _ = _hop_row(
-                hops, store, timings[(OURS, store, hops)], timings[(ROUTED, store, hops)]
-            )
-            rows.append(row)
+    for store, hops in _cells(timings, settings):
+        if (ROUTED, store, hops) not in timings:
+            return []
+        row, _, _ = _hop_row(
+            hops, store, timings[(OURS, store, hops)], timings[(ROUTED, store, hops)]
+        )
+        rows.append(row)
     return [
         Section(
             "Scale: per hop against the same work by hand (the routed floor)",
@@ -496,25 +500,23 @@ BY_FUNCTION_METHOD = (
 def by_function_per_hop_section(timings: _per_hop.Timings, settings: Settings) -> list[Section]:
     """Ours deciding by a function against the bare floor: the orchestration alone."""
     rows, targets = [], []
-    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
-    for store in stores:
-        for hops in settings.per_hop_hops:
-            if (_per_hop.BY_FUNCTION, store, hops) not in timings:
-                return []
-            by_function = timings[(_per_hop.BY_FUNCTION, store, hops)]
-            row, wall, cpu = _hop_row(hops, store, by_function, timings[(FLOOR, store, hops)])
-            model = _med(timings[(OURS, store, hops)].wall) - _med(by_function.wall)
-            rows.append((*row, f"{model:.2f}"))
-            targets.append(
-                Target(
-                    f"per hop at {hops} hops ({store}), both sides deciding by a function, "
-                    f"<= {PER_HOP_LIMIT}x the floor",
-                    wall,
-                    PER_HOP_LIMIT,
-                    "ours by function / floor, median wall ms per hop"
-                    + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
-                )
+    for store, hops in _cells(timings, settings):
+        if (_per_hop.BY_FUNCTION, store, hops) not in timings:
+            return []
+        by_function = timings[(_per_hop.BY_FUNCTION, store, hops)]
+        row, wall, cpu = _hop_row(hops, store, by_function, timings[(FLOOR, store, hops)])
+        model = _med(timings[(OURS, store, hops)].wall) - _med(by_function.wall)
+        rows.append((*row, f"{model:.2f}"))
+        targets.append(
+            Target(
+                f"per hop at {hops} hops ({store}), both sides deciding by a function, "
+                f"<= {PER_HOP_LIMIT}x the floor",
+                wall,
+                PER_HOP_LIMIT,
+                "ours by function / floor, median wall ms per hop"
+                + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
             )
+        )
     return [
         Section(
             "Scale: per hop, both sides deciding by a function (the orchestration alone)",
@@ -566,26 +568,24 @@ def per_hop_sections(
 ) -> list[Section]:
     """The per-hop table with its targets, and the profile tables."""
     rows, targets = [], []
-    stores = sorted({store for _, store, _ in timings}, key=_per_hop.STORES.index)
-    for store in stores:
-        for hops in settings.per_hop_hops:
-            row, wall, cpu = _hop_row(
-                hops,
-                store,
-                timings[(OURS, store, hops)],
-                timings[(FLOOR, store, hops)],
-                paired=True,
+    for store, hops in _cells(timings, settings):
+        row, wall, cpu = _hop_row(
+            hops,
+            store,
+            timings[(OURS, store, hops)],
+            timings[(FLOOR, store, hops)],
+            paired=True,
+        )
+        rows.append(row)
+        targets.append(
+            Target(
+                f"per hop at {hops} hops ({store}) <= {PER_HOP_LIMIT}x the floor",
+                wall,
+                PER_HOP_LIMIT,
+                "ours / floor, median wall ms per hop"
+                + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
             )
-            rows.append(row)
-            targets.append(
-                Target(
-                    f"per hop at {hops} hops ({store}) <= {PER_HOP_LIMIT}x the floor",
-                    wall,
-                    PER_HOP_LIMIT,
-                    "ours / floor, median wall ms per hop"
-                    + ("" if cpu is None else f"; CPU: {cpu:.2f}x"),
-                )
-            )
+        )
     method = (
         "the comparison's workload (hops round-robin over three `create_react_agent` "
         "workers, 2,000-character answers, scripted models), one verified run at a time; "
