@@ -312,14 +312,34 @@ WorkerTask.model_rebuild()
 DERIVED_SUMMARY_CHARS = 120
 """A derived summary is the result's first sentence, cut to this many characters."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_WORD = re.compile(r"\S+")
 
 
 def _derive_summary(result: WorkerResult) -> str:
     if result.status == "failed":
         return truncate(f"failed: {result.error or 'no error given'}", DERIVED_SUMMARY_CHARS)
-    text = " ".join(result.result_text().split())
-    if not text:
-        return f"{result.status}: no output"
-    first = _SENTENCE_END.split(text, maxsplit=1)[0]
-    return truncate(first, DERIVED_SUMMARY_CHARS)
+    first = _first_sentence(result.result_text(), DERIVED_SUMMARY_CHARS)
+    return first or f"{result.status}: no output"
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    r"""The first sentence of `text`, white space folded, cut to `limit` characters.
+
+    A sentence ends at a word ending in '.', '!' or '?'. Only the words up to that one
+    (or up to `limit` characters) are read: a result may be long, its summary is not.
+
+    Example:
+        >>> _first_sentence("Cats sleep a lot.   They also\npurr.", 120)
+        'Cats sleep a lot.'
+        >>> _first_sentence("no end in sight " * 20, 12)
+        'no end in s…'
+    """
+    words: list[str] = []
+    length = -1  # the joined words' length: one space fewer than words
+    for match in _WORD.finditer(text):
+        word = match.group()
+        words.append(word)
+        length += len(word) + 1
+        if length > limit or word[-1] in ".!?":
+            break
+    return truncate(" ".join(words), limit)

@@ -1,9 +1,13 @@
 import json
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from langgraph_supervisor_pro import FINISH, WorkerResult, WorkerTask, route_decision_model
+from langgraph_supervisor_pro._internal.text import truncate
 from langgraph_supervisor_pro.contracts import DERIVED_SUMMARY_CHARS, SUMMARY_MAX_CHARS
 
 
@@ -43,6 +47,40 @@ def test_worker_result_derives_and_truncates_summary():
     given = WorkerResult(status="success", result="x", summary="  short  ")
     assert given.summary == "short"
     assert len(WorkerResult(status="success", summary="s" * 1000).summary) == SUMMARY_MAX_CHARS
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def _first_sentence_by_definition(text: str) -> str:
+    """A derived summary as documented: white space folded, the first sentence, cut."""
+    folded = " ".join(text.split())
+    return truncate(_SENTENCE_END.split(folded, maxsplit=1)[0], DERIVED_SUMMARY_CHARS)
+
+
+_SUMMARY_TEXT = st.text(
+    alphabet=st.sampled_from(list("ab.!? \t\n\x1c\x85\xa0\u2028\u3000é😀")), max_size=400
+) | st.text(max_size=400)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_SUMMARY_TEXT)
+def test_derived_summary_is_the_first_sentence_of_the_folded_text(text: str):
+    # The summary reads only the words it needs (a result may be megabytes); it must
+    # equal folding the whole text and cutting its first sentence, for any white space
+    # Python knows (tabs, U+0085, U+00A0, U+2028, U+3000, ...).
+    result = WorkerResult(status="success", result=text)
+    stored = result.result_text()  # NUL and lone surrogates replaced first
+    assert result.summary == (_first_sentence_by_definition(stored) or "success: no output")
+
+
+def test_derived_summary_of_a_huge_result_is_its_first_sentence():
+    first = "The market grew 12% in 2025."
+    huge = first + " " + "word " * 2_000_000  # 10 MB after the first sentence
+    assert WorkerResult(status="success", result=huge).summary == first
+    no_end = "x" * 50 + " " + "y" * 10_000_000
+    summary = WorkerResult(status="success", result=no_end).summary
+    assert summary == ("x" * 50 + " " + "y" * 200)[: DERIVED_SUMMARY_CHARS - 1] + "…"
 
 
 def test_worker_result_rejects_bad_values():

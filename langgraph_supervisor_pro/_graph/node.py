@@ -21,6 +21,21 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import ensure_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 
+_COMPLETE_KEYS = frozenset({"tags", "metadata", "callbacks", "recursion_limit", "configurable"})
+
+
+def _complete(config: RunnableConfig | None) -> RunnableConfig:
+    """`config` with every key a body reads: as it is when it has them all, else ensured.
+
+    LangGraph hands a node the task's config already ensured (and freshly copied by
+    `patch_config`): ensuring it again copied its callback managers and metadata on
+    every decision and hop for nothing. A config from any other caller may lack keys.
+    """
+    if config is not None and config.keys() >= _COMPLETE_KEYS:
+        return config
+    return ensure_config(config)
+
+
 In = TypeVar("In")
 Out = TypeVar("Out")
 
@@ -70,11 +85,11 @@ class GraphNode(RunnableLambda[In, Out], Generic[In, Out]):
 
     def invoke(self, input: In, config: RunnableConfig | None = None, **kwargs: Any) -> Out:
         """Run the sync body."""
-        return self._func(input, ensure_config(config))
+        return self._func(input, _complete(config))
 
     async def ainvoke(self, input: In, config: RunnableConfig | None = None, **kwargs: Any) -> Out:
         """Run the async body on the event loop."""
-        return await self._afunc(input, ensure_config(config))
+        return await self._afunc(input, _complete(config))
 
     def stream(
         self, input: In, config: RunnableConfig | None = None, **kwargs: Any

@@ -268,7 +268,14 @@ class SupervisorNode:
                 found[name] = why
         return found
 
-    def _model_config(self, config: RunnableConfig, view: SupervisorView) -> RunnableConfig:
+    def _model_config(
+        self, config: RunnableConfig, view: SupervisorView, tier: str
+    ) -> RunnableConfig:
+        """The config of the model's call: its trace metadata, the tier in force included.
+
+        Traces only: nothing reads these keys back. Built when the model is asked, not
+        for every decision (a router's decision makes no call below the node).
+        """
         return merge_configs(
             config,
             {
@@ -276,6 +283,7 @@ class SupervisorNode:
                     "lgsp_role": "supervisor",
                     "lgsp_step": view.step + 1,
                     "lgsp_turn": view.turn,
+                    "lgsp_autonomy": tier,
                 },
                 "tags": ["lgsp:supervisor"],
             },
@@ -354,7 +362,6 @@ class SupervisorNode:
             # A resumed turn keeps the tier it recorded; a new turn starts from the config.
             recorded = None if intake else state.get("autonomy")
             tier = self.policy.tier_for(config, recorded=recorded)
-        config = _with_tier(config, tier)
         unavailable = yield from self._unavailable(config)
         view = self.view(state, intake, unavailable)
         choice: _Decision | _Invalid | None = None
@@ -364,11 +371,15 @@ class SupervisorNode:
             choice = self._route_from_router(view, raw)
         sent: list[list[BaseMessage]] = []
         if choice is None:
-            choice = yield from self._asking(view, config, sent)
+            choice = yield from self._asking(view, config, tier, sent)
         return self._command(state, intake, view, choice, sent, tier)
 
     def _asking(
-        self, view: SupervisorView, config: RunnableConfig, sent: list[list[BaseMessage]]
+        self,
+        view: SupervisorView,
+        config: RunnableConfig,
+        tier: str,
+        sent: list[list[BaseMessage]],
     ) -> Steps[_Decision | _Invalid]:
         """The model conversation for one decision.
 
@@ -378,7 +389,7 @@ class SupervisorNode:
         if self._structured is None:
             return _Invalid(_NO_MODEL)
         structured = self._structured
-        cfg = self._model_config(config, view)
+        cfg = self._model_config(config, view, tier)
         messages = self.messages(view)
         first = self._available(
             self._parse((yield from _structured_reply(structured, messages, cfg, sent)), "model"),
@@ -651,11 +662,6 @@ def _as_route(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump()
     return value
-
-
-def _with_tier(config: RunnableConfig, tier: str) -> RunnableConfig:
-    """The config with the tier in force in its trace metadata (traces only: never read back)."""
-    return merge_configs(config, {"metadata": {"lgsp_autonomy": tier}})
 
 
 @dataclass(frozen=True)

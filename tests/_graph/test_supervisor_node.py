@@ -85,6 +85,7 @@ def test_the_decision_is_one_model_run_below_the_supervisor_run(driver):
         kind, name, _, _, details = child
         assert (kind, name) == ("llm", "router-model")
         assert details["metadata"]["lgsp_role"] == "supervisor"
+        assert details["metadata"]["lgsp_autonomy"] == "supervised"  # the tier in force
         # What LangSmith shows for a structured-output call, as the chain would send it.
         fmt = details["options"]["ls_structured_output_format"]
         assert fmt["kwargs"] == {"method": "function_calling"}

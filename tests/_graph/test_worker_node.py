@@ -10,6 +10,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import ensure_config
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.store.memory import InMemoryStore
@@ -109,6 +110,30 @@ def test_a_graph_node_opens_no_run_of_its_own_however_it_is_called():
     assert node.deps == [] and node.config_specs == [] and repr(node) == "GraphNode('n')"
     assert node == node and node != GraphNode("n", double, adouble)
     assert len({node, GraphNode("n", double, adouble)}) == 2
+
+
+def test_a_graph_node_gives_its_bodies_a_complete_config_and_takes_langgraphs_as_it_is():
+    seen: list[RunnableConfig] = []
+
+    def body(value: int, config: RunnableConfig) -> int:
+        seen.append(config)
+        return value
+
+    async def abody(value: int, config: RunnableConfig) -> int:
+        seen.append(config)
+        return value
+
+    node: GraphNode[int, int] = GraphNode("n", body, abody)
+    node.invoke(1, {"configurable": {"thread_id": "t"}})  # a partial config is ensured
+    node.invoke(1)
+    asyncio.run(node.ainvoke(1, {"tags": ["x"]}))
+    for config in seen:
+        assert set(config) >= {"tags", "metadata", "callbacks", "recursion_limit", "configurable"}
+    assert seen[0]["configurable"]["thread_id"] == "t" and seen[2]["tags"] == ["x"]
+    complete = ensure_config({"configurable": {"thread_id": "t"}})  # as LangGraph passes it
+    node.invoke(1, complete)
+    asyncio.run(node.ainvoke(1, complete))
+    assert seen[3] is complete and seen[4] is complete
 
 
 @pytest.mark.parametrize("mode", ["invoke", "astream_events"])
