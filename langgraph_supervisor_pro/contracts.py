@@ -8,7 +8,6 @@ malformed reaches the graph's state.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Literal, cast
 
@@ -23,7 +22,7 @@ from pydantic import (
 )
 
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
-from langgraph_supervisor_pro._internal.text import truncate
+from langgraph_supervisor_pro._internal.text import first_sentence, truncate
 
 __all__ = [
     "FINISH",
@@ -312,34 +311,9 @@ WorkerTask.model_rebuild()
 DERIVED_SUMMARY_CHARS = 120
 """A derived summary is the result's first sentence, cut to this many characters."""
 
-_WORD = re.compile(r"\S+")
-
 
 def _derive_summary(result: WorkerResult) -> str:
     if result.status == "failed":
         return truncate(f"failed: {result.error or 'no error given'}", DERIVED_SUMMARY_CHARS)
-    first = _first_sentence(result.result_text(), DERIVED_SUMMARY_CHARS)
+    first = first_sentence(result.result_text(), DERIVED_SUMMARY_CHARS)
     return first or f"{result.status}: no output"
-
-
-def _first_sentence(text: str, limit: int) -> str:
-    r"""The first sentence of `text`, white space folded, cut to `limit` characters.
-
-    A sentence ends at a word ending in '.', '!' or '?'. Only the words up to that one
-    (or up to `limit` characters) are read: a result may be long, its summary is not.
-
-    Example:
-        >>> _first_sentence("Cats sleep a lot.   They also\npurr.", 120)
-        'Cats sleep a lot.'
-        >>> _first_sentence("no end in sight " * 20, 12)
-        'no end in s…'
-    """
-    words: list[str] = []
-    length = -1  # the joined words' length: one space fewer than words
-    for match in _WORD.finditer(text):
-        word = match.group()
-        words.append(word)
-        length += len(word) + 1
-        if length > limit or word[-1] in ".!?":
-            break
-    return truncate(" ".join(words), limit)

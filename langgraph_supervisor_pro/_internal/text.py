@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+
+_WORD = re.compile(r"\S+")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -32,6 +35,29 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def one_line(text: str, limit: int) -> str:
     """Fold white space to single spaces and truncate, for ledger and prompt lines."""
     return truncate(" ".join(text.split()), limit)
+
+
+def first_sentence(text: str, limit: int) -> str:
+    r"""The first sentence of `text`, white space folded, cut to `limit` characters.
+
+    A sentence ends at a word ending in '.', '!' or '?'. Only the words up to that one
+    (or up to `limit` characters) are read: a result may be long, its summary is not.
+
+    Example:
+        >>> first_sentence("Cats sleep a lot.   They also\npurr.", 120)
+        'Cats sleep a lot.'
+        >>> first_sentence("no end in sight " * 20, 12)
+        'no end in s…'
+    """
+    words: list[str] = []
+    length = -1  # the joined words' length: one space fewer than words
+    for match in _WORD.finditer(text):
+        word = match.group()
+        words.append(word)
+        length += len(word) + 1
+        if length > limit or word[-1] in ".!?":
+            break
+    return truncate(" ".join(words), limit)
 
 
 def content_text(content: Any) -> str:
