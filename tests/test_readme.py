@@ -1,25 +1,27 @@
-"""README.md's Quick start runs as written (its Python blocks, pasted, offline), and the
-"LangGraph Studio" section's JSON is what a served template takes and shows.
+"""README.md's Quick start runs as written (its Python blocks, pasted, offline), and its
+first screen holds the commands a newcomer copies (which .ci/run also runs, as written).
 
 `quick_start()` is also used by tests/integration/test_live_models.py, which runs the same
-code with `LGSP_MODEL` naming a real model when a key is set.
+code with `LGSP_MODEL` naming a real model when a key is set. The docs pages' code, the
+site's build and the README's links are tests/test_docs.py's.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-ROOT = README.parent
 _BLOCK = re.compile(r"^```python\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
-_JSON = re.compile(r"^```json\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
-DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
+FIRST_SCREEN = 25
+COMMANDS = [
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'   # install (Python >= 3.11)",
+    ".venv/bin/lgsp demo                                          # the demo: a support desk, offline",  # noqa: E501
+    ".venv/bin/python -m pytest                                   # the tests",
+]
 
 
 def section(title: str) -> str:
@@ -102,86 +104,24 @@ def test_lgsp_model_switches_it_to_init_chat_model(
 
 def test_the_blocks_are_found_by_heading() -> None:
     assert section("Quick start").startswith("\n## Quick start\n")
-    assert "## The pieces" not in section("Quick start")
+    assert "## When not to use it" not in section("Quick start")
     with pytest.raises(ValueError):
         section("No such section")
 
 
-# --------------------------------------------------------------------------- LangGraph Studio
+def test_the_first_screen_holds_the_install_demo_and_test_commands() -> None:
+    lines = README.read_text().splitlines()[:FIRST_SCREEN]
+    start = lines.index("```bash")
+    end = lines.index("```", start)
+    assert lines[start + 1 : end] == COMMANDS
+    # The one place these commands are written: .ci/run finds them by their comments.
+    text = README.read_text()
+    assert text.count("# install (Python >= 3.11)") == 1
+    assert text.count("# the tests") == 1
 
 
-def studio_json() -> list[Any]:
-    return [json.loads(block) for block in _JSON.findall(section("LangGraph Studio"))]
-
-
-def test_the_studio_sections_langgraph_json_has_a_templates_shape() -> None:
-    config, *_ = studio_json()
-    template = json.loads((ROOT / "templates" / "support_desk" / "langgraph.json").read_text())
-    assert set(config) == set(template) == {"dependencies", "graphs"}
-    assert config["dependencies"] == ["."]
-    ((graph_id, target),) = config["graphs"].items()
-    assert re.fullmatch(r"\./\w+\.py:\w+", target), target
-    text = section("LangGraph Studio")
-    assert "# myapp/team.py" in text and "graph = create_supervisor(" in text
-    assert target == "./team.py:graph" and graph_id == "team"
-    for fact in ("langgraph dev --no-browser", "[studio]", "lgsp new support_desk myapp"):
-        assert fact in text
-
-
-@pytest.fixture
-def desk() -> Any:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from tests.cli._project import load_graph_module
-
-    module = load_graph_module(ROOT / "templates" / "support_desk")
-    return module.build_graph({"LGSP_AUTONOMY": "supervised"}).compile(checkpointer=InMemorySaver())
-
-
-def _to_review(desk: Any) -> tuple[dict[str, Any], Any]:
-    config = {"configurable": {"thread_id": str(uuid.uuid4())}}
-    (pending,) = desk.invoke({"messages": [("user", DUPLICATE)]}, config)["__interrupt__"]
-    return config, pending
-
-
-def test_the_review_payload_shown_is_the_one_a_run_pauses_with(desk: Any) -> None:
-    _, shown, *_ = studio_json()
-    _, pending = _to_review(desk)
-    assert shown["action_requests"] == pending.value["action_requests"]
-    assert shown["review_configs"] == pending.value["review_configs"]
-    context = {k: v for k, v in shown["context"].items() if v != "..."}
-    assert context == {k: pending.value["context"][k] for k in context}
-    assert {"deadline", "worker", "risk", "tier", "reason"} <= set(pending.value["context"])
-
-
-def test_each_resume_value_shown_ends_the_run_done(desk: Any) -> None:
-    from langgraph.types import Command
-
-    answers = studio_json()[2:]
-    assert [a["decisions"][0]["type"] for a in answers] == ["approve", "reject", "edit", "respond"]
-    expected = {
-        "approve": "refunded 29.00 on order A1001",
-        "reject": "not approved",
-        "edit": "refunded 20.00 on order A1001 (goodwill)",
-        "respond": "Refunded by hand.",
-    }
-    for answer in answers:
-        config, _ = _to_review(desk)
-        out = desk.invoke(Command(resume=answer), config)
-        kind = answer["decisions"][0]["type"]
-        assert out["status"] == "done", kind
-        assert "__interrupt__" not in out
-        assert expected[kind] in out["messages"][-1].content, (kind, out["messages"][-1].content)
-        assert out["reviews"][-1]["decision"] == kind
-
-
-def test_an_answer_the_section_calls_invalid_leaves_the_review_pending(desk: Any) -> None:
-    from langgraph.types import Command
-
-    config, pending = _to_review(desk)
-    for bad in ("approve", {"decisions": [{"type": "maybe"}]}):
-        out = desk.invoke(Command(resume=bad), config)
-        (again,) = out["__interrupt__"]
-        assert again.id == pending.id
-        assert again.value["context"]["invalid_answer"]
-    assert desk.get_state(config).next  # still paused, not failed
+def test_the_readme_installs_from_pypi_and_says_when_not_to_use_it() -> None:
+    text = README.read_text()
+    assert "pip install langgraph-supervisor-pro\n" in text
+    assert "## When not to use it" in text and "create_agent" in text and "langgraph-swarm" in text
+    assert "```mermaid" in text.split("## Install")[0]  # the diagram comes first
