@@ -95,10 +95,9 @@ from bench._workload import (
     visits,
     worker_model,
 )
-from langgraph_supervisor_pro import Worker, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.compaction.config import Compaction
-from langgraph_supervisor_pro.persistence.memory import output_namespace
+from langgraph_supervisor_pro import Compaction, Worker, create_supervisor
+from langgraph_supervisor_pro.compaction import is_summary_message
+from langgraph_supervisor_pro.persistence import output_namespace
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 LONG_HOPS = (6, 12, 24, 48, 96)

@@ -46,16 +46,10 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro import (
-    FINISH,
-    SupervisorView,
-    Worker,
-    WorkerTask,
-    create_supervisor,
-    route_decision_model,
-)
-from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT
+from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro._supervisor import DEFAULT_SUPERVISOR_PROMPT
 from langgraph_supervisor_pro.testing import ScriptedChatModel
+from langgraph_supervisor_pro.types import route_decision_model
 
 with warnings.catch_warnings():
     # langgraph-supervisor imports LangGraph's deprecated prebuilt agent at import time.

@@ -53,10 +53,10 @@ from langgraph_supervisor_pro._internal.twins import drive
 from langgraph_supervisor_pro.cli._runs import list_runs
 from langgraph_supervisor_pro.observability import read_threads
 from langgraph_supervisor_pro.observability._history import History
-from langgraph_supervisor_pro.observability.metrics import _records
+from langgraph_supervisor_pro.observability._metrics import _records
 from langgraph_supervisor_pro.persistence._thread_index import indexed_threads
 from langgraph_supervisor_pro.review import list_reviews
-from langgraph_supervisor_pro.review.desk import _reviews_of_snapshot, _reviews_pending_at
+from langgraph_supervisor_pro.review._desk import _reviews_of_snapshot, reviews_pending_at
 
 SCRIPT = "bench/listing.py"
 PAUSED_EVERY = 10
@@ -125,7 +125,7 @@ def readers(saver: BaseCheckpointSaver[Any], start: datetime) -> list[Reader]:
         return sorted(r.thread_id for r in list_reviews(saver))
 
     def listed_reviews(saver: BaseCheckpointSaver[Any]) -> list[str]:
-        return sorted(r.thread_id for r in _reviews_pending_at(newest_by_listing(saver)))
+        return sorted(r.thread_id for r in reviews_pending_at(newest_by_listing(saver)))
 
     def metrics(saver: BaseCheckpointSaver[Any]) -> list[str]:
         return [r.thread_id for r in read_threads(saver, since=start)]

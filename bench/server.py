@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_supervisor_pro.persistence.effects import open_effects
+from langgraph_supervisor_pro.persistence import open_effects
 from tests._pg import ENV_VAR, create_database, drop_database, unique_database_name
 from tests.integration._langhost import fleet, redis_database, server_venv
 

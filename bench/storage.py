@@ -79,10 +79,10 @@ from bench._report import (
 )
 from bench._workload import TASK, WORKER_NAMES, WORKERS, answer_text, instructions, schedule
 from langgraph_supervisor_pro import FINISH, SupervisorView, Worker, create_supervisor
+from langgraph_supervisor_pro import _state as state_module
 from langgraph_supervisor_pro import open_checkpointer as open_pro_checkpointer
-from langgraph_supervisor_pro import state as state_module
+from langgraph_supervisor_pro._state import DELTA_SNAPSHOT_FREQUENCY, SupervisorState
 from langgraph_supervisor_pro.observability import audit_trail, delegation_metrics
-from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY, SupervisorState
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 SCRIPT = "bench/storage.py"

@@ -405,7 +405,7 @@ CALLS: tuple[tuple[str, str, str], ...] = (
     ("our supervisor nodes (SupervisorNode.invoke)", "_graph/supervisor_node.py", "invoke"),
     (
         "our synthesis nodes (SynthesisNode.invoke)",
-        "langgraph_supervisor_pro/synthesis.py",
+        "langgraph_supervisor_pro/_synthesis.py",
         "invoke",
     ),
 )

@@ -18,15 +18,14 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import (
-    Breaker,
     SupervisorView,
     Worker,
     WorkerResult,
     WorkerTask,
     create_supervisor,
 )
+from langgraph_supervisor_pro._breakers import BREAKER_LOGGER, Breaker, breaker_namespace
 from langgraph_supervisor_pro._graph.circuit import forget_local
-from langgraph_supervisor_pro.breakers import BREAKER_LOGGER, breaker_namespace
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 

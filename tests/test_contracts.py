@@ -6,9 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from langgraph_supervisor_pro import FINISH, WorkerResult, WorkerTask, route_decision_model
+from langgraph_supervisor_pro import FINISH, WorkerResult, WorkerTask
+from langgraph_supervisor_pro._contracts import (
+    DERIVED_SUMMARY_CHARS,
+    SUMMARY_MAX_CHARS,
+    route_decision_model,
+)
 from langgraph_supervisor_pro._internal.text import truncate
-from langgraph_supervisor_pro.contracts import DERIVED_SUMMARY_CHARS, SUMMARY_MAX_CHARS
 
 
 def test_route_decision_accepts_workers_and_finish_only():

@@ -30,9 +30,9 @@ MODULES = _modules()
 
 
 def test_every_module_is_collected():
-    assert "langgraph_supervisor_pro.builder" in MODULES
+    assert "langgraph_supervisor_pro._builder" in MODULES
     assert "langgraph_supervisor_pro._internal.twins" in MODULES
-    assert "langgraph_supervisor_pro.review.desk" in MODULES
+    assert "langgraph_supervisor_pro.review._desk" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

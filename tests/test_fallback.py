@@ -16,7 +16,7 @@ from langgraph.types import RetryPolicy
 from pydantic import BaseModel
 
 from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask, create_supervisor
-from langgraph_supervisor_pro.persistence.memory import output_namespace
+from langgraph_supervisor_pro.persistence._memory import output_namespace
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 

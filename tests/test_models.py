@@ -5,7 +5,7 @@ from __future__ import annotations
 import langchain.chat_models
 import pytest
 
-from langgraph_supervisor_pro.models import MODEL_ENV, model_from_env, model_variable
+from langgraph_supervisor_pro._models import MODEL_ENV, model_from_env, model_variable
 from langgraph_supervisor_pro.testing import FunctionChatModel
 
 

@@ -6,14 +6,13 @@ import uuid
 
 import pytest
 
-from langgraph_supervisor_pro.remote import (
+from langgraph_supervisor_pro._remote import (
     REMOTE_EVENT_KEY,
-    RemoteDomainError,
-    RemoteDomainUnavailable,
     remote_stream_event,
     remote_thread_id,
 )
-from langgraph_supervisor_pro.workers import default_worker_retry
+from langgraph_supervisor_pro._workers import default_worker_retry
+from langgraph_supervisor_pro.errors import RemoteDomainError, RemoteDomainUnavailable
 
 
 def test_the_remote_thread_is_stable_and_a_uuid():

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from langgraph_supervisor_pro.state import (
+from langgraph_supervisor_pro._state import (
     SupervisorState,
     _append,
     _merge_worker_slots,
@@ -99,7 +99,7 @@ def test_parallel_fan_out_writes_merge_without_collision():
 def test_every_root_delta_channel_is_copied_at_the_named_frequency():
     from langgraph.channels import DeltaChannel
 
-    from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY
+    from langgraph_supervisor_pro._state import DELTA_SNAPSHOT_FREQUENCY
 
     g = StateGraph(SupervisorState)
     g.add_node("noop", lambda state: {})

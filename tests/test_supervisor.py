@@ -315,7 +315,10 @@ def test_a_user_message_that_cannot_be_stored_halts_its_turn_before_any_decision
     )
     assert out["task"] == "ok go\ufffd" and out["turn"] == 1 and out["step"] == 0
     assert seen == [] and out["ledger"] == []
-    assert out["messages"][-1].content == f"Stopped early (invalid_input): {out['halt_detail']}."
+    assert out["messages"][-1].content == (
+        f"Stopped early (invalid_input): {out['halt_detail']}.\nFor troubleshooting, visit: "
+        "https://langgraph-supervisor-pro.readthedocs.io/en/latest/reference/errors/invalid_input/"
+    )
     # the same thread serves the next message, as a new turn
     nxt = app.invoke(ask("go"), config)
     assert nxt["status"] == "done" and nxt["turn"] == 2 and nxt["halt_detail"] is None

@@ -1,7 +1,7 @@
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from langgraph_supervisor_pro import WorkerResult, register_secret
-from langgraph_supervisor_pro.synthesis import SynthesisInput
+from langgraph_supervisor_pro._synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 from tests.test_supervisor import BIG, w

@@ -264,6 +264,7 @@ def test_a_stricter_domain_keeps_its_tier_against_a_per_run_tier_and_across_resu
     app = create_supervisor(
         [Worker(name="strict", description="A manual domain.", agent=strict)],
         router=_once("strict"),
+        review=ReviewPolicy(allow_run_override=True),  # the root lets a run loosen its tier
     ).compile(checkpointer=saver)
     config = thread()
     autonomous = {"configurable": {**config["configurable"], "autonomy": "autonomous"}}
@@ -285,7 +286,7 @@ def test_a_stricter_domain_keeps_its_tier_against_a_per_run_tier_and_across_resu
 
 
 def test_strictest_tier():
-    from langgraph_supervisor_pro.review import strictest_tier
+    from langgraph_supervisor_pro.review._policy import strictest_tier
 
     assert strictest_tier("autonomous", None, "supervised") == "supervised"
     with pytest.raises(ValueError, match="strictest_tier"):
@@ -306,6 +307,7 @@ def test_a_tool_inside_a_stricter_domain_is_reviewed_in_the_domains_tier():
     app = create_supervisor(
         [Worker(name="orders", description="The orders domain.", agent=strict)],
         router=_once("orders"),
+        review=ReviewPolicy(allow_run_override=True),  # the root lets a run loosen its tier
     ).compile(checkpointer=InMemorySaver())
     config = thread()
     autonomous = {"configurable": {**config["configurable"], "autonomy": "autonomous"}}
@@ -368,7 +370,8 @@ def test_a_tool_review_at_the_root_has_a_one_name_path():
 
 def test_a_tool_review_three_levels_down_surfaces_with_its_path_and_resumes(pg_database):
     from langgraph_supervisor_pro import open_checkpointer
-    from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
+    from langgraph_supervisor_pro.review import list_reviews, resolve_review
+    from langgraph_supervisor_pro.review._desk import Approve
 
     ran: list[str] = []
     orders = _domain("orders", _clerk(ran, risk="high"))
@@ -585,7 +588,8 @@ def test_an_invalid_answer_three_levels_down_leaves_no_error_on_postgres(pg_data
     import psycopg
 
     from langgraph_supervisor_pro import open_checkpointer
-    from langgraph_supervisor_pro.review import Approve, get_review, list_reviews, resolve_review
+    from langgraph_supervisor_pro.review import list_reviews, resolve_review
+    from langgraph_supervisor_pro.review._desk import Approve, get_review
 
     ran: list[str] = []
     with open_checkpointer(pg_database) as saver:
@@ -914,7 +918,9 @@ def _namespaced_values(app: Any, config: dict[str, Any], ns: str) -> dict[str, A
 def test_a_review_at_any_depth_is_recorded_at_every_level_up_to_the_root(kind, depth):
     from langgraph.types import Command
 
-    from langgraph_supervisor_pro.review import Approve, ReviewerNotAllowedError, resolve_review
+    from langgraph_supervisor_pro.errors import ReviewerNotAllowedError
+    from langgraph_supervisor_pro.review import resolve_review
+    from langgraph_supervisor_pro.review._desk import Approve
 
     ran: list[str] = []
     saver = InMemorySaver()
@@ -961,7 +967,8 @@ def test_a_domain_visited_twice_reports_each_visits_reviews_once():
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.tools import tool
 
-    from langgraph_supervisor_pro.review import Approve, Reject, resolve_review
+    from langgraph_supervisor_pro.review import resolve_review
+    from langgraph_supervisor_pro.review._desk import Approve, Reject
     from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
     @tool

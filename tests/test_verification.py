@@ -12,13 +12,13 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerResult, WorkerTask
-from langgraph_supervisor_pro.testing import ScriptedChatModel
-from langgraph_supervisor_pro.verification import (
+from langgraph_supervisor_pro._verification import (
     DEFAULT_CHECKER_PROMPT,
     Verdict,
     failed_verification,
     verdict_of,
 )
+from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
 NO_WAIT = RetryPolicy(max_attempts=1)

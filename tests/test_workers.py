@@ -14,7 +14,8 @@ from langgraph_supervisor_pro import Worker, WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.coerce import coerce_worker_output
 from langgraph_supervisor_pro._internal import twins
 from langgraph_supervisor_pro._internal.aio import abandoned
-from langgraph_supervisor_pro.workers import WorkerTimeoutError, default_worker_retry
+from langgraph_supervisor_pro._workers import default_worker_retry
+from langgraph_supervisor_pro.errors import WorkerTimeoutError
 from tests._helpers import ask, compile_team, routes, thread
 
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False)

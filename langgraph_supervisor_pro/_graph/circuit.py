@@ -31,9 +31,9 @@ from typing import Any, Generic, Literal, TypeVar
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_supervisor_pro._breakers import Breaker, BreakerState, CircuitState
 from langgraph_supervisor_pro._internal.item_transaction import Change, ItemTransaction, item_value
 from langgraph_supervisor_pro._internal.text import truncate
-from langgraph_supervisor_pro.breakers import Breaker, BreakerState, CircuitState
 
 T = TypeVar("T")
 

@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.pregel import Pregel
 from pydantic import BaseModel, ValidationError
 
+from langgraph_supervisor_pro._contracts import WorkerResult
 from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.text import message_text, truncate
-from langgraph_supervisor_pro.contracts import WorkerResult
 
 ERROR_MAX_CHARS = 500
 

@@ -6,6 +6,11 @@ window or its `every_n_steps` cadence. The step is its own super-step, so the
 summary is checkpointed before the worker runs, and a crash in the middle of it
 re-runs only the summarizer: nothing was written yet, so nothing is lost. The
 summary's id is derived from the ids it replaces, so a re-run writes the same one.
+
+When the summarizer fails every attempt, or its breaker is open, the step truncates
+instead (the oldest turns dropped, a marker in their place, `kind="truncated"`), and with
+a store the dropped messages are archived (`compaction/_archive.py`). The summarizer's
+calls are metered against its own window.
 """
 
 from __future__ import annotations
@@ -16,18 +21,22 @@ from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_store
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.fanout import dispatched
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
-from langgraph_supervisor_pro.compaction.compactor import CompactionOutcome, Compactor
-from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
-from langgraph_supervisor_pro.persistence.memory import latest_results
-from langgraph_supervisor_pro.state import CompactionEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._state import CompactionEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro.compaction._archive import Archive
+from langgraph_supervisor_pro.compaction._compactor import CompactionOutcome, Compactor
+from langgraph_supervisor_pro.persistence._memory import latest_results, thread_of
 
 Reason = Literal["trigger", "cadence"]
+_Done = tuple[RouteState, CompactionOutcome, UsageRecorder, dict[str, Any] | None]
 
 
 class CompactionNode:
@@ -38,9 +47,11 @@ class CompactionNode:
         compactors: Mapping[str, Compactor],
         *,
         reads: Mapping[str, tuple[str, ...]] | None = None,
+        supervisor: str = "supervisor",
     ) -> None:
         self.compactors = dict(compactors)
         self.reads = dict(reads or {})
+        self.supervisor = supervisor
 
     def runnable(self) -> GraphNode[SupervisorState, Command[str]]:
         """The node as a Runnable with native sync and async bodies."""
@@ -112,34 +123,71 @@ class CompactionNode:
         slot = (state.get("workers") or {}).get(worker)
         return list(slot["messages"]) if slot else []
 
+    def _path(self, config: RunnableConfig, worker: str) -> tuple[str, ...]:
+        """The worker's path from the root of a tree (the parent's hop context) down to it."""
+        parent = hop_context(config)
+        return (*(parent.path if parent is not None else ()), worker)
+
+    def _recorder(self, compactor: Compactor) -> UsageRecorder:
+        """Meters the summarizer's calls against the summarizer's own window."""
+        meter = UsageMeter(counter=compactor.summarizer_counter, window=compactor.summarizer_window)
+        return UsageRecorder(meter, summarizer=meter)
+
+    def _archive(
+        self,
+        state: SupervisorState,
+        config: RunnableConfig,
+        route: RouteState,
+        outcome: CompactionOutcome,
+    ) -> Archive | None:
+        if not outcome.truncated:
+            return None
+        return Archive(
+            outcome,
+            thread_id=thread_of(config),
+            path=self._path(config, route["next"]),
+            turn=state.get("turn", 1),
+            step=route["step"],
+        )
+
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Compact synchronously."""
+        store = get_store()
         done = []
         for route in self._targets(state):
             compactor = self.compactors[route["next"]]
-            recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+            recorder = self._recorder(compactor)
             outcome = compactor.compact(
                 self._history(state, route["next"]),
                 task=state.get("task", ""),
                 config={"callbacks": [recorder]},
+                store=store,
+                scope=(self.supervisor, *self._path(config, route["next"])),
             )
-            done.append((route, outcome, recorder))
+            archive = self._archive(state, config, route, outcome)
+            stored = archive.write(store) if archive is not None and store is not None else None
+            done.append((route, outcome, recorder, stored))
         return self._command(state, done)
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Compact on the event loop (a parallel decision's workers concurrently)."""
+        store = get_store()
 
-        async def one(
-            route: RouteState,
-        ) -> tuple[RouteState, CompactionOutcome, UsageRecorder]:
+        async def one(route: RouteState) -> _Done:
             compactor = self.compactors[route["next"]]
-            recorder = UsageRecorder(UsageMeter(counter=compactor.counter, window=compactor.window))
+            recorder = self._recorder(compactor)
             outcome = await compactor.acompact(
                 self._history(state, route["next"]),
                 task=state.get("task", ""),
                 config={"callbacks": [recorder]},
+                store=store,
+                scope=(self.supervisor, *self._path(config, route["next"])),
             )
-            return route, outcome, recorder
+            archive = self._archive(state, config, route, outcome)
+            stored = (
+                await archive.awrite(store) if archive is not None and store is not None else None
+            )
+            return route, outcome, recorder, stored
 
         done = await asyncio.gather(*(one(r) for r in self._targets(state)))
         return self._command(state, list(done))
@@ -147,12 +195,12 @@ class CompactionNode:
     def _command(
         self,
         state: SupervisorState,
-        done: list[tuple[RouteState, CompactionOutcome, UsageRecorder]],
+        done: list[_Done],
     ) -> Command[Any]:
         entries: list[CompactionEntry] = []
         usage: list[Any] = []
         slots: dict[str, Any] = {}
-        for route, outcome, recorder in done:
+        for route, outcome, recorder, stored in done:
             worker = route["next"]
             reason = self.needed(state, route, state.get("task", "")) or "trigger"
             entry = CompactionEntry(
@@ -162,20 +210,23 @@ class CompactionNode:
                 reason=reason,
                 tokens_before=outcome.tokens_before,
                 tokens_after=outcome.tokens_after,
-                removed=len(outcome.removed_ids) if outcome.compacted else 0,
+                removed=len(outcome.removed_ids) if outcome.kind is not None else 0,
                 attempts=outcome.attempts,
                 error=outcome.error,
             )
+            if outcome.kind is not None:
+                entry["kind"] = outcome.kind
+            if stored is not None:
+                entry["stored"] = stored
             entries.append(entry)
             usage.extend(
                 recorder.entries(
                     turn=entry["turn"], step=entry["step"], role="summarizer", worker=worker
                 )
             )
-            if outcome.compacted:
-                slots[worker] = {
-                    "compact": {"remove": outcome.removed_ids, "summary": outcome.messages[0]}
-                }
+            replacement = outcome.replacement
+            if replacement is not None:  # a summary, or the marker of a truncation
+                slots[worker] = {"compact": {"remove": outcome.removed_ids, "summary": replacement}}
         update: dict[str, Any] = {"compactions": entries}
         if usage:
             update["usage"] = usage

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph_supervisor_pro.state import BranchStage, FanoutRoute, RouteState, SupervisorState
+from langgraph_supervisor_pro._state import BranchStage, FanoutRoute, RouteState, SupervisorState
 
 BRANCH_KEY = "lgsp_branch"
 """The key of a dispatch review's `Send` argument that holds its branch."""

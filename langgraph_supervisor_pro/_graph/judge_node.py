@@ -41,14 +41,15 @@ from langgraph_supervisor_pro._internal.scrub import RunSecrets
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import content_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
-from langgraph_supervisor_pro.observability.judge import (
+from langgraph_supervisor_pro._state import JudgementEntry, SupervisorState
+from langgraph_supervisor_pro.errors import JudgeTimeoutError
+from langgraph_supervisor_pro.evals._judge import (
     JudgeVerdict,
     OnlineJudge,
     judge_key,
     judged,
 )
-from langgraph_supervisor_pro.observability.judge_queue import JUDGE_NAMESPACE
-from langgraph_supervisor_pro.state import JudgementEntry, SupervisorState
+from langgraph_supervisor_pro.evals._judge_queue import JUDGE_NAMESPACE
 
 __all__ = ["JudgeNode", "model_label", "refuse_same_model"]
 
@@ -97,13 +98,6 @@ def _traced_run(config: RunnableConfig) -> Any:
             if run is not None and run.trace_id is not None:
                 return run
     return None
-
-
-class JudgeTimeoutError(Exception):
-    """The judge model did not answer within `OnlineJudge.timeout`."""
-
-    def __init__(self, timeout: float) -> None:
-        super().__init__(f"no verdict within the judge's timeout of {timeout:g}s")
 
 
 class _Ask(NamedTuple):

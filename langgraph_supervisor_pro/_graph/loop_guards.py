@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from langgraph_supervisor_pro.contracts import HaltReason
-from langgraph_supervisor_pro.state import LedgerEntry
+from langgraph_supervisor_pro._contracts import HaltReason
+from langgraph_supervisor_pro._state import LedgerEntry
 
 Halt = tuple[HaltReason, str]
 

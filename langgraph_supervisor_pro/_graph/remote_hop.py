@@ -1,7 +1,7 @@
 """A worker hop on a remote LangGraph server, through a `RemoteGraph` (private).
 
 `RemoteHop` is the agent the worker node calls when a worker's agent is a
-`langgraph.pregel.remote.RemoteGraph` (see `langgraph_supervisor_pro/remote.py` for what
+`langgraph.pregel.remote.RemoteGraph` (see `langgraph_supervisor_pro/_remote.py` for what
 users see). It uses the `RemoteGraph`'s own SDK clients and assistant id, and not its
 `invoke`: `RemoteGraph.invoke` would run in the root's thread id, start a new run every
 time the hop's node runs, and send a resume as new input (langgraph #4879).
@@ -64,26 +64,21 @@ from pydantic import TypeAdapter, ValidationError
 
 from langgraph_supervisor_pro._internal.aio import abandoned
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, prompt_digest
+from langgraph_supervisor_pro._internal.interrupts import interrupt_id_after, server_auth_user
 from langgraph_supervisor_pro._internal.records import aware_time
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
-from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
-from langgraph_supervisor_pro.remote import (
+from langgraph_supervisor_pro._remote import (
     REMOTE_EVENT_KEY,
-    RemoteDomainError,
-    RemoteDomainUnavailable,
     RemoteSource,
     RemoteStreamEvent,
     remote_stream_event,
     remote_thread_id,
 )
-from langgraph_supervisor_pro.review.desk import is_review_payload
-from langgraph_supervisor_pro.review.gate import (
-    _auth_user,
-    _interrupt_id,
-    invalid_answer_summary,
-    response_schema,
-)
+from langgraph_supervisor_pro.errors import RemoteDomainError, RemoteDomainUnavailable
+from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
+from langgraph_supervisor_pro.review._gate import invalid_answer_summary, response_schema
+from langgraph_supervisor_pro.review._payload import is_review_payload
 
 RUN_KEY = "lgsp_run"
 """The remote run's metadata key naming the hop (and answer) it was started for."""
@@ -219,7 +214,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                     break
                 asked = pending[0]
                 # The id LangGraph gives this task's interrupt in answer slot `slot`.
-                local_id = _interrupt_id(str(configurable.get("checkpoint_ns", "")), slot)
+                local_id = interrupt_id_after(str(configurable.get("checkpoint_ns", "")), slot)
                 # The first time: raises, and the root pauses on this review. After the
                 # root's answer (the node runs again): returns the answer of this slot.
                 answer = _ask(self._surfaced(asked, hop, root_thread, thread), asked, local_id)
@@ -702,7 +697,7 @@ def _ask(value: Any, asked: Mapping[str, Any], local_id: str) -> Any:
         )
         raise GraphInterrupt((again,)) from None
     answer: dict[str, Any] = parsed.model_dump(mode="json", exclude_none=True)
-    user = _auth_user(get_config().get("configurable") or {})
+    user = server_auth_user(get_config().get("configurable") or {})
     if "reviewer" not in answer and user is not None:
         answer["reviewer"] = user
     return answer

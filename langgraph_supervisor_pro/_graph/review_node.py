@@ -20,6 +20,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, with_stage
 from langgraph_supervisor_pro._graph.names import REVIEW_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
@@ -27,17 +28,16 @@ from langgraph_supervisor_pro._graph.worker_node import hop_update
 from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.storable import storable
 from langgraph_supervisor_pro._internal.text import one_line
-from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
-from langgraph_supervisor_pro.review.gate import (
+from langgraph_supervisor_pro._state import ReviewEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro.review._gate import (
     EditDecision,
     RejectDecision,
     RespondDecision,
-    ReviewRequest,
     gate_request,
     request_review_answer,
 )
-from langgraph_supervisor_pro.review.policy import ReviewPolicy
-from langgraph_supervisor_pro.state import ReviewEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro.review._payload import ReviewRequest
+from langgraph_supervisor_pro.review._policy import ReviewPolicy
 
 _DISPATCH = "dispatch:"
 

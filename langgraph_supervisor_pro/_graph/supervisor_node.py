@@ -29,6 +29,8 @@ from langgraph.errors import NodeError
 from langgraph.types import Command, Overwrite, Send
 from pydantic import BaseModel, ValidationError
 
+from langgraph_supervisor_pro._breakers import Breaker, breaker_namespace
+from langgraph_supervisor_pro._contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro._graph import loop_guards as _guards
 from langgraph_supervisor_pro._graph.circuit import Read, unavailable
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
@@ -37,15 +39,15 @@ from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, 
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._internal.hop import hop_context
-from langgraph_supervisor_pro._internal.scrub import RunSecrets
+from langgraph_supervisor_pro._internal.scrub import RunSecrets, warn_plain_credentials
 from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
-from langgraph_supervisor_pro.breakers import Breaker, breaker_namespace
-from langgraph_supervisor_pro.contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
-from langgraph_supervisor_pro.review.policy import ReviewPolicy, Tier, strictest_tier
-from langgraph_supervisor_pro.state import LedgerEntry, RouteState, SupervisorState, UsageEntry
-from langgraph_supervisor_pro.supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
+from langgraph_supervisor_pro._internal.validation import validation_summary
+from langgraph_supervisor_pro._state import LedgerEntry, RouteState, SupervisorState, UsageEntry
+from langgraph_supervisor_pro._supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
+from langgraph_supervisor_pro.errors import LGSPError
+from langgraph_supervisor_pro.review._policy import ReviewPolicy, Tier, strictest_tier
 
 LINE_CHARS = SUMMARY_MAX_CHARS
 """A ledger line shows a hop's whole summary (summaries are capped at this length)."""
@@ -348,6 +350,8 @@ class SupervisorNode:
     def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[Any]]:
         """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
+        if intake:  # a new turn: say once if `configurable` holds a credential in plain text
+            warn_plain_credentials(config)
         if intake.get("halt_reason") == "invalid_input":  # the message cannot be stored
             return Command(goto=SYNTHESIS_NODE, update=intake)
         approved = [] if intake else branches(state, "approved")
@@ -356,8 +360,11 @@ class SupervisorNode:
         parent = hop_context(config)
         if parent is not None and parent.tier:
             # A domain of a tree: the parent's tier, or this level's own policy when that
-            # is stricter; never looser (the run's per-run tier was applied at the root).
+            # is stricter; never looser (the run's per-run tier was applied at the root),
+            # unless this level's policy lets a run loosen it and the run asked to.
             tier = strictest_tier(parent.tier, self.floor)
+            if self.floor is not None and self.policy.allow_run_override:
+                tier = strictest_tier(parent.tier, self.policy.requested_tier(config) or tier)
         else:
             # A resumed turn keeps the tier it recorded; a new turn starts from the config.
             recorded = None if intake else state.get("autonomy")
@@ -609,7 +616,8 @@ class SupervisorNode:
         The exception's text is scrubbed of the run's secrets before it is stored.
         """
         exc = error.error
-        detail = RunSecrets().scrub(f"the supervisor failed: {type(exc).__name__}: {exc}")
+        text = exc.message if isinstance(exc, LGSPError) else exc  # state holds no doc link
+        detail = RunSecrets().scrub(f"the supervisor failed: {type(exc).__name__}: {text}")
         return Command(
             goto=SYNTHESIS_NODE,
             update={
@@ -753,9 +761,7 @@ _PARSE_ERRORS = _parse_errors()
 
 def _short_error(exc: Any) -> str:
     if isinstance(exc, ValidationError):
-        parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"]) or "decision"
-            parts.append(f"{loc}: {err['msg']} (got {err.get('input')!r})")
-        return truncate("; ".join(parts), 400)
+        return validation_summary(
+            exc, empty="decision", max_errors=exc.error_count(), show_input=True
+        )
     return truncate(str(exc), 400)

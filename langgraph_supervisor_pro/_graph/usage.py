@@ -1,4 +1,8 @@
-"""Measuring context utilisation of model calls (private)."""
+"""Measuring context utilisation of model calls (private).
+
+A summarizer's calls (compaction) are measured against the summarizer's own window and
+counter (`UsageRecorder(summarizer=...)`), not the worker's.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 
 from langgraph_supervisor_pro._internal.model_calls import current_source
-from langgraph_supervisor_pro.compaction.config import TokenCounter
-from langgraph_supervisor_pro.state import UsageEntry, UsageRole
+from langgraph_supervisor_pro._state import UsageEntry, UsageRole
+from langgraph_supervisor_pro.compaction._compactor import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,10 @@ class UsageRecorder(BaseCallbackHandler):
 
     run_inline = True
 
-    def __init__(self, meter: UsageMeter) -> None:
+    def __init__(self, meter: UsageMeter, *, summarizer: UsageMeter | None = None) -> None:
         self.meter = meter
+        self.summarizer = summarizer if summarizer is not None else meter
+        """How the summarizer's calls (compaction) are measured: its own window."""
         self.calls: list[tuple[int, str | None]] = []
         self._lock = threading.Lock()
 
@@ -59,7 +65,8 @@ class UsageRecorder(BaseCallbackHandler):
     ) -> None:
         """Count each prompt of the call (a summarizer's call is noted as such)."""
         source = current_source()
-        counts = [(self.meter.counter(batch), source) for batch in messages]
+        meter = self.summarizer if source == "compaction" else self.meter
+        counts = [(meter.counter(batch), source) for batch in messages]
         with self._lock:
             self.calls.extend(counts)
 
@@ -68,7 +75,7 @@ class UsageRecorder(BaseCallbackHandler):
     ) -> list[UsageEntry]:
         """The recorded calls as usage entries (compaction calls as `summarizer`)."""
         return [
-            self.meter.entry(
+            (self.summarizer if source == "compaction" else self.meter).entry(
                 turn=turn,
                 step=step,
                 role="summarizer" if source == "compaction" else role,

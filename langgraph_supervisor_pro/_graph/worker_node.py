@@ -37,6 +37,8 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
+from langgraph_supervisor_pro._breakers import BREAKER_LOGGER, Breaker, breaker_namespace
+from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.circuit import Admission, Outcome, Transact, admit, report
 from langgraph_supervisor_pro._graph.coerce import (
     ERROR_MAX_CHARS,
@@ -68,11 +70,31 @@ from langgraph_supervisor_pro._internal.twins import (
     adrive,
     drive,
 )
-from langgraph_supervisor_pro.breakers import BREAKER_LOGGER, Breaker, breaker_namespace
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro._state import (
+    BreakerMark,
+    CompactionEntry,
+    LedgerEntry,
+    ReviewEntry,
+    RouteState,
+    SecurityEntry,
+    SupervisorState,
+)
+from langgraph_supervisor_pro._verification import (
+    SchemaCheck,
+    Verdict,
+    checker_messages,
+    failed_verification,
+    verdict_of,
+)
+from langgraph_supervisor_pro._workers import Worker, agent_kind
+from langgraph_supervisor_pro.compaction._compactor import (
+    is_summary_message,
+    is_truncation_marker,
+    truncation_note,
+)
+from langgraph_supervisor_pro.errors import LGSPError, WorkerTimeoutError
 from langgraph_supervisor_pro.observability._propagation import trace_context_metadata
-from langgraph_supervisor_pro.persistence.memory import (
+from langgraph_supervisor_pro.persistence._memory import (
     aload_result,
     latest_results,
     load_result,
@@ -82,24 +104,7 @@ from langgraph_supervisor_pro.persistence.memory import (
     stored_value,
     thread_of,
 )
-from langgraph_supervisor_pro.review.guard import SECURITY_LOGGER
-from langgraph_supervisor_pro.state import (
-    BreakerMark,
-    CompactionEntry,
-    LedgerEntry,
-    ReviewEntry,
-    RouteState,
-    SecurityEntry,
-    SupervisorState,
-)
-from langgraph_supervisor_pro.verification import (
-    SchemaCheck,
-    Verdict,
-    checker_messages,
-    failed_verification,
-    verdict_of,
-)
-from langgraph_supervisor_pro.workers import Worker, WorkerTimeoutError, agent_kind
+from langgraph_supervisor_pro.review._guard import SECURITY_LOGGER
 
 _log = logging.getLogger(SECURITY_LOGGER)
 _breaker_log = logging.getLogger(BREAKER_LOGGER)
@@ -233,10 +238,12 @@ class WorkerNode:
         meter: UsageMeter | None,
         agent: Runnable[Any, Any] | Callable[..., Any],
         fallback: tuple[Worker, Runnable[Any, Any] | Callable[..., Any]] | None = None,
+        summarizer_meter: UsageMeter | None = None,
     ) -> None:
         self.worker = worker
         self.supervisor = supervisor
         self.meter = meter
+        self.summarizer_meter = summarizer_meter
         where = f"Worker.output_schema: worker {worker.name!r}"
         self._schema = (
             SchemaCheck(worker.output_schema, where=where)
@@ -500,7 +507,9 @@ class WorkerNode:
         store = get_store()
         hop = yield from self._reading(state, store)
         payload, sent = self._payload(hop, config, runner)
-        recorder = UsageRecorder(self.meter) if self.meter else None
+        recorder = (
+            UsageRecorder(self.meter, summarizer=self.summarizer_meter) if self.meter else None
+        )
         child = self._config(config, hop, recorder, runner)
         try:
             output = yield Call(
@@ -853,7 +862,8 @@ class WorkerNode:
         if compacted is not None:  # the agent's CompactionMiddleware replaced part of it
             summary, removed = compacted
             sent = [m for m in sent if m.id not in removed]
-            produced = [m for m in produced if m.id != summary.id]
+            if not is_truncation_marker(summary) or any(m.id in removed for m in hop.task.messages):
+                produced = [m for m in produced if m.id != summary.id]
         security = self._security(hop, produced, ran.allowed)
         update = hop_update(
             name,
@@ -873,10 +883,12 @@ class WorkerNode:
             history = [m.id for m in hop.task.messages if m.id in removed]
             if history:  # the summary takes the place of the replaced history
                 slot_write["compact"] = {"remove": history, "summary": summary}
+            elif is_truncation_marker(summary):
+                pass  # only this hop's own turns were dropped: the marker stays in its place
             else:  # only this hop's own messages were replaced: the summary leads them
                 slot_write["messages"] = [summary, *slot_write["messages"]]
             update["compactions"] = [
-                self._within_hop_entry(hop, [*given, *produced], output, removed)
+                self._within_hop_entry(hop, [*given, *produced], output, removed, summary)
             ]
         if security:
             update["security"] = security
@@ -967,9 +979,10 @@ class WorkerNode:
         given: Sequence[BaseMessage],
         output: Mapping[str, Any],
         removed: set[str],
+        replacement: BaseMessage,
     ) -> CompactionEntry:
         counter = self.meter.counter if self.meter is not None else count_tokens_approximately
-        return CompactionEntry(
+        entry = CompactionEntry(
             turn=hop.turn,
             step=hop.route["step"],
             worker=self.worker.name,
@@ -979,7 +992,18 @@ class WorkerNode:
             removed=len(removed),
             attempts=1,
             error=None,
+            kind="summary",
         )
+        if is_truncation_marker(replacement):  # the summarizer failed: the oldest turns went
+            note = truncation_note(replacement)
+            entry["kind"] = "truncated"
+            entry["removed"] = int(note.get("removed") or len(removed))
+            entry["attempts"] = int(note.get("attempts") or 0)
+            entry["error"] = storable(str(note.get("error") or "")) or None
+            stored = note.get("stored")
+            if isinstance(stored, Mapping):
+                entry["stored"] = {"namespace": list(stored["namespace"]), "key": stored["key"]}
+        return entry
 
     def _failed(
         self,
@@ -1027,9 +1051,11 @@ def _exception_failure(exc: BaseException, config: RunnableConfig) -> _Failure:
     """An attempt that raised (after the retries).
 
     The run's secrets are scrubbed from the exception's text before it is cut to length
-    and stored (ledger, slot, the supervisor's next prompt).
+    and stored (ledger, slot, the supervisor's next prompt). Our errors are stored without
+    their troubleshooting link: the state holds what happened, for the supervisor's model.
     """
-    text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}"), ERROR_MAX_CHARS)
+    detail = exc.message if isinstance(exc, LGSPError) else exc
+    text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {detail}"), ERROR_MAX_CHARS)
     return _Failure(error=text, why=truncate(f"error: {text}", ERROR_MAX_CHARS))
 
 
@@ -1046,6 +1072,14 @@ def _compacted_within_hop(
         return None
     returned = {getattr(m, "id", None) for m in output["messages"]}
     removed = {m.id for m in given if m.id and m.id not in returned}
+    known = {m.id for m in given}
+    markers = [  # a truncation (the summarizer failed) keeps the latest summary as it was
+        m
+        for m in output["messages"]
+        if isinstance(m, BaseMessage) and is_truncation_marker(m) and m.id not in known
+    ]
+    if markers:  # it may have dropped only the hop's own turns (none of `given`)
+        return markers[-1], removed
     if not removed:  # the agent kept what it was given: no summary to look for
         return None
     summaries = [

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from datetime import timedelta
 
 from langgraph.types import RetryPolicy
 
@@ -58,8 +59,11 @@ def check_seconds(
 ) -> float:
     """Return `value` as a float number of seconds, or raise naming `field` and the fix.
 
+    A duration in the Python API is a number of seconds; a `datetime.timedelta` is taken
+    too (as its `total_seconds()`).
+
     Args:
-        value: The value given.
+        value: The value given: a number of seconds, or a `timedelta`.
         field: The field's name, e.g. `Worker.timeout`.
         who: Whose field it is, shown after the name (e.g. `worker 'researcher'`).
         zero: Whether 0 is allowed (a wait may be 0; a timeout may not).
@@ -77,8 +81,11 @@ def check_seconds(
     Example:
         >>> check_seconds(0, "Compaction.retry_delay", zero=True)
         0.0
+        >>> from datetime import timedelta
+        >>> check_seconds(timedelta(minutes=2), "Worker.timeout")
+        120.0
     """
-    number = _number(value)
+    number = value.total_seconds() if isinstance(value, timedelta) else _number(value)
     if (
         number is None
         or not math.isfinite(number)
@@ -133,6 +140,11 @@ def check_retry_policy(policy: object, field: str, *, who: str = "") -> RetryPol
             "(the first attempt included; 1 means no retry)"
         )
     for name in ("initial_interval", "max_interval"):
+        if isinstance(getattr(policy, name), timedelta):
+            raise ValueError(
+                f"{field}.{name}: {owner}got a timedelta; give a number of seconds "
+                "(LangGraph's RetryPolicy takes floats)"
+            )
         check_seconds(
             getattr(policy, name),
             f"{field}.{name}",

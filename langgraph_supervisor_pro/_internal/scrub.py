@@ -3,6 +3,12 @@
 A value is a secret of a run when it is
 
 - registered for the process (`langgraph_supervisor_pro.register_secret`),
+- the value of an environment variable with a credential name (`ENV_SECRET_NAMES`, or a
+  name ending in one of `ENV_SECRET_SUFFIXES`: `OPENAI_API_KEY`, `GITHUB_TOKEN`,
+  `DB_PASSWORD`, ...), or the password of a URL held in any environment variable
+  (`DATABASE_URL=postgresql://app:PW@db/prod`), when at least `MIN_ENV_SECRET_CHARS`
+  long: read once per process, when first needed, and again on
+  `refresh_environment_secrets()`,
 - a pydantic `SecretStr` / `SecretBytes` found in the run's runtime context
   (`invoke(..., context=...)`) or in `config["configurable"]`,
 - a `str` of at least `MIN_NAMED_SECRET_CHARS` characters under a key that looks secret
@@ -25,6 +31,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import threading
 import traceback
 from collections.abc import Collection, Iterable, Mapping
@@ -34,22 +42,29 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from pydantic import BaseModel, SecretBytes, SecretStr
 
+from langgraph_supervisor_pro.errors import ScrubbedError
+
 __all__ = [
+    "ENV_SECRET_NAMES",
+    "ENV_SECRET_SUFFIXES",
     "MASK",
+    "MIN_ENV_SECRET_CHARS",
     "MIN_NAMED_SECRET_CHARS",
     "MIN_SECRET_CHARS",
     "SECRET_KEY_PARTS",
     "RunSecrets",
-    "ScrubbedError",
+    "environment_secrets",
     "forget_registered",
     "looks_secret",
     "original_error",
     "redact_config",
+    "refresh_environment_secrets",
     "register",
     "registered",
     "scrub",
     "scrubbed_error",
     "secrets_in",
+    "warn_plain_credentials",
 ]
 
 MASK = "***"
@@ -69,8 +84,58 @@ is not a credential)."""
 _MAX_DEPTH = 4
 """How deep `secrets_in` looks into nested mappings, dataclasses, models and sequences."""
 
+ENV_SECRET_NAMES = frozenset(
+    {
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "REDIS_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "AZURE_CLIENT_SECRET",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "LANGSMITH_API_KEY",
+        "LANGCHAIN_API_KEY",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "NPM_TOKEN",
+        "SLACK_BOT_TOKEN",
+        "API_KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "SECRET_KEY",
+    }
+)
+"""Environment variables whose value is a credential, whatever their form (the usual
+forms are matched by `ENV_SECRET_SUFFIXES` too)."""
+
+ENV_SECRET_SUFFIXES = (
+    "_API_KEY",
+    "_APIKEY",
+    "_TOKEN",
+    "_SECRET",
+    "_SECRET_KEY",
+    "_ACCESS_KEY",
+    "_PRIVATE_KEY",
+    "_PASSWORD",
+    "_PASSWD",
+)
+"""An environment variable whose name ends in one of these (case-insensitive) holds a
+credential: `PAYMENTS_API_KEY`, `SLACK_TOKEN`, `CLIENT_SECRET`, `DB_PASSWORD`, ..."""
+
+MIN_ENV_SECRET_CHARS = 8
+"""An environment value (or a URL's password in one) counts from this length: shorter
+ones (`DEBUG_TOKEN=1`, `X_PASSWORD=admin`) would mask ordinary words in error text."""
+
 _registered: set[str] = set()
+_environment: frozenset[str] | None = None
+_known: frozenset[str] | None = None
+"""The registered and the environment's secrets, rebuilt when either changes."""
 _lock = threading.Lock()
+_log = logging.getLogger("langgraph_supervisor_pro.security")
+_warned_keys: set[str] = set()
 
 
 def register(value: str | SecretStr) -> None:
@@ -86,20 +151,116 @@ def register(value: str | SecretStr) -> None:
             f"register_secret: a secret needs at least {MIN_SECRET_CHARS} characters (got "
             f"{len(text)}); shorter values cannot be told apart from ordinary text"
         )
+    global _known
     with _lock:
         _registered.add(text)
+        _known = None
 
 
 def registered() -> frozenset[str]:
-    """The registered secrets."""
-    with _lock:
-        return frozenset(_registered)
+    """The registered secrets and the environment's (`environment_secrets`).
+
+    Cheap: kept, and rebuilt only after a `register` or a refresh.
+    """
+    global _known
+    known = _known
+    if known is None:
+        environment = environment_secrets()
+        with _lock:
+            known = _known = frozenset(_registered) | environment
+    return known
 
 
 def forget_registered() -> None:
-    """Forget every registered secret (for tests)."""
+    """Forget every registered secret (for tests); the environment's are kept."""
+    global _known
     with _lock:
         _registered.clear()
+        _known = None
+
+
+def environment_secrets() -> frozenset[str]:
+    """The credentials held in the process's environment, read once (see the module).
+
+    Example:
+        >>> import os
+        >>> os.environ["DOC_PAYMENTS_API_KEY"] = "pk-live-0123456789"
+        >>> "pk-live-0123456789" in refresh_environment_secrets()
+        True
+        >>> del os.environ["DOC_PAYMENTS_API_KEY"]
+        >>> "pk-live-0123456789" in refresh_environment_secrets()
+        False
+    """
+    found = _environment
+    if found is None:
+        found = refresh_environment_secrets()
+    return found
+
+
+def refresh_environment_secrets() -> frozenset[str]:
+    """Read the environment's credentials again (after `os.environ` changed) and return them.
+
+    The environment is read once per process, when a secret is first needed; a
+    credential set later is seen after this call (or give it to `register_secret`).
+    """
+    global _environment, _known
+    found: set[str] = set()
+    for name, value in os.environ.items():
+        if _names_credential(name):
+            found |= _long_enough(value.strip(), MIN_ENV_SECRET_CHARS)
+        if "://" in value and "@" in value:  # a URL with a password, e.g. DATABASE_URL
+            found |= {p for p in _url_passwords(value) if len(p) >= MIN_ENV_SECRET_CHARS}
+    environment = frozenset(found)
+    with _lock:
+        _environment = environment
+        _known = None
+    return environment
+
+
+def _names_credential(name: str) -> bool:
+    upper = name.upper()
+    return upper in ENV_SECRET_NAMES or upper.endswith(ENV_SECRET_SUFFIXES)
+
+
+def _url_passwords(value: str) -> list[str]:
+    from langgraph_supervisor_pro._internal.urls import passwords_in
+
+    return passwords_in(value.strip())
+
+
+def warn_plain_credentials(config: RunnableConfig | None) -> None:
+    """Warn, once per key and process, of a plain `str` credential in `configurable`.
+
+    LangChain copies every plain `str` of `configurable` into the metadata of each trace
+    run (and LangGraph into checkpoint metadata, which our checkpointers clean): a
+    credential belongs in the runtime context (`invoke(..., context=...)`) or in a
+    pydantic `SecretStr`. Written to the `langgraph_supervisor_pro.security` logger.
+    """
+    configurable = (config or {}).get("configurable")
+    if not isinstance(configurable, Mapping):
+        return
+    for key, value in configurable.items():
+        name = str(key)
+        if (
+            isinstance(value, str)
+            and len(value) >= MIN_NAMED_SECRET_CHARS
+            and not name.startswith("__")
+            and name not in _warned_keys
+            and looks_secret(name)
+        ):
+            with _lock:
+                if name in _warned_keys:
+                    continue
+                _warned_keys.add(name)
+            _log.warning(
+                "config['configurable'][%r] is a plain str that looks like a credential: "
+                "LangChain copies every plain str of `configurable` into each trace run's "
+                "metadata (LangSmith, OpenTelemetry). Pass it in the runtime context "
+                "(graph.invoke(inputs, config, context={%r: ...})) or wrap it in a pydantic "
+                "SecretStr. (Said once per key.)",
+                name,
+                name,
+            )
 
 
 def looks_secret(key: str) -> bool:
@@ -236,21 +397,6 @@ def scrub(text: str, secrets: Collection[str]) -> str:
                     break
         text = body + "…"
     return text
-
-
-class ScrubbedError(Exception):
-    """Stands in for an exception whose text held a secret.
-
-    Its message is the original's type name and scrubbed message; the original is kept
-    in `original` (never shown).
-
-    Example:
-        >>> error = scrubbed_error(RuntimeError("bad key sk-123456"), {"sk-123456"})
-        >>> str(error), type(original_error(error)).__name__
-        ('RuntimeError: bad key ***', 'RuntimeError')
-    """
-
-    original: Exception | None = None
 
 
 def scrubbed_error(exc: Exception, secrets: Collection[str]) -> ScrubbedError | None:

@@ -99,3 +99,30 @@ def unstorable_at(text: str) -> tuple[int, str] | None:
         if "\ud800" <= char <= "\udfff":
             return index, f"a surrogate code point (U+{ord(char):04X})"
     return None
+
+
+def check_thread_id(thread_id: str, where: str = "thread_id") -> str:
+    r"""`thread_id`, or a `ValueError` when no checkpointer can store or look it up.
+
+    A thread id with a NUL or a surrogate code point (what Python makes of bytes that
+    are not UTF-8, e.g. in a command-line argument) cannot be encoded for SQLite or
+    Postgres: said as such, rather than as an encoding error from deep in a driver.
+
+    Example:
+        >>> check_thread_id("order-7")
+        'order-7'
+        >>> check_thread_id("order-\udcff")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: thread_id: 'order-\udcff' cannot be stored or encoded: it holds a ...
+    """
+    from langgraph_supervisor_pro._internal.text import shown_id
+
+    found = unstorable_at(thread_id) if isinstance(thread_id, str) else None
+    if found is None:
+        return thread_id
+    index, char = found
+    raise ValueError(
+        f"{where}: {shown_id(thread_id)} cannot be stored or encoded: it holds {char} at "
+        f"index {index} (not valid UTF-8); give the thread id the run was started with"
+    )

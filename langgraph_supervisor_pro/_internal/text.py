@@ -22,6 +22,20 @@ def truncate(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)] + "…"
 
 
+ID_CHARS = 80
+"""How much of an id (a thread id, ...) a message shows, quoted: ids are user input."""
+
+
+def shown_id(value: object, limit: int = ID_CHARS) -> str:
+    """`value` quoted (its `repr`) and cut to `limit` characters, to name an id in a message.
+
+    Example:
+        >>> shown_id("order-7"), shown_id("x" * 10_000, 12)
+        ("'order-7'", "'xxxxxxxxxx…")
+    """
+    return truncate(repr(value), limit)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`count` and `word`, in the plural (`many`, else `word` + s) unless `count` is 1.
 

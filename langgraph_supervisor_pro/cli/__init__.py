@@ -1,5 +1,7 @@
 """The `lgsp` command: the offline demo, project templates, runs and the review desk.
 
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/reference/cli/
+
 Example:
     ```console
     $ lgsp demo --yes
@@ -7,6 +9,6 @@ Example:
     ```
 """
 
-from langgraph_supervisor_pro.cli.commands import DEFAULT_DEMO_DB, app, main, review_app
+from langgraph_supervisor_pro.cli._commands import app, main
 
-__all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]
+__all__ = ["app", "main"]

@@ -1,5 +1,5 @@
 """`python -m langgraph_supervisor_pro.cli`: the `lgsp` command."""
 
-from langgraph_supervisor_pro.cli.commands import main
+from langgraph_supervisor_pro.cli._commands import main
 
 main()

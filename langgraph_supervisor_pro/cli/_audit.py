@@ -22,8 +22,9 @@ from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line
-from langgraph_supervisor_pro.observability.audit import AuditEvent, audit_trail
-from langgraph_supervisor_pro.persistence.effects import open_effects
+from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory, open_saver
+from langgraph_supervisor_pro.observability._audit import AuditEvent, audit_trail
+from langgraph_supervisor_pro.persistence._effects import open_effects
 
 __all__: list[str] = []
 
@@ -105,28 +106,24 @@ def audit_command(
         $ lgsp audit --db postgresql://app@db/app --thread order-7 --json
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
     if not thread.strip():
-        commands._fail("--thread must not be empty; give a thread id (lgsp runs lists them)")
-    url, shown = commands._db_url(db)
+        fail("--thread must not be empty; give a thread id (lgsp runs lists them)")
+    url, shown = db_url(db)
     with ExitStack() as stack:
-        saver = commands._open_saver(stack, url, shown)
-        memory = commands._open_memory(stack, store)
+        saver = open_saver(stack, url, shown)
+        memory = open_memory(stack, store)
         sources: list[Any] = [] if memory is None else [memory]
         try:
             if url.lower().startswith(("postgresql://", "postgres://")):
                 sources.append(stack.enter_context(open_effects(url, setup=False)))
             trail = audit_trail(saver, thread, effects=sources)
         except LookupError:
-            commands._fail(
-                f"no run with thread {thread!r} in {shown}; lgsp runs --db ... lists the threads"
-            )
+            fail(f"no run with thread {thread!r} in {shown}; lgsp runs --db ... lists the threads")
         except Exception as exc:
-            commands._fail(f"cannot read thread {thread!r} in {shown}: {commands._error(exc)}")
+            fail(f"cannot read thread {thread!r} in {shown}: {error_line(exc)}")
     events = trail.events
     if not events:
-        commands._fail(
+        fail(
             f"thread {thread!r} in {shown} has checkpoints but no supervisor events (it is "
             "not a run of a supervisor graph)"
         )

@@ -31,12 +31,12 @@ from langgraph.pregel import Pregel
 from langgraph.types import StateSnapshot
 
 from langgraph_supervisor_pro.cli import _templates
+from langgraph_supervisor_pro.errors import DemoError, TemplateError
 
 __all__ = [
     "DEMO_TEMPLATE",
     "DEMO_TIER",
     "DemoDesk",
-    "DemoError",
     "NextStep",
     "answers",
     "customer_messages",
@@ -54,10 +54,6 @@ _MODULE = "_lgsp_demo_support_desk_graph"
 # demo is offline and in its own tier whatever the environment says.
 _MASKED_SUFFIXES = ("_MODEL",)
 _MASKED = ("LGSP_AUTONOMY", "LGSP_POLICY_FILE")
-
-
-class DemoError(RuntimeError):
-    """The demo's template is missing or cannot be loaded (a broken installation)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +165,7 @@ def load_desk() -> DemoDesk:
     """
     try:
         template = _templates.templates().get(DEMO_TEMPLATE)
-    except _templates.TemplateError as exc:
+    except TemplateError as exc:
         raise DemoError(str(exc)) from exc
     if template is None:
         raise DemoError(

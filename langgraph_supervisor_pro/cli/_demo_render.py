@@ -23,10 +23,10 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from langgraph_supervisor_pro._contracts import FINISH
 from langgraph_supervisor_pro._internal.text import message_text, one_line
+from langgraph_supervisor_pro._state import LedgerEntry
 from langgraph_supervisor_pro.cli._demo import DEMO_TIER, DemoDesk, answers
-from langgraph_supervisor_pro.contracts import FINISH
-from langgraph_supervisor_pro.state import LedgerEntry
 
 __all__ = [
     "RUN_STYLE",

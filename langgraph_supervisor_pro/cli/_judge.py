@@ -20,9 +20,10 @@ from rich.console import Console
 from rich.table import Table
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
-from langgraph_supervisor_pro.observability.judge_queue import (
+from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory
+from langgraph_supervisor_pro.errors import JudgementNotFoundError
+from langgraph_supervisor_pro.evals._judge_queue import (
     JudgedTurn,
-    JudgementNotFoundError,
     acknowledge_judgement,
     judge_reviews,
 )
@@ -66,16 +67,14 @@ def judge_list(
         $ lgsp judge list --store postgresql://app@db/app --all --json
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
-    url, shown = commands._db_url(store, flag="--store")
+    url, shown = db_url(store, flag="--store")
     with ExitStack() as stack:
-        memory = commands._open_memory(stack, url)
+        memory = open_memory(stack, url)
         assert memory is not None
         try:
             items = judge_reviews(memory, status="all" if show_all else "open")
         except Exception as exc:
-            commands._fail(f"cannot read the judge's queue in {shown}: {commands._error(exc)}")
+            fail(f"cannot read the judge's queue in {shown}: {error_line(exc)}")
     if as_json:
         typer.echo(json.dumps([i.to_dict() for i in items], indent=2, ensure_ascii=False))
         return
@@ -141,20 +140,18 @@ def judge_resolve(
         $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice --note ok
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
     if not (reviewer or "").strip():
-        commands._fail("--as: name who acknowledges the judgement (or set LGSP_REVIEWER)")
-    url, shown = commands._db_url(store, flag="--store")
+        fail("--as: name who acknowledges the judgement (or set LGSP_REVIEWER)")
+    url, shown = db_url(store, flag="--store")
     with ExitStack() as stack:
-        memory = commands._open_memory(stack, url)
+        memory = open_memory(stack, url)
         assert memory is not None
         try:
             item = acknowledge_judgement(memory, key, by=str(reviewer), note=note)
         except (JudgementNotFoundError, ValueError) as exc:
-            commands._fail(f"{shown}: {exc.args[0] if exc.args else exc}")
+            fail(f"{shown}: {exc.args[0] if exc.args else exc}")
         except Exception as exc:
-            commands._fail(f"cannot update the judge's queue in {shown}: {commands._error(exc)}")
+            fail(f"cannot update the judge's queue in {shown}: {error_line(exc)}")
     if as_json:
         typer.echo(json.dumps(item.to_dict(), indent=2, ensure_ascii=False))
         return

@@ -2,7 +2,7 @@
 
 `lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
 [--alert 0.7] [--loop-visits 3] [--json] [--html FILE] [--otel]` reads every run (see
-`langgraph_supervisor_pro.observability.metrics`) and prints its figures as tables, or as
+`langgraph_supervisor_pro.observability._metrics`) and prints its figures as tables, or as
 one JSON object with `--json`; `--html FILE` writes them as one self-contained page with
 charts (`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
 Every error is one line on stderr with exit code 2.
@@ -24,7 +24,9 @@ from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.cli import _otel
-from langgraph_supervisor_pro.observability.metrics import (
+from langgraph_supervisor_pro.cli._common import db_url, fail, open_saver
+from langgraph_supervisor_pro.errors import ExportError
+from langgraph_supervisor_pro.observability._metrics import (
     DEFAULT_LOOP_VISITS,
     DEFAULT_UTILISATION_ALERT,
     DelegationMetrics,
@@ -33,7 +35,7 @@ from langgraph_supervisor_pro.observability.metrics import (
     parse_since,
     read_threads,
 )
-from langgraph_supervisor_pro.observability.metrics_html import _check_target, write_metrics_html
+from langgraph_supervisor_pro.observability._metrics_html import check_target, write_metrics_html
 
 __all__: list[str] = []
 
@@ -235,33 +237,31 @@ def metrics_command(
         $ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 lgsp metrics --db runs.db --otel
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
     if html is not None:
         _check_html(html)
-    url, shown = commands._db_url(db)
+    url, shown = db_url(db)
     try:
         start = None if since is None else parse_since(since, where="--since")
     except ValueError as exc:
-        commands._fail(str(exc))
+        fail(str(exc))
     if graph is not None and not graph.strip():
-        commands._fail("--graph: give a graph id (a non-empty name)")
+        fail("--graph: give a graph id (a non-empty name)")
     labels = None
     if expected is not None:
         try:
             labels = load_expected(expected)
         except ValueError as exc:
-            commands._fail(f"--expected {exc}")
+            fail(f"--expected {exc}")
     if not 0 < alert <= 1:
-        commands._fail(f"--alert: got {alert!r}; give a share of the window in (0, 1], e.g. 0.7")
+        fail(f"--alert: got {alert!r}; give a share of the window in (0, 1], e.g. 0.7")
     if loop_visits < 2:
-        commands._fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
+        fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
     with ExitStack() as stack:
-        saver = commands._open_saver(stack, url, shown)
+        saver = open_saver(stack, url, shown)
         try:
             records = read_threads(saver, since=start, graph=graph)
         except Exception as exc:
-            commands._fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
+            fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
     report = compute_metrics(
         records, expected=labels, utilisation_alert=alert, loop_visits=loop_visits
     )
@@ -269,12 +269,12 @@ def metrics_command(
         try:
             write_metrics_html(report, html, source=shown)
         except ValueError as exc:
-            commands._fail(f"--html {exc}")
+            fail(f"--html {exc}")
     if otel:
         try:
             sent, points, where = _otel.export(report)
-        except _otel.ExportError as exc:
-            commands._fail(str(exc))
+        except ExportError as exc:
+            fail(str(exc))
         typer.echo(f"Sent {sent} metrics ({points} data points) over OTLP to {where}.", err=True)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
@@ -289,9 +289,7 @@ def metrics_command(
 
 def _check_html(path: Path) -> None:
     """Fail before reading anything when `--html` cannot be a file we write."""
-    from langgraph_supervisor_pro.cli import commands
-
     try:
-        _check_target(path)
+        check_target(path)
     except ValueError as exc:
-        commands._fail(f"--html {exc}")
+        fail(f"--html {exc}")

@@ -22,7 +22,8 @@ from typing import Any
 
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.urls import mask_url, scrub
-from langgraph_supervisor_pro.observability.metrics import DelegationMetrics
+from langgraph_supervisor_pro.errors import ExportError
+from langgraph_supervisor_pro.observability._metrics import DelegationMetrics
 
 __all__: list[str] = []
 
@@ -36,10 +37,6 @@ _PROTOCOLS = {
         "opentelemetry-exporter-otlp-proto-grpc",
     ),
 }
-
-
-class ExportError(Exception):
-    """The figures could not be exported; the message says why and what to do."""
 
 
 def protocol() -> str:
@@ -99,7 +96,7 @@ def export(report: DelegationMetrics) -> tuple[int, int, str]:
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-        from langgraph_supervisor_pro.observability.otel_metrics import publish_metrics
+        from langgraph_supervisor_pro.observability._otel_metrics import publish_metrics
     except ImportError:
         raise ExportError(
             '--otel needs OpenTelemetry: pip install "langgraph-supervisor-pro[otel]"'

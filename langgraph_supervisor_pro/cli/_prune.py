@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
-from langgraph_supervisor_pro.persistence.retention import (
+from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory, open_saver
+from langgraph_supervisor_pro.persistence._retention import (
     DEFAULT_BATCH_SIZE,
     FINISHED_STATUSES,
     MAX_BATCH_SIZE,
@@ -112,9 +113,7 @@ def _store_namespaces(values: list[str]) -> list[tuple[str, ...]]:
     for value in values:
         labels = tuple(value.split("/"))
         if not all(label and "." not in label and "\x00" not in label for label in labels):
-            from langgraph_supervisor_pro.cli import commands
-
-            commands._fail(
+            fail(
                 f"--store-namespace: got {value!r}; give labels joined by '/', none empty, "
                 "without '.' or NUL, e.g. research_team/sources (the thread's label follows)"
             )
@@ -186,28 +185,26 @@ def prune_command(
             --older-than 30d --status done --status halted --yes --json
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
     try:
         age = parse_age(older_than, where="--older-than")
     except ValueError as exc:
-        commands._fail(str(exc))
+        fail(str(exc))
     statuses = status or ["done"]
     unknown = [s for s in statuses if s not in FINISHED_STATUSES]
     if unknown:
-        commands._fail(
+        fail(
             f"--status: got {unknown[0]!r}; give done, halted or failed (a running run, or one "
             "paused at a review, is never pruned)"
         )
     if dry_run and yes:
-        commands._fail("--dry-run and --yes: give one (without either, it is a dry run)")
+        fail("--dry-run and --yes: give one (without either, it is a dry run)")
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
-        commands._fail(f"--batch-size: got {batch_size}; give 1 to {MAX_BATCH_SIZE} threads")
+        fail(f"--batch-size: got {batch_size}; give 1 to {MAX_BATCH_SIZE} threads")
     prefixes = _store_namespaces(store_namespace or [])
-    url, shown = commands._db_url(db)
+    url, shown = db_url(db)
     with ExitStack() as stack:
-        saver = commands._open_saver(stack, url, shown)
-        memory = commands._open_memory(stack, store)
+        saver = open_saver(stack, url, shown)
+        memory = open_memory(stack, store)
         try:
             report = prune_threads(
                 saver,
@@ -219,7 +216,7 @@ def prune_command(
                 batch_size=batch_size,
             )
         except Exception as exc:  # every backend's error, reported in one line
-            commands._fail(f"the prune of {shown} failed: {commands._error(exc)}")
+            fail(f"the prune of {shown} failed: {error_line(exc)}")
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return

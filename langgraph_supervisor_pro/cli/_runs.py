@@ -17,7 +17,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from langgraph_supervisor_pro._internal.records import aware_time, whole_int
-from langgraph_supervisor_pro.review.desk import _each_newest_root, _reviews_of_tuple
+from langgraph_supervisor_pro.review._desk import each_newest_root, reviews_of_tuple
 
 __all__ = ["RunRow", "list_runs"]
 
@@ -88,9 +88,9 @@ def list_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunRow]:
     rows: list[RunRow] = []
 
     def take(thread: str, item: CheckpointTuple) -> None:
-        rows.append(_row(thread, item, len(_reviews_of_tuple(thread, item))))
+        rows.append(_row(thread, item, len(reviews_of_tuple(thread, item))))
 
-    _each_newest_root(checkpointer, take)
+    each_newest_root(checkpointer, take)
     rows.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
     rows.reverse()
     return rows

@@ -1,7 +1,7 @@
 """`lgsp standby`: resume the runs whose process died (see `persistence.standby`).
 
 `lgsp standby --db postgresql://... --graph app/team.py:graph` sweeps every
-`--interval` seconds until stopped (Ctrl-C, or SIGTERM); `--once` sweeps once and
+`--interval` (a duration: `5s`, `1m`) until stopped (Ctrl-C, or SIGTERM); `--once` sweeps once and
 exits. Each takeover is printed as one line (`--json`: one JSON object per line).
 Exit codes: 0, or 1 when a `--once` sweep had a resumed run fail; 2 for a usage error
 (the database is not Postgres, the graph cannot be loaded, an option is out of range).
@@ -22,7 +22,16 @@ from rich.console import Console
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.urls import mask_url
-from langgraph_supervisor_pro.persistence.standby import (
+from langgraph_supervisor_pro.cli._common import (
+    db_url,
+    error_line,
+    fail,
+    load_graph,
+    open_memory,
+    open_saver,
+    seconds,
+)
+from langgraph_supervisor_pro.persistence._standby import (
     DEFAULT_INTERVAL,
     Takeover,
     resume_orphans,
@@ -41,8 +50,10 @@ HELP = (
 
 _Once = Annotated[bool, typer.Option("--once", help="Sweep once, then exit.")]
 _Interval = Annotated[
-    float,
-    typer.Option("--interval", help="Seconds between two sweeps (without --once)."),
+    str,
+    typer.Option(
+        "--interval", help="Time between two sweeps (without --once): 5s, 1m, or seconds."
+    ),
 ]
 _Owner = Annotated[
     str | None,
@@ -53,11 +64,11 @@ _Owner = Annotated[
     ),
 ]
 _ExpireAfter = Annotated[
-    float,
+    str,
     typer.Option(
         "--expire-after",
-        help="Seconds within which Postgres releases this standby's own leases if its "
-        "host dies (4 to 3600).",
+        help="Time within which Postgres releases this standby's own leases if its "
+        "host dies (4s to 1h; 30s, or seconds).",
     ),
 ]
 
@@ -108,9 +119,9 @@ def standby_command(
         ),
     ] = None,
     once: _Once = False,
-    interval: _Interval = DEFAULT_INTERVAL,
+    interval: _Interval = f"{DEFAULT_INTERVAL:g}s",
     owner: _Owner = None,
-    expire_after: _ExpireAfter = 30.0,
+    expire_after: _ExpireAfter = "30s",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object per takeover.")
     ] = False,
@@ -123,29 +134,25 @@ def standby_command(
         $ lgsp standby --db postgresql://app@db/app --graph myapp.team:build --once
         ```
     """
-    from langgraph_supervisor_pro.cli import commands
-
     if not db.strip().lower().startswith(("postgresql://", "postgres://")):
-        commands._fail(
+        fail(
             f"--db {mask_url(db.strip())}: lgsp standby needs Postgres (a dead run is told "
             "from a live one by its Postgres lease); give postgresql://..."
         )
-    url, shown = commands._db_url(db)
-    if not interval > 0 or interval != interval or interval == float("inf"):
-        commands._fail(f"--interval: got {interval!r}; give a finite number of seconds > 0")
-    if not 4 <= expire_after <= 3600:
-        commands._fail(f"--expire-after: got {expire_after!r}; give 4 to 3600 seconds")
+    url, shown = db_url(db)
+    every = seconds(interval, flag="--interval", low=0.001, high=86400.0)
+    expiry = seconds(expire_after, flag="--expire-after", low=4.0, high=3600.0)
     if owner is not None and (not owner.strip() or len(owner) > 200):
-        commands._fail("--owner: give a non-empty name of at most 200 characters")
-    builder = commands._load_graph(graph)
+        fail("--owner: give a non-empty name of at most 200 characters")
+    builder = load_graph(graph)
     show = _printer(as_json)
     with ExitStack() as stack:
-        saver = commands._open_saver(stack, url, shown)
-        memory = commands._open_memory(stack, store)
+        saver = open_saver(stack, url, shown)
+        memory = open_memory(stack, store)
         compiled: Any = builder.compile(checkpointer=saver, store=memory)
         try:
             if once:
-                takeovers = resume_orphans(compiled, owner=owner, expire_after=expire_after)
+                takeovers = resume_orphans(compiled, owner=owner, expire_after=expiry)
                 for takeover in takeovers:
                     show(takeover)
                 if not as_json:
@@ -160,9 +167,9 @@ def standby_command(
             _stop_on_sigterm(stop)
             standby(
                 compiled,
-                interval=interval,
+                interval=every,
                 owner=owner,
-                expire_after=expire_after,
+                expire_after=expiry,
                 stop=stop,
                 on_takeover=show,
             )
@@ -171,4 +178,4 @@ def standby_command(
         except typer.Exit:
             raise
         except Exception as exc:
-            commands._fail(f"the standby failed: {commands._error(exc)}")
+            fail(f"the standby failed: {error_line(exc)}")

@@ -13,9 +13,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from langgraph_supervisor_pro.errors import TemplateError
+
 __all__ = [
     "Template",
-    "TemplateError",
     "templates",
     "templates_root",
     "write_project",
@@ -36,10 +37,6 @@ _IGNORED = shutil.ignore_patterns(
     ".lgsp",
     "*.db",
 )
-
-
-class TemplateError(ValueError):
-    """A template that does not exist, or a directory `lgsp new` must not write into."""
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,13 @@
-"""Compact before overflow: the configuration, the compactor and the agent middleware."""
+"""Compact before overflow: the compactor and the agent middleware (`Compaction` is top level).
 
-from langgraph_supervisor_pro.compaction.compactor import (
-    COMPACTION_PROMPT,
-    SUMMARY_HEADER,
-    CompactionOutcome,
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/compaction/
+"""
+
+from langgraph_supervisor_pro.compaction._compactor import (
     Compactor,
     ContextSummary,
     is_summary_message,
-    split_for_compaction,
 )
-from langgraph_supervisor_pro.compaction.config import (
-    Compaction,
-    TokenCounter,
-)
-from langgraph_supervisor_pro.compaction.middleware import (
-    CompactionMiddleware,
-)
+from langgraph_supervisor_pro.compaction._middleware import CompactionMiddleware
 
-__all__ = [
-    "COMPACTION_PROMPT",
-    "SUMMARY_HEADER",
-    "Compaction",
-    "CompactionMiddleware",
-    "CompactionOutcome",
-    "Compactor",
-    "ContextSummary",
-    "TokenCounter",
-    "is_summary_message",
-    "split_for_compaction",
-]
+__all__ = ["CompactionMiddleware", "Compactor", "ContextSummary", "is_summary_message"]

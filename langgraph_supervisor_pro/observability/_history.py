@@ -39,13 +39,13 @@ from typing import Any, get_origin, get_type_hints
 from langgraph.channels import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from langgraph_supervisor_pro._state import SupervisorState
 from langgraph_supervisor_pro.observability._history_rows import (
     Listing,
     Threads,
     alist_once,
     list_once,
 )
-from langgraph_supervisor_pro.state import SupervisorState
 
 __all__ = ["DELTA_SPECS", "History", "Key", "key_of"]
 

@@ -24,6 +24,7 @@ from contextlib import (
     closing,
     contextmanager,
 )
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -31,12 +32,17 @@ import aiosqlite
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncConnection, Connection
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
-from langgraph_supervisor_pro._internal.urls import mask_url, scheme_of, scrub
+from langgraph_supervisor_pro._internal.urls import (
+    agreed_reading,
+    driver_reason,
+    mask_url,
+    scheme_of,
+)
+from langgraph_supervisor_pro.persistence._ddl import amigrations_applied, migrations_applied
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -52,29 +58,37 @@ ACCEPTED_FORMS = (
 
 
 def describe_target(url: str) -> str:
-    """Describe the host, port and database a Postgres URL points at (no password)."""
+    """Describe the host, port and database a Postgres URL points at (no password).
+
+    The host, port and database are libpq's reading, shown only when libpq reads the
+    masked URL the same way (`agreed_reading`): otherwise any of them may hold a piece
+    of the password, and the masked URL alone is shown.
+    """
     shown = mask_url(url)
-    try:
-        params = conninfo_to_dict(url)
-    except Exception:  # describing the target is best effort
+    params = agreed_reading(url)
+    if params is None:
         return shown
     host = params.get("host") or params.get("hostaddr") or "localhost"
     port = params.get("port") or 5432
     dbname = params.get("dbname") or params.get("user") or "(default)"
-    # A malformed URL can put part of its password in any of these: scrub them too.
-    return f"{shown} ({scrub(f'host={host}, port={port}, dbname={dbname}', url)})"
+    return f"{shown} (host={host}, port={port}, dbname={dbname})"
 
 
-def connection_error(url: str, reason: str) -> ConnectionError:
+def connection_error(url: str, reason: str, *, driver: bool = True) -> ConnectionError:
     """Build the error raised when a Postgres server cannot be reached.
 
     Raise it outside the `except` block that caught the driver's error: the driver's
     message may quote the whole URL, and an exception raised inside the block keeps the
     one it handles as its `__context__` (even with `from None`, which only hides it).
+
+    `reason` is the driver's message unless `driver=False` (a message of ours, which
+    quotes nothing of the URL). A driver's message is shown as `driver_reason` allows:
+    only when libpq reads the URL as its masked form, else libpq's complaint about the
+    masked URL, else a note that it is withheld.
     """
+    shown = driver_reason(url, reason) if driver else reason.strip()
     return ConnectionError(
-        f"Could not connect to Postgres at {describe_target(url)}: "
-        f"{scrub(reason.strip(), url)}\n"
+        f"Could not connect to Postgres at {describe_target(url)}: {shown}\n"
         "Hint: check that the Postgres server is running and reachable, and that the URL "
         "(for example the LGSP_POSTGRES_URI environment variable) has the right host, port, "
         "database, user and password (percent-encode any of / : @ ? # [ ] % in them)."
@@ -87,6 +101,11 @@ def validate_options(url: str, pool_size: int, connect_timeout: float) -> str:
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
         raise ValueError(f"pool_size must be an integer >= 1, got {pool_size!r}")
+    if isinstance(connect_timeout, timedelta):  # passed on to the drivers as a number
+        raise ValueError(
+            f"connect_timeout: got {connect_timeout!r}; give a number of seconds, e.g. "
+            f"{connect_timeout.total_seconds():g}"
+        )
     check_seconds(connect_timeout, "connect_timeout")
     stripped = url.strip()
     if stripped == "memory":
@@ -448,7 +467,7 @@ def postgres_pool(url: str, pool_size: int, connect_timeout: float) -> Iterator[
         else:
             ready = True
         if not ready:  # raised outside the `except`: see `connection_error`
-            raise connection_error(url, f"no connection within {connect_timeout:g} s")
+            raise connection_error(url, f"no connection within {connect_timeout:g} s", driver=False)
         yield pool
     finally:
         pool.close()
@@ -468,7 +487,7 @@ async def apostgres_pool(
         else:
             ready = True
         if not ready:
-            raise connection_error(url, f"no connection within {connect_timeout:g} s")
+            raise connection_error(url, f"no connection within {connect_timeout:g} s", driver=False)
         yield pool
     finally:
         await pool.close()
@@ -530,12 +549,11 @@ def opened(
                     stack.enter_context(sqlite_connection(target, autocommit=autocommit))
                 )
             else:
-                backend = postgres(
-                    stack.enter_context(postgres_pool(target, pool_size, connect_timeout))
-                )
+                pool = stack.enter_context(postgres_pool(target, pool_size, connect_timeout))
+                backend = postgres(pool)
             if setup and kind == "sqlite":
                 backend.setup()
-            elif setup:
+            elif setup and not migrations_applied(pool, backend):  # applied: no wait, no DDL
                 with setup_lock(target, connect_timeout):
                     backend.setup()
             yield backend
@@ -568,11 +586,13 @@ def aopened(
                 connection = asqlite_connection(target, autocommit=autocommit)
                 backend = sqlite(await stack.enter_async_context(connection))
             else:
-                pool = apostgres_pool(target, pool_size, connect_timeout)
-                backend = postgres(await stack.enter_async_context(pool))
+                apool = await stack.enter_async_context(
+                    apostgres_pool(target, pool_size, connect_timeout)
+                )
+                backend = postgres(apool)
             if setup and kind == "sqlite":
                 await backend.setup()
-            elif setup:
+            elif setup and not await amigrations_applied(apool, backend):
                 async with asetup_lock(target, connect_timeout):
                     await backend.setup()
             yield backend

@@ -252,7 +252,12 @@ _PG_OCCUPIED: LiteralString = (
     "EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = %s)"
 )
 _PG_SOURCE: LiteralString = "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = %s)"
-_PG_EFFECTS_TABLE: LiteralString = "SELECT to_regclass('lgsp_effects') IS NOT NULL"
+_PG_EFFECTS_TABLE: LiteralString = (
+    "SELECT to_regclass('lgsp_effects') IS NOT NULL, EXISTS (SELECT 1 FROM pg_attribute "
+    "WHERE attrelid = to_regclass('lgsp_effects') AND attname = 'state' AND NOT attisdropped)"
+)
+"""Whether there is an effects table, and whether it has the `state` column (an external
+effect in doubt has to stay in doubt in the copy)."""
 _PG_EFFECTS_OF: LiteralString = "SELECT EXISTS (SELECT 1 FROM lgsp_effects WHERE thread_id = %s)"
 _PG_COPY: tuple[LiteralString, ...] = (
     "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
@@ -274,6 +279,11 @@ _PG_COPY: tuple[LiteralString, ...] = (
 _PG_COPY_EFFECTS: LiteralString = (
     "INSERT INTO lgsp_effects (key, thread_id, outcome, created_at) "
     "SELECT %(part)s || substr(key, strpos(key, '/')), %(target)s, outcome, created_at "
+    "FROM lgsp_effects WHERE thread_id = %(source)s AND strpos(key, '/') > 0"
+)
+_PG_COPY_EFFECTS_STATE: LiteralString = (
+    "INSERT INTO lgsp_effects (key, thread_id, outcome, created_at, state) "
+    "SELECT %(part)s || substr(key, strpos(key, '/')), %(target)s, outcome, created_at, state "
     "FROM lgsp_effects WHERE thread_id = %(source)s AND strpos(key, '/') > 0"
 )
 
@@ -300,14 +310,14 @@ def postgres_copy(source: str, target: str, run: Run, where: str) -> Steps[None]
         raise _occupied(where, target, found)
     if not (yield run(_PG_SOURCE, (source,)))[0][0]:
         raise _missing(where, source)
-    effects = bool((yield run(_PG_EFFECTS_TABLE, ()))[0][0])
+    effects, with_state = (bool(found) for found in (yield run(_PG_EFFECTS_TABLE, ()))[0])
     if effects and (yield run(_PG_EFFECTS_OF, (target,)))[0][0]:
         raise _occupied(where, target, "recorded effects (lgsp_effects rows)")
     params = {"source": source, "target": target, "part": effect_part(target)}
     for statement in _PG_COPY:
         yield run(statement, params)
     if effects:
-        yield run(_PG_COPY_EFFECTS, params)
+        yield run(_PG_COPY_EFFECTS_STATE if with_state else _PG_COPY_EFFECTS, params)
 
 
 _PG_RUN_THREADS: LiteralString = (

@@ -1,5 +1,7 @@
 """Deterministic chat models for tests: ours, and yours.
 
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/testing/
+
 Example:
     ```python
     from langgraph_supervisor_pro.testing import ScriptedChatModel
@@ -10,20 +12,10 @@ Example:
     ```
 """
 
-from langgraph_supervisor_pro.testing.scripted import (
+from langgraph_supervisor_pro.testing._scripted import (
     FunctionChatModel,
     ScriptedCall,
     ScriptedChatModel,
-    ScriptExhaustedError,
-    ScriptReply,
-    ScriptStep,
 )
 
-__all__ = [
-    "FunctionChatModel",
-    "ScriptExhaustedError",
-    "ScriptReply",
-    "ScriptStep",
-    "ScriptedCall",
-    "ScriptedChatModel",
-]
+__all__ = ["FunctionChatModel", "ScriptedCall", "ScriptedChatModel"]

@@ -11,6 +11,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
+from langgraph_supervisor_pro._breakers import Breaker, breaker_namespace
 from langgraph_supervisor_pro._graph.circuit import (
     Admission,
     Read,
@@ -22,8 +23,7 @@ from langgraph_supervisor_pro._graph.circuit import (
     report,
     unavailable,
 )
-from langgraph_supervisor_pro.breakers import Breaker, breaker_namespace
-from langgraph_supervisor_pro.persistence.stores import open_store
+from langgraph_supervisor_pro.persistence._stores import open_store
 
 NS = breaker_namespace("supervisor", ("quotes",))
 T0 = 1_000_000.0  # 1970-01-12 13:46:40 UTC

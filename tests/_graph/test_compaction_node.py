@@ -7,8 +7,11 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 
 from langgraph_supervisor_pro import Worker, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.compaction.config import Compaction
+from langgraph_supervisor_pro.compaction._compactor import (
+    Compaction,
+    is_summary_message,
+    is_truncation_marker,
+)
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
@@ -84,21 +87,28 @@ async def test_compaction_runs_async_too():
     assert is_summary_message(out["workers"]["researcher"]["messages"][0])
 
 
-def test_failed_summarizer_keeps_history_and_records_the_error():
+def test_failed_summarizer_truncates_and_records_the_error():
+    # Issue 35: a failed summarizer no longer keeps the history: the oldest turns go.
     worker, _ = agent_worker()
     broken = ScriptedChatModel(script=[RuntimeError("summarizer down")] * 30)
-    compaction = Compaction(summarizer=broken, max_context_tokens=2000, keep=2, max_attempts=2)
+    compaction = Compaction(
+        summarizer=broken, max_context_tokens=2000, keep=2, max_attempts=2, breaker=None
+    )
     app = compile_team(
         [worker], router=routes(*["researcher"] * 7), max_steps=7, compaction=compaction
     )
     out = app.invoke(ask(), thread())
     assert out["status"] == "done" and len(out["ledger"]) == 7
     failed = out["compactions"]
-    assert failed and all(e["removed"] == 0 and e["attempts"] == 2 for e in failed)
+    assert failed and all(
+        e["kind"] == "truncated" and e["removed"] > 0 and e["attempts"] == 2 for e in failed
+    )
+    assert all(e["tokens_after"] < e["tokens_before"] for e in failed)
     assert "summarizer down" in failed[0]["error"]
     slot = out["workers"]["researcher"]["messages"]
     assert not any(is_summary_message(m) for m in slot)
-    assert sum(1 for m in slot if m.type == "human") == 7  # nothing lost
+    assert sum(1 for m in slot if is_truncation_marker(m)) == 1  # the latest one
+    assert slot[0].type == "human" and "FACT" not in slot[0].content  # the task is kept
 
 
 def test_cadence_compacts_on_schedule_even_when_small():

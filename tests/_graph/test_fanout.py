@@ -21,7 +21,8 @@ from langgraph_supervisor_pro import (
     create_supervisor,
 )
 from langgraph_supervisor_pro._graph.loop_guards import check_fan_out
-from langgraph_supervisor_pro.review import Approve, Reject, list_reviews, resolve_review
+from langgraph_supervisor_pro.review import list_reviews, resolve_review
+from langgraph_supervisor_pro.review._desk import Approve, Reject
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, thread
 

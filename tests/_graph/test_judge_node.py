@@ -15,12 +15,13 @@ from langgraph.store.memory import InMemoryStore
 from langsmith import tracing_context
 
 from langgraph_supervisor_pro import Compaction, ReviewPolicy, Worker, create_supervisor
-from langgraph_supervisor_pro.observability import JUDGE_NAMESPACE, OnlineJudge, judge_reviews
-from langgraph_supervisor_pro.review.desk import Approve, resolve_review
+from langgraph_supervisor_pro.evals._judge import OnlineJudge
+from langgraph_supervisor_pro.evals._judge_queue import JUDGE_NAMESPACE, judge_reviews
+from langgraph_supervisor_pro.review._desk import Approve, resolve_review
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedChatModel
 from tests._helpers import ask, routes
 from tests._langsmith import CaptureServer, _Handler, capture_server, children, project_id
-from tests.observability.test_judge import (
+from tests.evals.test_judge import (
     HIGH,
     LOW,
     AcmeJudge,

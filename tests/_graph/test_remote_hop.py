@@ -21,7 +21,8 @@ from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._internal.aio import abandonable
 from langgraph_supervisor_pro._internal.hop import HopContext, prompt_digest, with_hop
 from langgraph_supervisor_pro._internal.twins import drive
-from langgraph_supervisor_pro.remote import RemoteDomainError, remote_stream_event
+from langgraph_supervisor_pro._remote import remote_stream_event
+from langgraph_supervisor_pro.errors import RemoteDomainError
 
 # Port 9 (discard): nothing is sent, every refusal comes before a request.
 REMOTE = RemoteGraph("ops", url="http://ops:pw-secret@127.0.0.1:9")

@@ -219,3 +219,54 @@ def test_a_chat_model_without_tool_calling_is_refused_at_build_time():
 
     with pytest.raises(TypeError, match=r"model: TextOnly cannot produce structured output"):
         create_supervisor([w("a")], model=TextOnly())
+
+
+# -- credentials (issue 33, item 6) -------------------------------------------------------
+
+
+@pytest.fixture
+def payments_key(monkeypatch: pytest.MonkeyPatch):
+    """PAYMENTS_API_KEY set in the environment (read again before and after the test)."""
+    from langgraph_supervisor_pro._internal.scrub import refresh_environment_secrets
+
+    key = "pk-live-env-0123456789abcdef"
+    monkeypatch.setenv("PAYMENTS_API_KEY", key)
+    refresh_environment_secrets()
+    yield key
+    monkeypatch.undo()
+    refresh_environment_secrets()
+
+
+def test_an_environment_credential_never_reaches_state_or_the_prompt(payments_key):
+    def charge(task: Any) -> str:
+        raise RuntimeError(f"payments API refused key {payments_key}: 401")
+
+    model = ScriptedChatModel(script=decisions("payments", "FINISH"))
+    app = compile_team(
+        [Worker(name="payments", description="Charges cards.", agent=charge)], model=model
+    )
+    out = app.invoke(ask("Refund order 42"), thread())
+    (entry,) = out["ledger"]
+    assert entry["error"] == "RuntimeError: payments API refused key ***: 401"
+    assert payments_key not in repr(out)
+    prompts = [repr([m.content for m in call.messages]) for call in model.calls]
+    assert "refused key ***" in prompts[1]
+    assert not [p for p in prompts if payments_key in p]
+
+
+def test_a_plain_credential_in_configurable_is_warned_of_at_run_start(caplog, monkeypatch):
+    import logging
+
+    from langgraph_supervisor_pro._internal import scrub
+
+    monkeypatch.setattr(scrub, "_warned_keys", set())
+    caplog.set_level(logging.WARNING, logger="langgraph_supervisor_pro.security")
+    app = compile_team([w("a")], model=ScriptedChatModel(script=decisions("a", "FINISH") * 2))
+    config = thread()
+    config["configurable"]["stripe_api_key"] = "sk-stripe-0123456789"
+    app.invoke(ask(), config)
+    app.invoke(ask("again"), config)  # once per key and process
+    warned = [r.getMessage() for r in caplog.records if "stripe_api_key" in r.getMessage()]
+    assert len(warned) == 1
+    assert "LangChain copies" in warned[0] and "SecretStr" in warned[0]
+    assert "sk-stripe-0123456789" not in warned[0]

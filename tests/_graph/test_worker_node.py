@@ -18,7 +18,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, register_secret
 from langgraph_supervisor_pro._graph.node import GraphNode
-from langgraph_supervisor_pro._internal.scrub import ScrubbedError
+from langgraph_supervisor_pro.errors import ScrubbedError
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 

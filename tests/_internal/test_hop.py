@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_supervisor_pro import ReviewPolicy, ToolGuard, Worker, create_supervisor
+from langgraph_supervisor_pro import ReviewPolicy, Worker, create_supervisor
 from langgraph_supervisor_pro._internal.hop import (
     HOP_CONFIG_KEY,
     HopContext,
@@ -18,7 +18,8 @@ from langgraph_supervisor_pro._internal.hop import (
     prompt_digest,
     with_hop,
 )
-from langgraph_supervisor_pro.persistence import open_checkpointer
+from langgraph_supervisor_pro.persistence._checkpointers import open_checkpointer
+from langgraph_supervisor_pro.review._guard import ToolGuard
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 
@@ -156,7 +157,7 @@ def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():
     from langchain_core.messages import HumanMessage
     from langchain_core.runnables import RunnableLambda
 
-    from langgraph_supervisor_pro.compaction.middleware import _task
+    from langgraph_supervisor_pro.compaction._middleware import _task
 
     messages = [HumanMessage("Task: not parsed\n\nInstructions for you: x"), HumanMessage("y")]
     # An agent used on its own: its first human message.

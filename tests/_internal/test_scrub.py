@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -10,18 +13,42 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, SecretBytes, SecretStr
 
 from langgraph_supervisor_pro import register_secret
+from langgraph_supervisor_pro._internal import scrub as scrub_module
 from langgraph_supervisor_pro._internal.scrub import (
     MASK,
     RunSecrets,
-    ScrubbedError,
+    environment_secrets,
     looks_secret,
     original_error,
     redact_config,
+    refresh_environment_secrets,
     registered,
     scrub,
     scrubbed_error,
     secrets_in,
+    warn_plain_credentials,
 )
+from langgraph_supervisor_pro.errors import ScrubbedError
+
+
+def _holds_credential(name: str, value: str) -> bool:
+    upper = name.upper()
+    named = upper in scrub_module.ENV_SECRET_NAMES or upper.endswith(
+        scrub_module.ENV_SECRET_SUFFIXES
+    )
+    return named or ("://" in value and "@" in value)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with no credential in the environment (the machine's are put back)."""
+    for name, value in list(os.environ.items()):
+        if _holds_credential(name, value):
+            monkeypatch.delenv(name)
+    refresh_environment_secrets()
+    yield
+    monkeypatch.undo()
+    refresh_environment_secrets()
 
 
 @pytest.mark.parametrize(
@@ -116,7 +143,7 @@ def test_scrub_masks_a_secret_cut_by_a_truncation():
 def test_register_secret_validates_and_accepts_secret_str():
     register_secret("sk-plain-1234")
     register_secret(SecretStr("sk-wrapped-1234"))
-    assert registered() == {"sk-plain-1234", "sk-wrapped-1234"}
+    assert registered() == {"sk-plain-1234", "sk-wrapped-1234"}  # (no credential in env)
     with pytest.raises(ValueError, match="at least 4 characters"):
         register_secret("abc")
     with pytest.raises(TypeError, match="give the credential as a str or a pydantic SecretStr"):
@@ -201,3 +228,94 @@ def test_redact_config_drops_what_checkpoint_metadata_must_not_copy():
     assert redacted["metadata"] == {"team": "ops"}
     assert redacted["tags"] == ["x"]
     assert config["configurable"]["openai_api_key"] == "sk-1"  # the given config is unchanged
+
+
+# -- credentials in the environment (issue 33, item 6) -------------------------------------
+
+
+def test_environment_credentials_are_secrets_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAYMENTS_API_KEY", "pk-live-0123456789")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-0123456789")
+    monkeypatch.setenv("crm_client_secret", "cs-0123456789")  # any case
+    monkeypatch.setenv("DB_PASSWORD", "correct-horse")
+    monkeypatch.setenv("PGPASSWORD", "pg-pass-0123")  # named, no `_PASSWORD` suffix
+    monkeypatch.setenv("DEBUG_TOKEN", "1")  # too short to tell from text: ignored
+    monkeypatch.setenv("ADMIN_PASSWORD", "admin")  # likewise
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false-but-long")  # not a credential name
+    monkeypatch.setenv("HOME_DIRECTORY", "/home/someone-long")
+    found = refresh_environment_secrets()
+    assert found == {
+        "pk-live-0123456789",
+        "xoxb-0123456789",
+        "cs-0123456789",
+        "correct-horse",
+        "pg-pass-0123",
+    }
+    assert environment_secrets() == found  # kept: read once until refreshed
+    assert registered() == found  # treated as registered
+    assert RunSecrets({}).scrub("charge refused for pk-live-0123456789") == (
+        "charge refused for ***"
+    )
+
+
+def test_a_url_in_the_environment_gives_its_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://app:s3cret-pw-99@db:5432/prod")
+    monkeypatch.setenv("CACHE_URI", "redis://:short@cache:6379/0")  # too short: ignored
+    monkeypatch.setenv("BROKER", "amqp://app:pa/ss-word-1@mq/vhost")  # malformed: still found
+    found = refresh_environment_secrets()
+    assert "s3cret-pw-99" in found
+    assert "pa/ss-word-1" in found
+    assert "short" not in found
+    assert not any("postgresql://" in secret for secret in found)  # the password, not the URL
+
+
+def test_environment_is_read_once_and_refreshed_on_demand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert environment_secrets() == frozenset()
+    monkeypatch.setenv("PAYMENTS_API_KEY", "pk-live-late-0001")
+    assert environment_secrets() == frozenset()  # set after the read: not seen yet
+    assert registered() == frozenset()
+    refresh_environment_secrets()
+    assert registered() == {"pk-live-late-0001"}
+    register_secret("sk-registered-1")
+    assert registered() == {"pk-live-late-0001", "sk-registered-1"}
+    monkeypatch.delenv("PAYMENTS_API_KEY")
+    refresh_environment_secrets()
+    assert registered() == {"sk-registered-1"}
+
+
+def test_environment_credentials_stay_out_of_checkpoint_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PARTNER_TOKEN", "partner-0123456789")
+    refresh_environment_secrets()
+    config = {"configurable": {"thread_id": "t", "note": "id partner-0123456789"}}
+    assert redact_config(config) == {"configurable": {"thread_id": "t"}}  # type: ignore[arg-type]
+
+
+def test_a_plain_credential_in_configurable_is_warned_of_once_per_key(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scrub_module, "_warned_keys", set())
+    caplog.set_level(logging.WARNING, logger="langgraph_supervisor_pro.security")
+    config = {
+        "configurable": {
+            "thread_id": "t-1",
+            "openai_api_key": "sk-openai-0123456789",
+            "vendor_token": SecretStr("vt-0123456789"),  # wrapped: fine
+            "auth_mode": "oauth",  # too short to be a credential
+            "region": "eu-west-1",
+        }
+    }
+    warn_plain_credentials(config)  # type: ignore[arg-type]
+    warn_plain_credentials(config)  # type: ignore[arg-type]
+    warn_plain_credentials(None)
+    warn_plain_credentials({"configurable": "not a mapping"})  # type: ignore[typeddict-item]
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 1
+    (message,) = messages
+    assert "config['configurable']['openai_api_key'] is a plain str" in message
+    assert "trace run's metadata" in message
+    assert "context=" in message and "SecretStr" in message
+    assert "sk-openai-0123456789" not in message  # the warning never shows the value

@@ -19,7 +19,7 @@ from bench.storage import (
     snapshot_frequency,
     snapshot_sections,
 )
-from langgraph_supervisor_pro.state import DELTA_SNAPSHOT_FREQUENCY
+from langgraph_supervisor_pro._state import DELTA_SNAPSHOT_FREQUENCY
 from tests.bench._pages import OTHER_PAGE
 
 pytestmark = pytest.mark.integration

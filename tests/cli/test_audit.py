@@ -20,7 +20,7 @@ from langgraph_supervisor_pro import (
     register_secret,
 )
 from langgraph_supervisor_pro.cli import app
-from langgraph_supervisor_pro.persistence.effects import open_effects
+from langgraph_supervisor_pro.persistence._effects import open_effects
 from tests._helpers import ask
 from tests.cli._output import error_line
 from tests.observability.test_audit import (

@@ -18,10 +18,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
-from langgraph_supervisor_pro.cli import _demo, _templates, app, commands
+from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro.cli import _commands as commands
+from langgraph_supervisor_pro.cli import _demo, _templates, app
 from langgraph_supervisor_pro.cli._demo import DemoDesk, load_desk
 from langgraph_supervisor_pro.cli._demo_render import DemoRenderer
-from langgraph_supervisor_pro.contracts import WorkerResult, WorkerTask
 
 WIDE = {"COLUMNS": "120"}  # rich reads the width from COLUMNS when not on a terminal
 ROOT = Path(__file__).resolve().parents[2]
@@ -498,7 +499,7 @@ def test_an_unknown_command_and_a_bad_value_are_one_line_errors():
     result = CliRunner().invoke(app, ["launch"], env=WIDE)
     one_error_line(result.output, 2, result.exit_code, "No such command 'launch'")
     result = CliRunner().invoke(app, ["demo", "--delay", "-1"], env=WIDE)
-    one_error_line(result.output, 2, result.exit_code, "--delay", "(see lgsp demo --help)")
+    one_error_line(result.output, 2, result.exit_code, "--delay: got '-1'", "give a duration")
     result = CliRunner().invoke(app, ["review", "approve", "--db", "x"], env=WIDE)
     one_error_line(result.output, 2, result.exit_code, "Missing option")
 
@@ -657,3 +658,15 @@ def test_review_list_reports_a_database_it_cannot_read_in_one_line(tmp_path):
         conn.execute("CREATE TABLE checkpoints (x TEXT)")
     result = CliRunner().invoke(app, ["review", "list", "--db", str(db)], env=WIDE)
     one_error_line(result.output, 2, result.exit_code, f"cannot read the reviews in {db}")
+
+
+@pytest.mark.parametrize("delay", ["forever", "-1", "2m", "nan"])
+def test_demo_delay_is_a_duration_and_a_bad_one_is_a_usage_error(delay, tmp_path):
+    result = run_demo("--yes", "--delay", delay, "--db", str(tmp_path / "d.db"))
+    assert result.exit_code == 2, result.output
+    assert f"--delay: got '{delay}'" in result.output
+
+
+def test_demo_delay_takes_a_unit(tmp_path):
+    result = run_demo("--yes", "--delay", "0s", "--db", str(tmp_path / "d.db"))
+    assert result.exit_code == 0, result.output

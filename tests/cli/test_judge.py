@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import Worker, create_supervisor, open_store
 from langgraph_supervisor_pro.cli import app
-from langgraph_supervisor_pro.observability import OnlineJudge
+from langgraph_supervisor_pro.evals._judge import OnlineJudge
 from langgraph_supervisor_pro.testing import FunctionChatModel
 from tests._helpers import ask
 from tests.cli._output import error_line

@@ -61,9 +61,11 @@ def app_file(tmp_path: Path) -> str:
     [
         (["--db", "sqlite:///x.db"], "lgsp standby needs Postgres"),
         (["--db", "x.db"], "lgsp standby needs Postgres"),
-        (["--db", "postgresql://u:pw@h/db", "--interval", "0"], "--interval: got 0.0"),
-        (["--db", "postgresql://u:pw@h/db", "--interval", "nan"], "--interval: got nan"),
-        (["--db", "postgresql://u:pw@h/db", "--expire-after", "2"], "--expire-after: got 2.0"),
+        (["--db", "postgresql://u:pw@h/db", "--interval", "0"], "--interval: got '0'"),
+        (["--db", "postgresql://u:pw@h/db", "--interval", "nan"], "--interval: got 'nan'"),
+        (["--db", "postgresql://u:pw@h/db", "--expire-after", "2"], "--expire-after: got '2'"),
+        (["--db", "postgresql://u:pw@h/db", "--expire-after", "2h"], "--expire-after: got '2h'"),
+        (["--db", "postgresql://u:pw@h/db", "--interval", "soon"], "--interval: got 'soon'"),
         (["--db", "postgresql://u:pw@h/db", "--owner", " "], "--owner: give a non-empty"),
     ],
 )

@@ -26,16 +26,18 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphInterrupt
 
-from langgraph_supervisor_pro.compaction.compactor import (
+from langgraph_supervisor_pro.compaction._compactor import (
     COMPACTION_PROMPT,
     SUMMARY_HEADER,
+    Compaction,
     CompactionOutcome,
     Compactor,
     ContextSummary,
     is_summary_message,
+    is_truncation_marker,
     split_for_compaction,
+    truncation_note,
 )
-from langgraph_supervisor_pro.compaction.config import Compaction
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 ORDER_RE = re.compile(r"ORDER-\d+")
@@ -434,8 +436,23 @@ def test_summarizer_failing_twice_then_succeeding() -> None:
     model.assert_complete()
 
 
+def assert_truncated(outcome: CompactionOutcome, history: list[BaseMessage]) -> None:
+    """The fallback kept the task and the last message, and marked the dropped middle."""
+    assert outcome.truncated and outcome.kind == "truncated"
+    assert outcome.summary is None and not outcome.compacted
+    task, marker, *kept = outcome.messages
+    assert task == history[0] and kept == history[-1:]
+    assert is_truncation_marker(marker) and outcome.replacement == marker
+    assert outcome.dropped == history[1:-1]
+    assert outcome.removed_ids == [m.id for m in history[1:-1]]
+    assert truncation_note(marker)["removed"] == len(history) - 2
+    assert outcome.tokens_after < outcome.tokens_before
+    assert_pairs_intact(outcome.messages)
+
+
 @pytest.mark.parametrize("max_attempts", [1, 2, 4])
-def test_summarizer_failing_every_attempt_keeps_the_history(max_attempts: int) -> None:
+def test_summarizer_failing_every_attempt_truncates(max_attempts: int) -> None:
+    # Issue 35: the history is no longer kept unchanged; its oldest turns are dropped.
     history = order_history()
     compactor, model = make_compactor(
         [RuntimeError(f"boom {i}") for i in range(max_attempts)],
@@ -443,13 +460,10 @@ def test_summarizer_failing_every_attempt_keeps_the_history(max_attempts: int) -
         max_attempts=max_attempts,
     )
     outcome = compactor.compact(history, task="t")
-    assert outcome.messages == history
-    assert outcome.removed_ids == []
-    assert outcome.summary is None and not outcome.compacted
+    assert_truncated(outcome, history)
     assert outcome.attempts == max_attempts
     assert outcome.error is not None
     assert f"RuntimeError: boom {max_attempts - 1}" in outcome.error
-    assert outcome.tokens_after == outcome.tokens_before
     model.assert_complete()
 
 
@@ -466,7 +480,7 @@ def test_invalid_summaries_are_failures(reply: Any, reason: str) -> None:
     history = order_history()
     compactor, _ = make_compactor([reply, reply], keep=1, max_attempts=2)
     outcome = compactor.compact(history, task="t")
-    assert outcome.messages == history
+    assert_truncated(outcome, history)
     assert outcome.attempts == 2
     assert outcome.error is not None and reason in outcome.error
 
@@ -563,11 +577,12 @@ async def test_acompact_matches_compact() -> None:
     assert [c.messages for c in async_model.calls] == [c.messages for c in sync_model.calls]
 
 
-async def test_acompact_failure_keeps_the_history() -> None:
+async def test_acompact_failure_truncates() -> None:
     compactor, _ = make_compactor(["prose", "prose"], keep=1, max_attempts=2)
     history = order_history()
     outcome = await compactor.acompact(history, task="t")
-    assert outcome.messages == history and outcome.error is not None
+    assert_truncated(outcome, history)
+    assert outcome.error is not None
     assert outcome.attempts == 2
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_supervisor_pro.compaction.config import Compaction
+from langgraph_supervisor_pro.compaction._compactor import Compaction
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 
 

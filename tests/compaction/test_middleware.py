@@ -6,8 +6,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 
 from langgraph_supervisor_pro import Compaction, Worker
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.compaction.middleware import CompactionMiddleware
+from langgraph_supervisor_pro.compaction._compactor import is_summary_message, is_truncation_marker
+from langgraph_supervisor_pro.compaction._middleware import CompactionMiddleware
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._graph.test_compaction_node import summarizer
 from tests._helpers import ask, compile_team, routes, thread
@@ -67,10 +67,13 @@ def test_a_long_tool_loop_is_compacted_before_each_model_call():
     assert len([u for u in out["usage"] if u["role"] == "worker"]) == len(model.calls)
 
 
-def test_a_failing_summarizer_inside_the_agent_keeps_the_history():
+def test_a_failing_summarizer_inside_the_agent_truncates():
+    # Issue 35: the agent's oldest turns are dropped instead of keeping them all.
     model = ScriptedChatModel(script=reader_script(8))
     broken = ScriptedChatModel(script=[RuntimeError("down")] * 50)
-    compaction = Compaction(summarizer=broken, max_context_tokens=2000, keep=2, max_attempts=1)
+    compaction = Compaction(
+        summarizer=broken, max_context_tokens=2000, keep=2, max_attempts=1, breaker=None
+    )
     worker = Worker(
         name="reader",
         description="Reads.",
@@ -84,7 +87,14 @@ def test_a_failing_summarizer_inside_the_agent_keeps_the_history():
     assert out["status"] == "done"
     slot = out["workers"]["reader"]["messages"]
     assert not any(is_summary_message(m) for m in slot)
-    assert sum(1 for m in slot if getattr(m, "tool_call_id", None)) == 8  # nothing lost
+    assert any(is_truncation_marker(m) for m in slot)
+    assert 0 < sum(1 for m in slot if getattr(m, "tool_call_id", None)) < 8
+    entries = out["compactions"]
+    assert entries and all(
+        e["reason"] == "within_hop" and e["kind"] == "truncated" and "down" in e["error"]
+        for e in entries
+    )
+    assert all(u["utilisation"] < 1 for u in out["usage"] if u["role"] == "worker")
 
 
 def test_middleware_needs_a_compactor():
@@ -93,3 +103,36 @@ def test_middleware_needs_a_compactor():
     compactor = Compaction(summarizer=summarizer(), max_context_tokens=10_000).compactor()
     middleware = CompactionMiddleware(compactor)
     assert middleware.before_model({"messages": [HumanMessage("hi", id="1")]}, None) is None
+
+
+def test_a_truncation_inside_the_agent_is_archived_and_shares_the_breaker_state():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_supervisor_pro import create_supervisor
+    from langgraph_supervisor_pro.compaction._archive import dropped_messages
+    from langgraph_supervisor_pro.compaction._compactor import summarizer_breaker_namespace
+
+    model = ScriptedChatModel(script=reader_script(8))
+    broken = ScriptedChatModel(script=[RuntimeError("down")] * 50)
+    compaction = Compaction(summarizer=broken, max_context_tokens=2000, keep=2, max_attempts=1)
+    worker = Worker(
+        name="reader",
+        description="Reads.",
+        model=model,
+        tools=[fetch_page],
+        risks={"fetch_page": "low"},
+    )
+    store = InMemoryStore()
+    app = create_supervisor([worker], router=routes("reader"), compaction=compaction).compile(
+        checkpointer=InMemorySaver(), store=store
+    )
+    out = app.invoke(ask(), thread())
+    assert out["status"] == "done"
+    (entry,) = out["compactions"]
+    assert entry["reason"] == "within_hop" and entry["kind"] == "truncated"
+    item = store.get(tuple(entry["stored"]["namespace"]), entry["stored"]["key"])
+    assert item is not None and dropped_messages(item.value)
+    assert tuple(entry["stored"]["namespace"])[3:] == ("reader",)
+    state = store.get(summarizer_breaker_namespace(("supervisor", "reader")), "state")
+    assert state is not None and state.value["failures"]  # counted in the shared store

@@ -22,8 +22,9 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro import Breaker, Worker, WorkerTask, create_supervisor
-from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
+from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor
+from langgraph_supervisor_pro._breakers import Breaker
+from langgraph_supervisor_pro.persistence._stores import aopen_store, open_store
 from tests.integration._app_common import (
     BLOCK_SECONDS,
     RELEASE_NAME,

@@ -50,7 +50,7 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
     open_store,
 )
-from langgraph_supervisor_pro.compaction.config import Compaction
+from langgraph_supervisor_pro.compaction._compactor import Compaction
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests.integration._app_common import (
     HOP_RE,

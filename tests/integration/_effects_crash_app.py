@@ -31,6 +31,12 @@ and waits at POINT for at most `BLOCK_SECONDS` (exit status 3 if nobody kills it
   outcome is recorded.
 - `after-receipt`: in the mailer, after the outcome is recorded, before it returns.
 
+With `--reconcile` the mailer gives `run_external` a `reconcile` that looks for the key
+in the outbox (the "provider" asked whether the mail went out). Without it, a receipt
+in doubt pauses the resumed run on a review; `--answer JSON` (resume phase) answers it
+with `Command(resume={"decisions": [JSON]})`. The summary lists the pending reviews'
+actions (`interrupts`) and the receipt's recorded state.
+
 Every execution (worker start, effect body, decision) is appended to
 `<workdir>/executions.jsonl` with its phase and pid. On completion the process
 prints one JSON line: status, the workers' results, the ledger.
@@ -40,13 +46,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.types import RetryPolicy
+from langgraph.types import Command, RetryPolicy
 
 from langgraph_supervisor_pro import (
     Worker,
@@ -55,7 +62,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.persistence.effects import (
+from langgraph_supervisor_pro.persistence._effects import (
     AsyncPostgresEffects,
     PostgresEffects,
     aopen_effects,
@@ -99,6 +106,15 @@ class Context:
     workdir: Path
     phase: str
     crash: str | None = None
+    reconciles: bool = False
+
+    def reconcile(self, key: str) -> dict[str, Any] | None:
+        """Ask the "provider": the outcome of a send made under `key`, None if none was."""
+        self.record("reconcile", "receipt")
+        path = self.workdir / OUTBOX_NAME
+        lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+        sent = [line for line in lines if line["key"] == key]
+        return {"message_id": f"msg-{sent[0]['pid']}", "key": key} if sent else None
 
     def record(self, kind: str, name: str) -> None:
         log_execution(self.workdir, self.phase, kind, name)
@@ -156,7 +172,9 @@ def sync_workers(ctx: Context, effects: PostgresEffects) -> list[Worker]:
             ctx.at("inside-receipt")
             return sent
 
-        outcome = effects.run_external(key, send)
+        outcome = effects.run_external(
+            key, send, reconcile=ctx.reconcile if ctx.reconciles else None
+        )
         ctx.at("after-receipt")
         return {"key": key, "receipt": outcome}
 
@@ -188,7 +206,9 @@ def async_workers(ctx: Context, effects: AsyncPostgresEffects) -> list[Worker]:
             await ctx.aat("inside-receipt")
             return sent
 
-        outcome = await effects.arun_external(key, send)
+        outcome = await effects.arun_external(
+            key, send, reconcile=ctx.reconcile if ctx.reconciles else None
+        )
         await ctx.aat("after-receipt")
         return {"key": key, "receipt": outcome}
 
@@ -218,7 +238,18 @@ def build_graph(ctx: Context, workers: list[Worker]) -> Any:
 def _summary(values: dict[str, Any], pending: tuple[str, ...]) -> dict[str, Any]:
     workers = values.get("workers") or {}
     results = {name: [r["result"] for r in slot["results"]] for name, slot in workers.items()}
-    return run_summary(values, pending, results=results)
+    interrupts = [
+        request["name"]
+        for item in values.get("__interrupt__") or ()
+        for request in item.value.get("action_requests") or ()
+    ]
+    return run_summary(values, pending, results=results, interrupts=interrupts)
+
+
+def _payload(args: argparse.Namespace) -> Any:
+    if args.answer is not None:
+        return Command(resume={"decisions": [json.loads(args.answer)]})
+    return run_input(args.phase, "Charge and mail")
 
 
 def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
@@ -228,8 +259,7 @@ def run_sync(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
             conn.execute(PAYMENTS_DDL)
         app = build_graph(ctx, sync_workers(ctx, effects)).compile(checkpointer=saver)
         pending = tuple(app.get_state(config).next)
-        payload = run_input(args.phase, "Charge and mail")
-        return _summary(app.invoke(payload, config, durability="sync"), pending)
+        return _summary(app.invoke(_payload(args), config, durability="sync"), pending)
 
 
 async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
@@ -239,15 +269,18 @@ async def run_async(args: argparse.Namespace, ctx: Context) -> dict[str, Any]:
             await conn.execute(PAYMENTS_DDL)
         app = build_graph(ctx, async_workers(ctx, effects)).compile(checkpointer=saver)
         pending = tuple((await app.aget_state(config)).next)
-        payload = run_input(args.phase, "Charge and mail")
-        return _summary(await app.ainvoke(payload, config, durability="sync"), pending)
+        values = await app.ainvoke(_payload(args), config, durability="sync")
+        return _summary(values, pending)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = app_parser(__doc__.splitlines()[0])
     parser.add_argument("--crash", default=None, choices=CRASH_POINTS)
+    parser.add_argument("--reconcile", action="store_true")
+    parser.add_argument("--answer", default=None, help="a review decision, as JSON")
     args = parser.parse_args(argv)
-    return run_and_report(args, Context(args.workdir, args.phase, args.crash), run_sync, run_async)
+    ctx = Context(args.workdir, args.phase, args.crash, args.reconcile)
+    return run_and_report(args, ctx, run_sync, run_async)
 
 
 if __name__ == "__main__":

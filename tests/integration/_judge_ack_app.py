@@ -23,8 +23,8 @@ from typing import Any
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
 from langgraph_supervisor_pro import aopen_store, open_store
-from langgraph_supervisor_pro.observability import (
-    JudgementAlreadyAcknowledgedError,
+from langgraph_supervisor_pro.errors import JudgementAlreadyAcknowledgedError
+from langgraph_supervisor_pro.evals._judge_queue import (
     aacknowledge_judgement,
     acknowledge_judgement,
 )

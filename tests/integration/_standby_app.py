@@ -34,15 +34,10 @@ from typing import Any
 from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_supervisor_pro import (
-    ThreadBusyError,
-    Worker,
-    WorkerTask,
-    create_supervisor,
-    open_checkpointer,
-    thread_lease,
-)
-from langgraph_supervisor_pro.persistence.effects import effect_key, open_effects
+from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, open_checkpointer
+from langgraph_supervisor_pro.errors import ThreadBusyError
+from langgraph_supervisor_pro.persistence._effects import effect_key, open_effects
+from langgraph_supervisor_pro.persistence._leases import thread_lease
 from tests.integration._app_common import (
     HopContext,
     app_parser,

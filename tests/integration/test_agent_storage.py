@@ -30,7 +30,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro import state as state_module
+from langgraph_supervisor_pro import _state as state_module
 from langgraph_supervisor_pro.observability import audit_trail
 from tests._agents import answer, pausing_agent, tool_agent, tool_team
 

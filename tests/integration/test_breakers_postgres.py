@@ -20,7 +20,6 @@ from langgraph.store.base import BaseStore
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import (
-    Breaker,
     Worker,
     WorkerTask,
     aopen_store,
@@ -28,8 +27,8 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
     open_store,
 )
+from langgraph_supervisor_pro._breakers import Breaker, breaker_namespace
 from langgraph_supervisor_pro._graph.circuit import Admission, Read, Transact, admit
-from langgraph_supervisor_pro.breakers import breaker_namespace
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 from tests.integration import _breaker_app

@@ -31,8 +31,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langgraph_supervisor_pro.compaction.compactor import Compactor, is_summary_message
-from langgraph_supervisor_pro.compaction.config import Compaction
+from langgraph_supervisor_pro.compaction._compactor import Compaction, Compactor, is_summary_message
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests.integration import _compaction_crash_app as app_module
 from tests.integration._compaction_crash_app import (

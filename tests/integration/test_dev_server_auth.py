@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,9 +33,16 @@ TASK = {"messages": [{"role": "user", "content": "The database is down: roll bac
 
 
 @pytest.fixture(scope="module")
-def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def calls(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file each rollback the guarded server runs appends its thread id to."""
+    return tmp_path_factory.mktemp("calls") / "rollbacks.txt"
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory, calls: Path) -> Iterator[str]:
     """A server whose auth is `server_auth`."""
-    with serve("langgraph.auth.json", tmp_path_factory.mktemp("dev") / "auth.log") as url:
+    log = tmp_path_factory.mktemp("dev") / "auth.log"
+    with serve("langgraph.auth.json", log, env={"LGSP_TEST_ROLLBACK_CALLS": str(calls)}) as url:
         yield url
 
 
@@ -158,5 +166,139 @@ def test_the_graph_takes_the_server_user_and_applies_the_policy_itself(plain: st
         assert out["status"] == "done", out
         (record,) = out["reviews"]
         assert (record["reviewer"], record["interrupt_id"]) == ("alice", pending["id"])
+
+    asyncio.run(go())
+
+
+# -- every route around a review (issue 33, item 2) ---------------------------------------------
+
+LOOSER = {"configurable": {"autonomy": "autonomous"}}
+
+
+async def _code(call: Any) -> int:
+    """The HTTP status a request ends with (200 when it succeeds)."""
+    try:
+        await call
+    except httpx.HTTPStatusError as exc:
+        return int(exc.response.status_code)
+    return 200
+
+
+def _ran(calls: Path) -> list[str]:
+    """The thread ids of every rollback the server ran so far."""
+    return calls.read_text().split() if calls.exists() else []
+
+
+@pytest.mark.parametrize("graph", ["flat", "tree"])
+def test_no_route_around_a_review_runs_the_tool_without_an_approving_member(
+    guarded: str, calls: Path, graph: str
+) -> None:
+    async def go() -> None:
+        ran_before = _ran(calls)
+        tid, assistant, pending = await _paused(guarded, graph)
+        mallory, alice = _client(guarded, "mallory"), _client(guarded, "alice")
+        from langgraph_sdk import get_client
+
+        nobody = get_client(url=guarded, api_key=None, headers={})
+        before = await _checkpoint(mallory, tid)
+        (*_, first) = await mallory.threads.get_history(tid, limit=100)
+        earlier = first["checkpoint"]["checkpoint_id"]
+        values = {"messages": [{"role": "user", "content": "Skip the review."}]}
+        node = PATHS[graph][0]
+
+        def around(thread_id: str) -> dict[str, Any]:
+            """Every request that would move or discard the review, by name."""
+            return {
+                "update_state as_node": lambda c: c.threads.update_state(
+                    thread_id, values, as_node=node
+                ),
+                "update_state": lambda c: c.threads.update_state(thread_id, values),
+                "new input": lambda c: c.runs.wait(thread_id, assistant, input=TASK),
+                "a run with no input": lambda c: c.runs.wait(thread_id, assistant),
+                "a fork": lambda c: c.runs.wait(
+                    thread_id, assistant, input=TASK, checkpoint_id=earlier
+                ),
+                "an answer at a checkpoint": lambda c: c.runs.wait(
+                    thread_id, assistant, command=_approve(pending), checkpoint_id=before
+                ),
+                "an answer in a looser tier": lambda c: c.runs.wait(
+                    thread_id, assistant, command=_approve(pending), config=LOOSER
+                ),
+                "goto": lambda c: c.runs.wait(thread_id, assistant, command={"goto": node}),
+            }
+
+        for name, route in around(tid).items():
+            for who, caller in (("mallory", mallory), ("alice", alice)):
+                assert await _code(route(caller)) == 403, (name, who)
+            assert await _code(route(nobody)) == 401, name
+        # Refused with how to answer.
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await alice.threads.update_state(tid, values)
+        assert f"paused on review {pending['id']}" in caught.value.response.text
+        assert "a member of 'support' sends runs.create(" in caught.value.response.text
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await mallory.runs.wait(tid, assistant, input=TASK)
+        assert "new input would discard the pending review" in caught.value.response.text
+
+        # Harmless: reading, a metadata patch (the thread stays paused).
+        assert await _code(mallory.threads.update(tid, metadata={"note": "seen"})) == 200
+        assert await _code(nobody.threads.update(tid, metadata={"note": "x"})) == 401
+        state = await mallory.threads.get(tid)
+        assert state["status"] == "interrupted"
+        assert [i["id"] for i in _interrupts(state)] == [pending["id"]]
+        assert await _checkpoint(mallory, tid) == before
+
+        # A copy is a thread paused on the same review: the same rules apply to it.
+        assert await _code(nobody.threads.copy(tid)) == 401
+        copy = (await mallory.threads.copy(tid))["thread_id"]
+        # (The server lists the copy as `idle` with no interrupts; its checkpoint has them.)
+        copied = await mallory.threads.get_state(copy)
+        assert [i["id"] for i in copied["interrupts"]] == [pending["id"]]
+        for name, route in around(copy).items():
+            for who, caller in (("mallory", mallory), ("alice", alice)):
+                assert await _code(route(caller)) == 403, ("copy", name, who)
+        assert await _code(mallory.runs.wait(copy, assistant, command=_approve(pending))) == 403
+
+        # A stateless run reviews on its own thread; in a looser tier it is refused.
+        out = await mallory.runs.wait(None, assistant, input=TASK)
+        assert "reviews" not in out or not out["reviews"]
+        assert await _code(mallory.runs.wait(None, assistant, input=TASK, config=LOOSER)) == 403
+        assert await _code(nobody.runs.wait(None, assistant, input=TASK)) == 401
+
+        # Assistants and crons: a looser tier is refused, the rest passes.
+        for caller in (mallory, alice):
+            assert await _code(caller.assistants.create(graph, config=LOOSER)) == 403
+            assert await _code(caller.assistants.update(assistant, config=LOOSER)) == 403
+            assert (
+                await _code(
+                    caller.crons.create(assistant, schedule="0 0 1 1 *", input=TASK, config=LOOSER)
+                )
+                == 403
+            )
+        assert await _code(nobody.assistants.create(graph)) == 401
+        mine = await mallory.assistants.create(
+            graph, config={"configurable": {"autonomy": "manual"}}
+        )
+        try:  # (the dev server keeps its assistants between runs: the others search by graph)
+            other = await mallory.threads.create()
+            await mallory.runs.wait(other["thread_id"], mine["assistant_id"], input=TASK)
+            assert (await mallory.threads.get(other["thread_id"]))["status"] == "interrupted"
+        finally:
+            await mallory.assistants.delete(mine["assistant_id"])
+        cron = await mallory.crons.create(assistant, schedule="0 0 1 1 *", input=TASK)
+        await mallory.crons.delete(cron["cron_id"])
+        assert await _code(nobody.crons.create(assistant, schedule="0 0 1 1 *", input=TASK)) == 401
+
+        # Nothing above ran the tool.
+        assert _ran(calls) == ran_before
+
+        # alice, a member, answers each paused thread: the tool runs once for each.
+        for thread_id in (tid, copy):
+            out = await alice.runs.wait(thread_id, assistant, command=_approve(pending))
+            assert out["status"] == "done", out
+            assert [r["reviewer"] for r in out["reviews"]] == ["alice"]
+        assert sorted(_ran(calls)[len(ran_before) :]) == sorted([tid, copy])
+        # Nothing is paused any more: a state update passes.
+        assert await _code(mallory.threads.update_state(tid, values)) == 200
 
     asyncio.run(go())

@@ -9,12 +9,15 @@ process resumes the thread with `invoke(None, config)`.
 
 Whatever the crash point, the resumed run completes, `payments` holds exactly one
 row, and each worker ends with the outcome recorded in `lgsp_effects`. The
-external effect is at-least-once across a crash between the send and the record,
-and then re-sent with the same idempotency key.
+external effect is never re-sent silently across a crash between the send and the
+record: its intent was committed before the send, so the resumed run finds it in
+doubt and asks `reconcile` (the outbox, standing in for the provider) or, without
+one, pauses on a review that a third process answers.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -24,7 +27,7 @@ import psycopg
 import pytest
 
 from langgraph_supervisor_pro import open_checkpointer
-from langgraph_supervisor_pro.persistence.effects import _legacy_key
+from langgraph_supervisor_pro.persistence._effects import _legacy_key
 from tests.integration import _effects_crash_app as app_module
 from tests.integration._app_common import LOG_NAME, MARKER_NAME
 from tests.integration._effects_crash_app import AMOUNT, CRASH_POINTS, OUTBOX_NAME
@@ -35,10 +38,24 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 SCRIPT = Path(app_module.__file__).resolve()
 
 
-def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[str, Any]:
-    """Run to the crash point, SIGKILL, resume in a new process; return what happened."""
+def crash_and_resume(
+    uri: str,
+    workdir: Path,
+    *,
+    crash: str,
+    mode: str,
+    reconcile: bool = True,
+    answer: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run to the crash point, SIGKILL, resume in a new process; return what happened.
+
+    With `answer`, the resume is expected to pause on a review, and a third process
+    resumes the thread with that decision.
+    """
     thread_id = f"effects-{uuid.uuid4().hex[:8]}"
     common = ["--uri", uri, "--thread", thread_id, "--workdir", str(workdir), "--mode", mode]
+    if reconcile:
+        common.append("--reconcile")
     with Children(SCRIPT, workdir) as children:
         first = children.start("run", [*common, "--phase", "run", "--crash", crash])
         marker = wait_for_marker(
@@ -52,13 +69,24 @@ def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[
         first.sigkill()
 
         second = children.start("resume", [*common, "--phase", "resume"])
+        paused: dict[str, Any] | None = None
+        if answer is not None:
+            assert second.wait() == 1, second.output()  # paused on the review
+            paused = second.summary()
+            with psycopg.connect(uri) as conn:
+                paused["states"] = dict(
+                    conn.execute("SELECT key, state FROM lgsp_effects").fetchall()
+                )
+            second = children.start(
+                "answer", [*common, "--phase", "resume", "--answer", json.dumps(answer)]
+            )
         assert second.wait() == 0, second.output()
         summary = second.summary()
     with psycopg.connect(uri) as conn:
         payments = conn.execute("SELECT id, key, amount, pid FROM payments ORDER BY id").fetchall()
-        recorded: dict[str, str] = dict(
-            conn.execute("SELECT key, outcome FROM lgsp_effects").fetchall()
-        )
+        rows = conn.execute("SELECT key, outcome, state FROM lgsp_effects").fetchall()
+    recorded: dict[str, Any] = {key: outcome for key, outcome, _ in rows}
+    states = {key: state for key, _, state in rows}
     with open_checkpointer(uri) as saver:
         head = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     assert head is not None
@@ -67,6 +95,8 @@ def crash_and_resume(uri: str, workdir: Path, *, crash: str, mode: str) -> dict[
         "run_pid": first.proc.pid,
         "resume_pid": second.proc.pid,
         "summary": summary,
+        "paused": paused,
+        "states": states,
         "payments": payments,
         "recorded": recorded,
         "log": read_jsonl(workdir / LOG_NAME),
@@ -88,7 +118,7 @@ EXPECTED = {
     "inside-charge": ((1, 1), (0, 1), {"cashier", "mailer"}),
     "after-charge": ((1, 0), (0, 1), {"cashier", "mailer"}),
     "after-cashier": ((1, 0), (0, 1), {"mailer"}),
-    "inside-receipt": ((1, 0), (1, 1), {"mailer"}),
+    "inside-receipt": ((1, 0), (1, 0), {"mailer"}),  # reconciled: found in the outbox
     "after-receipt": ((1, 0), (1, 0), {"mailer"}),
 }
 assert set(EXPECTED) == set(CRASH_POINTS)
@@ -136,8 +166,12 @@ def test_a_side_effect_survives_a_kill_at_every_crash_point(pg_database, tmp_pat
     receipt = result["recorded"][receipt_key]
     assert summary["results"]["mailer"] == [{"key": receipt_key, "receipt": receipt}]
 
-    # The external effect: sent once, or (killed between send and record) sent again
-    # with the same idempotency key, so a remote that honours the key sends one mail.
+    # The external effect: sent once, whatever the crash point. Killed between the send
+    # and the record, the resumed run found the intent without an outcome and asked
+    # reconcile (the outbox), which found the send: its outcome was recorded, not re-sent.
+    assert result["states"][receipt_key] == ("reconciled" if crash == "inside-receipt" else "done")
+    reconciled = executions(result, "reconcile")
+    assert sum(reconciled.values()) == (1 if crash == "inside-receipt" else 0)
     assert (charges[("run", "receipt")], charges[("resume", "receipt")]) == (
         receipts_run,
         receipts_resumed,
@@ -151,3 +185,40 @@ def test_a_side_effect_survives_a_kill_at_every_crash_point(pg_database, tmp_pat
     workers = executions(result, "worker")
     assert {name for (phase, name) in workers if phase == "resume"} == rerun
     assert all(count == 1 for count in workers.values()), workers
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("answer", "sends", "state"),
+    [
+        ({"type": "approve"}, 2, "redone"),
+        ({"type": "respond", "message": '{"message_id": "confirmed"}'}, 1, "confirmed"),
+        ({"type": "reject"}, 1, "skipped"),
+    ],
+    ids=["run-again", "confirm", "skip"],
+)
+def test_a_kill_between_send_and_record_pauses_on_a_review_without_reconcile(
+    pg_database, tmp_path, mode, answer, sends, state
+):
+    result = crash_and_resume(
+        pg_database, tmp_path, crash="inside-receipt", mode=mode, reconcile=False, answer=answer
+    )
+    (receipt_key,) = [k for k in result["recorded"] if k.endswith("/receipt")]
+    # The resumed run did not send again: it paused on a review of the receipt in doubt.
+    paused = result["paused"]
+    assert paused["interrupts"] == ["effect:receipt"]
+    assert paused["states"][receipt_key] == "in_doubt"
+    receipts = executions(result, "effect")
+    assert (receipts[("run", "receipt")], receipts[("resume", "receipt")]) == (1, sends - 1)
+    # The reviewer's choice: run again (same idempotency key), confirm, or skip.
+    assert [line["key"] for line in result["outbox"]] == [receipt_key] * sends
+    assert result["states"][receipt_key] == state
+    assert result["summary"]["status"] == "done"
+    assert len(result["payments"]) == 1
+    expected = {
+        "redone": {"message_id": f"msg-{result['outbox'][-1]['pid']}", "key": receipt_key},
+        "confirmed": {"message_id": "confirmed"},
+        "skipped": None,
+    }[state]
+    assert result["recorded"][receipt_key] == expected
+    assert result["summary"]["results"]["mailer"] == [{"key": receipt_key, "receipt": expected}]

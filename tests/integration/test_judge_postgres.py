@@ -29,11 +29,11 @@ from langgraph_supervisor_pro import (
     open_store,
 )
 from langgraph_supervisor_pro.cli import app as lgsp_app
-from langgraph_supervisor_pro.observability import (
+from langgraph_supervisor_pro.errors import JudgementAlreadyAcknowledgedError
+from langgraph_supervisor_pro.evals._judge import OnlineJudge
+from langgraph_supervisor_pro.evals._judge_queue import (
     JUDGE_NAMESPACE,
     JudgedTurn,
-    JudgementAlreadyAcknowledgedError,
-    OnlineJudge,
     aacknowledge_judgement,
     acknowledge_judgement,
     judge_reviews,

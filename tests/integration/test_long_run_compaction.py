@@ -42,10 +42,9 @@ from langgraph_supervisor_pro import (
     open_checkpointer,
     open_store,
 )
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.compaction.config import Compaction
-from langgraph_supervisor_pro.persistence.memory import output_namespace
-from langgraph_supervisor_pro.synthesis import SynthesisInput
+from langgraph_supervisor_pro._synthesis import SynthesisInput
+from langgraph_supervisor_pro.compaction._compactor import Compaction, is_summary_message
+from langgraph_supervisor_pro.persistence._memory import output_namespace
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests.integration._app_common import ID_RE, scripted_summary
 

@@ -20,7 +20,11 @@ from typer.testing import CliRunner
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.cli import app
-from langgraph_supervisor_pro.observability import HOP_COLOURS, REVIEW_COLOUR, ROLE_COLOURS
+from langgraph_supervisor_pro.observability._metrics_html import (
+    HOP_COLOURS,
+    REVIEW_COLOUR,
+    ROLE_COLOURS,
+)
 from tests.observability._html import Page
 from tests.observability._record import record
 

@@ -22,7 +22,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from langgraph_supervisor_pro import (
-    ThreadBusyError,
     Worker,
     WorkerResult,
     WorkerTask,
@@ -30,6 +29,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
+from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
 pytestmark = pytest.mark.integration

@@ -29,7 +29,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_supervisor_pro import SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro._graph import remote_hop
 from langgraph_supervisor_pro._internal.twins import Call
-from langgraph_supervisor_pro.remote import REMOTE_EVENT_KEY, remote_stream_event, remote_thread_id
+from langgraph_supervisor_pro._remote import REMOTE_EVENT_KEY, remote_stream_event, remote_thread_id
 from tests._langsmith import CaptureServer
 from tests.integration._devserver import assistant_id, client, interrupts, serve
 from tests.integration._remote.root import NO_WAIT, build
@@ -349,7 +349,8 @@ def test_a_remote_review_surfaces_at_the_root_and_resumes_in_the_remote_thread(
 
 
 def test_the_review_desk_lists_and_answers_a_remote_review_at_the_root(server_b: str) -> None:
-    from langgraph_supervisor_pro.review import Approve, list_reviews, resolve_review
+    from langgraph_supervisor_pro.review import list_reviews, resolve_review
+    from langgraph_supervisor_pro.review._desk import Approve
 
     saver = InMemorySaver()
     app = build(server_b).compile(checkpointer=saver)

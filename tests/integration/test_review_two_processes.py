@@ -23,7 +23,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from langgraph_supervisor_pro import open_checkpointer
-from langgraph_supervisor_pro.review.desk import list_reviews
+from langgraph_supervisor_pro.review._desk import list_reviews
 from tests.integration import _review_app as app_module
 from tests.integration._proc import ROOT, child_env, read_jsonl
 

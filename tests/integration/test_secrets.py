@@ -217,6 +217,47 @@ def test_a_worker_error_holding_secrets_is_scrubbed_everywhere(pg_database, lang
     assert "auth failed for key *** (***, ***)" in function_run["error"]
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_environment_credential_is_scrubbed_without_registering(
+    pg_database, langsmith_server, mode, monkeypatch
+):
+    # Issue 33: the most common case, a key held in the environment, needs no
+    # `register_secret`: credential-named variables are secrets by default.
+    from langgraph_supervisor_pro._internal.scrub import refresh_environment_secrets
+
+    key = _secret("pk-live")
+    monkeypatch.setenv("PAYMENTS_API_KEY", key)
+    refresh_environment_secrets()
+    try:
+
+        def payments(task: WorkerTask) -> str:
+            raise RuntimeError(f"payments API refused key {key}: 401")
+
+        supervisor = ScriptedChatModel(script=decisions("payments", "FINISH"))
+        graph = create_supervisor(
+            [Worker(name="payments", description="Charges.", agent=payments, retry=ONCE)],
+            model=supervisor,
+        )
+        config = {"configurable": {"thread_id": str(uuid.uuid4())}}
+        out = _run_traced(graph, pg_database, langsmith_server, mode, config)
+    finally:
+        monkeypatch.undo()
+        refresh_environment_secrets()
+
+    assert out["status"] == "done"
+    (entry,) = out["ledger"]
+    assert entry["error"] == "RuntimeError: payments API refused key ***: 401"
+    assert key not in json.dumps(out, default=str)
+    prompts = [json.dumps([m.content for m in call.messages]) for call in supervisor.calls]
+    assert "refused key ***" in prompts[1]
+    assert [p for p in prompts if key in p] == []
+    assert _tables_holding(pg_database, key) == {}
+    runs = langsmith_server.runs()
+    assert runs and _runs_holding(runs, key) == []
+    (function_run,) = [r for r in runs.values() if r["name"] == "payments.agent"]
+    assert "refused key ***" in function_run["error"]
+
+
 # -- credentials in the runtime context ---------------------------------------------------
 
 READ: list[tuple[str, str]] = []

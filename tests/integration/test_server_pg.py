@@ -42,7 +42,7 @@ import pytest
 from typer.testing import CliRunner
 
 from langgraph_supervisor_pro.cli import app
-from langgraph_supervisor_pro.persistence.effects import open_effects
+from langgraph_supervisor_pro.persistence._effects import open_effects
 from tests.integration._devserver import interrupts
 from tests.integration._langhost import LangServer, fleet, redis_database, server_venv
 from tests.integration._server import hops

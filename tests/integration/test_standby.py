@@ -27,8 +27,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from langgraph_supervisor_pro.persistence.effects import _legacy_key
-from langgraph_supervisor_pro.persistence.leases import DEFAULT_EXPIRE_AFTER
+from langgraph_supervisor_pro.persistence._effects import _legacy_key
+from langgraph_supervisor_pro.persistence._leases import DEFAULT_EXPIRE_AFTER
 from tests.integration import _standby_app as app_module
 from tests.integration._app_common import LOG_NAME, MARKER_NAME, RELEASE_NAME
 from tests.integration._proc import (

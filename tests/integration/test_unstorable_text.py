@@ -32,8 +32,8 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.persistence import aopen_store, open_store
-from langgraph_supervisor_pro.persistence.memory import output_namespace
+from langgraph_supervisor_pro.persistence._memory import output_namespace
+from langgraph_supervisor_pro.persistence._stores import aopen_store, open_store
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import ask, routes, thread
 

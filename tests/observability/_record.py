@@ -30,7 +30,7 @@ from langgraph.types import Command, RetryPolicy
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
 from langgraph_supervisor_pro.cli._demo import _import, load_desk
-from langgraph_supervisor_pro.review.desk import list_reviews, sweep_reviews
+from langgraph_supervisor_pro.review._desk import list_reviews, sweep_reviews
 
 NO_WAIT = RetryPolicy(max_attempts=1)
 

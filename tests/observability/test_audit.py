@@ -23,12 +23,12 @@ from langgraph_supervisor_pro import (
     Worker,
     WorkerTask,
     create_supervisor,
-    effect_key,
     open_checkpointer,
     register_secret,
 )
 from langgraph_supervisor_pro._internal.hop import prompt_digest
-from langgraph_supervisor_pro.observability import (
+from langgraph_supervisor_pro.observability import audit_trail
+from langgraph_supervisor_pro.observability._audit import (
     AuditEvent,
     AuditTrail,
     CompactionEvent,
@@ -40,10 +40,10 @@ from langgraph_supervisor_pro.observability import (
     RefusalEvent,
     ReviewEvent,
     TurnEvent,
-    audit_trail,
 )
-from langgraph_supervisor_pro.persistence.effects import StoreEffects
-from langgraph_supervisor_pro.review import Approve, Reject, resolve_review
+from langgraph_supervisor_pro.persistence._effects import StoreEffects, effect_key
+from langgraph_supervisor_pro.review import resolve_review
+from langgraph_supervisor_pro.review._desk import Approve, Reject
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests._graph.test_compaction_node import summarizer
 from tests._helpers import ask
@@ -545,7 +545,7 @@ def test_the_supervisor_s_fallback_and_a_worker_s_fallback() -> None:
 
 
 def test_the_audit_trail_shows_the_online_judges_verdict_after_the_end(tmp_path):
-    from tests.observability.test_judge import LOW, config, judge_of, team
+    from tests.evals.test_judge import LOW, config, judge_of, team
 
     with open_checkpointer(f"sqlite:///{tmp_path / 'runs.db'}") as saver:
         judge = judge_of(LOW, RuntimeError("judge down"), sample=1.0)

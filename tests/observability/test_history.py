@@ -25,7 +25,7 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro import state as state_module
+from langgraph_supervisor_pro import _state as state_module
 from langgraph_supervisor_pro.observability import audit_trail, delegation_metrics
 from langgraph_supervisor_pro.observability._history import DELTA_SPECS, History, key_of
 from langgraph_supervisor_pro.observability._history_rows import Listing, list_once

@@ -16,16 +16,18 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.observability import (
     DelegationMetrics,
-    ThreadRecord,
     _history_rows,
     adelegation_metrics,
     aread_threads,
     compute_metrics,
     delegation_metrics,
+    read_threads,
+)
+from langgraph_supervisor_pro.observability._metrics import (
+    ThreadRecord,
     expected_routes,
     load_expected,
     parse_since,
-    read_threads,
 )
 from tests.observability._record import Recorded, record
 
@@ -497,7 +499,7 @@ def test_utilisation_per_hop_and_the_time_in_review_histogram(recorded) -> None:
 
 
 def test_a_bucket_bound_belongs_to_the_bucket_above_it() -> None:
-    from langgraph_supervisor_pro.observability.metrics import _histogram
+    from langgraph_supervisor_pro.observability._metrics import _histogram
 
     buckets = _histogram([0.0, 59.999, 60.0, 86400.0, 1e12])
     assert [b.reviews for b in buckets] == [2, 1, 0, 0, 0, 0, 2]

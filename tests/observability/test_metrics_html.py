@@ -14,14 +14,16 @@ import pytest
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.observability import (
-    HOP_COLOURS,
-    ROLE_COLOURS,
     DelegationMetrics,
-    ThreadRecord,
     compute_metrics,
     delegation_metrics,
-    metrics_html,
     write_metrics_html,
+)
+from langgraph_supervisor_pro.observability._metrics import ThreadRecord
+from langgraph_supervisor_pro.observability._metrics_html import (
+    HOP_COLOURS,
+    ROLE_COLOURS,
+    metrics_html,
 )
 from tests.observability._html import Page
 from tests.observability._record import record

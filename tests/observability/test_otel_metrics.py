@@ -13,13 +13,12 @@ from opentelemetry.sdk.metrics.export import Gauge, InMemoryMetricReader, Sum
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.observability import (
-    INSTRUMENTS,
-    DelegationInstruments,
     DelegationMetrics,
     compute_metrics,
     delegation_metrics,
     publish_metrics,
 )
+from langgraph_supervisor_pro.observability._otel_metrics import INSTRUMENTS, DelegationInstruments
 from tests.observability._record import record
 
 LABELS = {"retry": ["flaky", "writer"], "loop": ["looper"]}

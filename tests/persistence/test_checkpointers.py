@@ -1,4 +1,4 @@
-"""Tests for langgraph_supervisor_pro.persistence.checkpointers against real backends (no mocks)."""
+"""Tests for persistence._checkpointers against real backends (no mocks)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 from pydantic import SecretStr
 
-from langgraph_supervisor_pro import ThreadBusyError, athread_lease, register_secret
-from langgraph_supervisor_pro.persistence.checkpointers import (
+from langgraph_supervisor_pro import register_secret
+from langgraph_supervisor_pro.errors import ThreadBusyError
+from langgraph_supervisor_pro.persistence._checkpointers import (
     _stored_metadata,
     aopen_checkpointer,
     open_checkpointer,
 )
+from langgraph_supervisor_pro.persistence._leases import athread_lease
 from tests._pg import database_uri, table_names
 from tests.persistence.test_connections import assert_password_nowhere
 

@@ -17,14 +17,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from langgraph_supervisor_pro.persistence import (
+from langgraph_supervisor_pro.persistence import aopen_effects, open_effects
+from langgraph_supervisor_pro.persistence._checkpointers import (
     aopen_checkpointer,
-    aopen_effects,
-    aopen_store,
     open_checkpointer,
-    open_effects,
-    open_store,
 )
+from langgraph_supervisor_pro.persistence._stores import aopen_store, open_store
 from tests._pg import wait_until_blocked, while_held
 
 Opener = Callable[..., AbstractContextManager[Any] | AbstractAsyncContextManager[Any]]
@@ -74,13 +72,13 @@ MALFORMED = [
         # libpq quotes the password itself here.
         "postgresql://u:s3c ret PW@127.0.0.1:1/db",
         "s3c ret PW",
-        "percent-encoded spaces",
+        "spaces in the password",  # libpq's message, which quotes it, is withheld
         id="space-in-password",
     ),
     pytest.param(
         "postgresql://u:s3cret%zzPW@127.0.0.1:1/db",
         "s3cret%zzPW",
-        "invalid percent-encoded token",
+        "Percent-encode any of",  # libpq's message, which quotes it, is withheld
         id="bad-percent-escape-in-password",
     ),
     pytest.param(
@@ -138,6 +136,29 @@ async def test_a_malformed_url_never_shows_its_password(
     assert "***" in message  # the URL is shown, masked
     assert fix in message  # and the message still says what is wrong
     assert "Hint:" in message
+
+
+@pytest.mark.parametrize("opener", list(OPENERS))
+@pytest.mark.parametrize(
+    ("password", "fragments"),
+    [("ab/cd", ['"ab"', "port=ab", "cd@"]), ("x/y", ['"x"', "port=x", "y@"])],
+)
+async def test_no_short_fragment_of_a_password_is_shown(
+    opener: str, password: str, fragments: list[str]
+) -> None:
+    # libpq reads host 'u' and port 'ab' here (issue 33): a fragment shorter than any
+    # scrubbing threshold, so its message is not shown at all.
+    url = f"postgresql://u:{password}@127.0.0.1:1/db"
+    with pytest.raises(ConnectionError) as info:
+        await open_and_close(OPENERS[opener], url, connect_timeout=2)
+    message = str(info.value)
+    assert message.startswith(
+        "Could not connect to Postgres at postgresql://u:***@127.0.0.1:1/db: "
+    )
+    assert "Percent-encode any of" in message
+    for fragment in fragments:
+        for linked in exception_chain(info.value):
+            assert fragment not in str(linked)
 
 
 @pytest.mark.parametrize("opener", list(OPENERS))

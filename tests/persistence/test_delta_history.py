@@ -28,13 +28,13 @@ from langgraph.graph import END, START, StateGraph
 from psycopg.rows import dict_row
 from typing_extensions import TypedDict
 
+import langgraph_supervisor_pro._state as state_module
 import langgraph_supervisor_pro.persistence._delta_history as delta_history
-import langgraph_supervisor_pro.state as state_module
 from langgraph_supervisor_pro import (
     aopen_checkpointer,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.persistence.checkpointers import _PostgresSaver, _PostgresSql
+from langgraph_supervisor_pro.persistence._checkpointers import _PostgresSaver, _PostgresSql
 from tests._agents import tool_team
 from tests.persistence._threads import ops_tree
 

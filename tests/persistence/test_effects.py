@@ -1,4 +1,4 @@
-"""Tests for langgraph_supervisor_pro.persistence.effects against a real Postgres (never mocked)."""
+"""Tests for persistence._effects against a real Postgres (never mocked)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro import WorkerTask, create_supervisor
 from langgraph_supervisor_pro._internal.hop import prompt_digest
-from langgraph_supervisor_pro.persistence.effects import (
+from langgraph_supervisor_pro.errors import EffectInDoubtError
+from langgraph_supervisor_pro.persistence._effects import (
     AsyncPostgresEffects,
     PostgresEffects,
     StoreEffects,
@@ -26,7 +27,7 @@ from langgraph_supervisor_pro.persistence.effects import (
     effect_key,
     open_effects,
 )
-from langgraph_supervisor_pro.persistence.stores import aopen_store, open_store
+from langgraph_supervisor_pro.persistence._stores import aopen_store, open_store
 from tests._helpers import ask, routes
 from tests._pg import someone_waits_on_a_lock, table_names
 from tests.test_supervisor import w
@@ -167,6 +168,7 @@ def test_setup_is_idempotent_and_creates_the_table(pg_database):
         ("thread_id", "text", "YES"),
         ("outcome", "jsonb", "NO"),
         ("created_at", "timestamp with time zone", "NO"),
+        ("state", "text", "NO"),
     ]
 
 
@@ -247,7 +249,12 @@ def test_run_external_passes_the_key_and_records_after_the_effect(effects, pg_da
     assert "t-1/1/4/mailer/email" not in records(pg_database)
     with pytest.raises(TypeError, match="t-1/1/5/mailer/email"):
         effects.run_external("t-1/1/5/mailer/email", lambda key: object())
-    assert "t-1/1/5/mailer/email" not in records(pg_database)
+    # The call happened but its outcome could not be recorded: the intent stays, and the
+    # next execution finds the effect in doubt instead of calling the remote again.
+    assert records(pg_database)["t-1/1/5/mailer/email"] == ("t-1", None)
+    with pytest.raises(EffectInDoubtError, match="t-1/1/5/mailer/email"):
+        effects.run_external("t-1/1/5/mailer/email", send_email)
+    assert sent == [key]
 
 
 def test_bad_keys_and_urls_raise_clear_errors(effects, pg_database):

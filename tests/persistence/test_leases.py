@@ -1,4 +1,4 @@
-"""Tests for langgraph_supervisor_pro.persistence.leases: one writer per thread.
+"""Tests for langgraph_supervisor_pro.persistence._leases: one writer per thread.
 
 Real backends only: Postgres leases against the test server (advisory locks, the
 `lgsp_thread_leases` row, the session's keepalive settings), process-local leases for
@@ -18,8 +18,14 @@ import pytest
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro import ThreadBusyError, athread_lease, open_checkpointer, thread_lease
-from langgraph_supervisor_pro.persistence.leases import _Options, _settings
+from langgraph_supervisor_pro import open_checkpointer
+from langgraph_supervisor_pro.errors import ThreadBusyError
+from langgraph_supervisor_pro.persistence._leases import (
+    _Options,
+    _settings,
+    athread_lease,
+    thread_lease,
+)
 
 BAD_WAITS = [float("nan"), -1, float("inf"), True, "5"]
 

@@ -8,7 +8,7 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_supervisor_pro import Worker, WorkerResult, create_supervisor, open_store
-from langgraph_supervisor_pro.persistence.memory import (
+from langgraph_supervisor_pro.persistence._memory import (
     output_key,
     output_namespace,
     recall_tool,
@@ -147,7 +147,7 @@ def test_missing_store_blob_is_reported_not_fatal():
     out = app.invoke(ask(), config)
     ref = out["workers"]["a"]["results"][0]["ref"]
     store.delete(tuple(ref["namespace"]), ref["key"])
-    from langgraph_supervisor_pro.persistence.memory import load_result
+    from langgraph_supervisor_pro.persistence._memory import load_result
 
     result = load_result(store, out["workers"]["a"]["results"][0])
     assert result.result is None and "missing from the store" in result.error

@@ -1,4 +1,4 @@
-"""Tests for langgraph_supervisor_pro.persistence.retention: pruning finished, old threads.
+"""Tests for langgraph_supervisor_pro.persistence._retention: pruning finished, old threads.
 
 Real backends only: memory, SQLite and the Postgres test server (with a real
 `PostgresStore`, `lgsp_effects` rows and a lease held by another connection).
@@ -26,23 +26,16 @@ from langgraph.store.base import BaseStore
 from psycopg.rows import dict_row
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro import (
-    aopen_checkpointer,
-    aopen_store,
-    open_checkpointer,
-    open_store,
-    thread_lease,
-)
+from langgraph_supervisor_pro import aopen_checkpointer, aopen_store, open_checkpointer, open_store
 from langgraph_supervisor_pro.persistence import (
-    PrunedThread,
     PruneReport,
     aprune_threads,
     open_effects,
     output_namespace,
-    parse_age,
     prune_threads,
 )
-from langgraph_supervisor_pro.persistence.retention import _pending
+from langgraph_supervisor_pro.persistence._leases import thread_lease
+from langgraph_supervisor_pro.persistence._retention import PrunedThread, _pending, parse_age
 from tests.persistence._threads import (
     ALL,
     FINISHED,
@@ -74,7 +67,7 @@ def opened(backend: str) -> Iterator[tuple[str, BaseCheckpointSaver[Any], BaseSt
 
 
 def prune(saver: Any, store: Any, middle: datetime, **kwargs: Any) -> PruneReport:
-    kwargs.setdefault("older_than", "30d")
+    kwargs.setdefault("older_than", timedelta(days=30))
     return prune_threads(
         saver, store, now=middle + timedelta(days=30), store_namespaces=[SOURCES], **kwargs
     )
@@ -295,7 +288,7 @@ def test_the_async_twin_prunes_the_same(kind, tmp_path, request) -> None:
         async with aopen_checkpointer(url) as saver, aopen_store(url) as store:
             middle = await arecord(saver, store)
             now = middle + timedelta(days=30)
-            dry = await aprune_threads(saver, store, older_than="30d", now=now)
+            dry = await aprune_threads(saver, store, older_than=timedelta(days=30), now=now)
             real = await aprune_threads(
                 saver, store, older_than=timedelta(days=30), now=now, dry_run=False
             )
@@ -323,7 +316,7 @@ def test_postgres_savers_over_one_connection_prune_too(pg_database) -> None:
         ) as aconn:
             return await aprune_threads(
                 AsyncPostgresSaver(aconn),
-                older_than="30d",
+                older_than=timedelta(days=30),
                 now=middle + timedelta(days=30),
                 dry_run=False,
             )
@@ -338,18 +331,18 @@ def test_sync_and_async_savers_are_not_mixed(tmp_path) -> None:
         open_checkpointer(f"sqlite:///{tmp_path / 's.db'}") as saver,
         pytest.raises(TypeError, match="is sync; use prune_threads"),
     ):
-        asyncio.run(aprune_threads(saver, older_than="1d"))
+        asyncio.run(aprune_threads(saver, older_than=timedelta(days=1)))
 
     async def main() -> None:
         async with aopen_checkpointer(f"sqlite:///{tmp_path / 'a.db'}") as saver:
             with pytest.raises(TypeError, match="is async; use aprune_threads"):
-                prune_threads(saver, older_than="1d")
+                prune_threads(saver, older_than=timedelta(days=1))
 
     asyncio.run(main())
     with pytest.raises(TypeError, match="give a checkpointer"):
-        prune_threads("memory", older_than="1d")  # type: ignore[arg-type]
+        prune_threads("memory", older_than=timedelta(days=1))  # type: ignore[arg-type]
     with open_checkpointer("memory") as saver, pytest.raises(TypeError, match="store: got str"):
-        prune_threads(saver, "memory", older_than="1d")  # type: ignore[arg-type]
+        prune_threads(saver, "memory", older_than=timedelta(days=1))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -371,8 +364,13 @@ def test_ages_and_their_limits() -> None:
         parse_age("9" * 300 + "d")  # finite as a float, far too long as an age
     with pytest.raises(ValueError, match="from 0 to 100 years"):
         parse_age(timedelta(seconds=-1))
-    with pytest.raises(ValueError, match="got int"):
-        parse_age(30)  # type: ignore[arg-type]
+    # The Python API's form: a number of seconds (issue 30: one way to give a duration).
+    assert parse_age(30) == timedelta(seconds=30) and parse_age(1.5) == timedelta(seconds=1.5)
+    for bad in (-1, math.nan, math.inf, 36501 * 86400):
+        with pytest.raises(ValueError, match="give a number of seconds from 0 to"):
+            parse_age(bad)
+    with pytest.raises(ValueError, match="got bool"):
+        parse_age(True)  # type: ignore[arg-type]
     assert math.isclose(parse_age("1.5h").total_seconds(), 5400)
 
 
@@ -391,11 +389,13 @@ def test_ages_and_their_limits() -> None:
         ({"store_namespaces": [("a.b",)]}, ValueError, "without '.'"),
         ({"store_namespaces": [("a", "")]}, ValueError, "non-empty labels"),
         ({"store_namespaces": [("a\x00",)]}, ValueError, "or NUL"),
-        ({"older_than": "1e999d"}, ValueError, "older_than: got '1e999d'"),
+        ({"older_than": float("inf")}, ValueError, "older_than: got inf"),
+        ({"older_than": -1}, ValueError, "older_than: got -1"),
+        ({"older_than": "1d"}, TypeError, "older_than: got the text '1d'"),
     ],
 )
 def test_bad_options_are_refused_naming_the_field(kwargs, error, match) -> None:
-    kwargs.setdefault("older_than", "1d")
+    kwargs.setdefault("older_than", timedelta(days=1))
     with open_checkpointer("memory") as saver, pytest.raises(error, match=match):
         prune_threads(saver, **kwargs)
 
@@ -406,7 +406,7 @@ def test_a_store_namespace_given_as_text_is_one_label() -> None:
         report = prune_threads(
             saver,
             store,
-            older_than="30d",
+            older_than=timedelta(days=30),
             now=middle + timedelta(days=30),
             store_namespaces=["research_team"],  # ("research_team", <thread>): none there
         )
@@ -423,7 +423,7 @@ def test_odd_thread_ids_are_pruned(tmp_path) -> None:
         for thread in ids:
             app.invoke(ask("report"), config(thread))
         later = datetime.now(UTC) + timedelta(days=2)
-        report = prune_threads(saver, store, older_than="1d", now=later, dry_run=False)
+        report = prune_threads(saver, store, older_than=timedelta(days=1), now=later, dry_run=False)
         assert sorted(t.thread_id for t in report.threads) == sorted(ids)
         assert all(t.rows["store_items"] == 1 for t in report.threads)
         assert heads(saver) == set()
@@ -495,6 +495,14 @@ def test_a_graph_without_a_status_is_never_pruned() -> None:
     with open_checkpointer("memory") as saver:
         builder.compile(checkpointer=saver).invoke({"n": 1}, config("plain"))
         later = datetime.now(UTC) + timedelta(days=2)
-        report = prune_threads(saver, older_than="1d", now=later, dry_run=False)
+        report = prune_threads(saver, older_than=timedelta(days=1), now=later, dry_run=False)
         assert report.threads == () and report.kept == {"status": 1}
         assert heads(saver) == {"plain"}
+
+
+def test_the_python_api_takes_seconds_or_a_timedelta_not_text():
+    with open_checkpointer("memory") as saver:
+        with pytest.raises(TypeError, match=r"older_than: got the text '30d'; give a number of se"):
+            prune_threads(saver, older_than="30d")  # type: ignore[arg-type]
+        assert prune_threads(saver, older_than=86400).threads == ()
+        assert prune_threads(saver, older_than=timedelta(days=1)).threads == ()

@@ -6,8 +6,9 @@ from typing import Annotated, TypedDict
 import pytest
 from langgraph.graph import START, StateGraph
 
-from langgraph_supervisor_pro.persistence import CHECKPOINTER_URI_ENV, server_checkpointer
-from langgraph_supervisor_pro.persistence.checkpointers import _AsyncPostgresSaver
+from langgraph_supervisor_pro.persistence import server_checkpointer
+from langgraph_supervisor_pro.persistence._checkpointers import _AsyncPostgresSaver
+from langgraph_supervisor_pro.persistence._server import CHECKPOINTER_URI_ENV
 
 
 class State(TypedDict):

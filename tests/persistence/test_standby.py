@@ -1,4 +1,4 @@
-"""Tests for langgraph_supervisor_pro.persistence.standby, in one process on real Postgres.
+"""Tests for langgraph_supervisor_pro.persistence._standby, in one process on real Postgres.
 
 A dead holder is made by taking a lease on a connection of its own and closing that
 connection without releasing: Postgres drops the lock, the `lgsp_thread_leases` row
@@ -18,15 +18,15 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer, thread_lease
-from langgraph_supervisor_pro.persistence import (
-    Takeover,
-    aresume_orphans,
-    astandby,
-    resume_orphans,
-    standby,
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
+from langgraph_supervisor_pro.persistence import aresume_orphans, astandby, resume_orphans, standby
+from langgraph_supervisor_pro.persistence._leases import (
+    _connect,
+    _options,
+    _postgres_lease,
+    thread_lease,
 )
-from langgraph_supervisor_pro.persistence.leases import _connect, _options, _postgres_lease
+from langgraph_supervisor_pro.persistence._standby import Takeover
 
 
 class State(TypedDict):

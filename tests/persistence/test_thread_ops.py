@@ -21,13 +21,10 @@ from langgraph.channels import DeltaChannel, EphemeralValue
 from langgraph.pregel import NodeBuilder, Pregel
 from langgraph.types import Command, interrupt
 
-from langgraph_supervisor_pro import (
-    aopen_checkpointer,
-    effect_key,
-    open_checkpointer,
-    thread_lease,
-)
+from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.persistence import aopen_effects, open_effects
+from langgraph_supervisor_pro.persistence._effects import effect_key
+from langgraph_supervisor_pro.persistence._leases import thread_lease
 from langgraph_supervisor_pro.persistence._thread_ops import (
     Stored,
     checked_run_ids,

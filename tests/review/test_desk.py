@@ -28,29 +28,29 @@ from langgraph_supervisor_pro import (
     create_supervisor,
     open_checkpointer,
 )
-from langgraph_supervisor_pro.review.desk import (
-    INTERRUPT_CHANNEL,
-    Approve,
-    Edit,
+from langgraph_supervisor_pro.errors import (
     InvalidDecisionError,
-    PendingReview,
-    Reject,
-    Respond,
     ReviewerNotAllowedError,
     ReviewError,
     ReviewNotFoundError,
+)
+from langgraph_supervisor_pro.review._desk import (
+    INTERRUPT_CHANNEL,
+    Approve,
+    Edit,
+    Reject,
+    Respond,
     alist_reviews,
     aresolve_review,
     asweep_reviews,
     check_decision,
     check_reviewer,
     get_review,
-    is_review_payload,
     list_reviews,
     resolve_review,
     sweep_reviews,
 )
-from langgraph_supervisor_pro.review.gate import (
+from langgraph_supervisor_pro.review._gate import (
     ApproveDecision,
     EditDecision,
     EditedAction,
@@ -58,7 +58,8 @@ from langgraph_supervisor_pro.review.gate import (
     request_review,
     review_payload,
 )
-from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER
+from langgraph_supervisor_pro.review._payload import PendingReview, is_review_payload
+from langgraph_supervisor_pro.review._policy import SWEEP_REVIEWER
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests._helpers import task_errors
 
@@ -779,8 +780,9 @@ def test_the_desk_refuses_a_reviewer_the_policy_refuses_before_touching_the_run(
     frozen = frozen_state(app, saver, thread_id)
     with pytest.raises(ReviewerNotAllowedError) as caught:
         resolve_review(app, thread_id=thread_id, decision=Approve(), reviewer=who, policy=policy)
-    message = str(caught.value)
+    message = caught.value.message  # str() adds the troubleshooting link on a new line
     assert "\n" not in message and message.endswith("(the run was not changed)")
+    assert str(caught.value).startswith(f"{message}\nFor troubleshooting, visit: https://")
     if who is None:
         assert "names no reviewer" in message
     else:
@@ -980,7 +982,7 @@ async def test_async_twins_on_async_postgres(pg_database):
 def test_docstring_examples_run():
     import doctest
 
-    from langgraph_supervisor_pro.review import desk
+    from langgraph_supervisor_pro.review import _desk as desk
 
     result = doctest.testmod(desk, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

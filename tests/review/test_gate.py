@@ -13,7 +13,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command
 from pydantic import ValidationError
 
-from langgraph_supervisor_pro.review.gate import (
+from langgraph_supervisor_pro.review._gate import (
     ApproveDecision,
     ReviewAnswer,
     invalid_answer_summary,
@@ -22,7 +22,7 @@ from langgraph_supervisor_pro.review.gate import (
     response_schema,
     review_payload,
 )
-from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER, ReviewPolicy
+from langgraph_supervisor_pro.review._policy import SWEEP_REVIEWER, ReviewPolicy
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import task_errors, without_invalid_answer
 

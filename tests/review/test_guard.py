@@ -14,14 +14,13 @@ from langgraph.types import Command
 from langgraph_supervisor_pro import (
     ReviewPolicy,
     RouteDecision,
-    ToolGuard,
     Worker,
     create_supervisor,
     register_secret,
     risk,
 )
-from langgraph_supervisor_pro._internal.scrub import ScrubbedError
-from langgraph_supervisor_pro.review.risks import UndeclaredRiskWarning
+from langgraph_supervisor_pro.errors import ScrubbedError, UndeclaredRiskWarning
+from langgraph_supervisor_pro.review._guard import ToolGuard
 from langgraph_supervisor_pro.testing import ScriptedChatModel
 from tests._helpers import (
     ask,
@@ -129,10 +128,11 @@ def test_tier_by_risk_matrix(tier, level):
         confirmed.append(request)
         return True
 
-    policy = ReviewPolicy(tier="supervised", confirm=confirm)
+    # The tier is chosen per run, which a policy must allow to loosen its own.
+    policy = ReviewPolicy(tier="supervised", confirm=confirm, allow_run_override=True)
     app, _ = team([call(name), "done"], policy)
     config = thread()
-    config["configurable"]["autonomy"] = tier  # the tier is chosen per run
+    config["configurable"]["autonomy"] = tier
     # In the manual tier every dispatch pauses first: approve it.
     out = app.invoke(ask(), config)
     if tier == "manual":

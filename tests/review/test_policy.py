@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 import warnings
-from dataclasses import FrozenInstanceError
+from dataclasses import FrozenInstanceError, replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -19,18 +19,22 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphInterrupt
 
-from langgraph_supervisor_pro.review.confirm import (
+from langgraph_supervisor_pro.errors import UndeclaredRiskWarning
+from langgraph_supervisor_pro.review._confirm import (
     CONFIRM_PROMPT,
-    ConfirmRequest,
     ConfirmVerdict,
     aconfirm_action,
     confirm_action,
 )
-from langgraph_supervisor_pro.review.desk import PendingReview
-from langgraph_supervisor_pro.review.gate import EscalateDecision, review_payload
-from langgraph_supervisor_pro.review.policy import SWEEP_REVIEWER, ReviewPolicy, decide
-from langgraph_supervisor_pro.review.risks import (
-    UndeclaredRiskWarning,
+from langgraph_supervisor_pro.review._gate import EscalateDecision, review_payload
+from langgraph_supervisor_pro.review._payload import PendingReview
+from langgraph_supervisor_pro.review._policy import (
+    SWEEP_REVIEWER,
+    ConfirmRequest,
+    ReviewPolicy,
+    decide,
+)
+from langgraph_supervisor_pro.review._risks import (
     declared_always_review,
     declared_risk,
     effective_risk,
@@ -270,7 +274,8 @@ def test_undeclared_risk_warning_message() -> None:
     assert "treated as high" in text
     assert "'billing'" in text
     # Usable as a plain category with any message too.
-    assert str(UndeclaredRiskWarning("custom")) == "custom"
+    assert UndeclaredRiskWarning("custom").message == "custom"
+    assert str(UndeclaredRiskWarning("custom")).startswith("custom\nFor troubleshooting, visit:")
     assert UndeclaredRiskWarning("custom").tools == ()
 
 
@@ -557,10 +562,75 @@ def test_from_env_reads_os_environ_by_default(
 # -- ReviewPolicy: tier, risk, action ------------------------------------------------------
 
 
-def test_tier_for_configurable_autonomy_wins() -> None:
-    policy = ReviewPolicy(tier="manual")
+def test_tier_for_a_run_may_make_its_tier_stricter() -> None:
+    policy = ReviewPolicy(tier="supervised")
+    assert policy.tier_for({"configurable": {"autonomy": "Manual"}}) == "manual"
+    assert policy.tier_for({"configurable": {"autonomy": "supervised"}}) == "supervised"
+    assert ReviewPolicy(tier="autonomous").tier_for({"configurable": {"autonomy": "manual"}}) == (
+        "manual"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tier", "asked"),
+    [("manual", "supervised"), ("manual", "autonomous"), ("supervised", "autonomous")],
+)
+def test_tier_for_refuses_a_looser_run_tier_naming_the_field_and_the_fix(
+    tier: str, asked: str
+) -> None:
+    policy = ReviewPolicy(tier=tier)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as info:
+        policy.tier_for({"configurable": {"autonomy": asked}})
+    text = str(info.value)
+    assert text.startswith(
+        f"configurable.autonomy: got {asked!r}, looser than the deployment's tier {tier!r}"
+    )
+    assert "ReviewPolicy.allow_run_override=True" in text
+    assert "allow_run_override = true in the policy file" in text
+    # Even when the run recorded the looser tier (a resume passing it back).
+    with pytest.raises(ValueError, match="looser than the deployment's tier"):
+        policy.tier_for({"configurable": {"autonomy": asked}}, recorded=asked)
+    # The same reason, without raising, for callers that refuse in their own way.
+    assert policy.tier_refusal(asked) == text
+    assert policy.tier_refusal(asked, field="context.autonomy").startswith(
+        f"context.autonomy: got {asked!r}"
+    )
+    assert policy.tier_refusal(tier) is None
+
+
+def test_tier_for_allow_run_override_lets_a_run_loosen_it() -> None:
+    policy = ReviewPolicy(tier="manual", allow_run_override=True)
     assert policy.tier_for({"configurable": {"autonomy": "autonomous"}}) == "autonomous"
     assert policy.tier_for({"configurable": {"autonomy": "Supervised"}}) == "supervised"
+    assert policy.tier_refusal("autonomous") is None
+    assert policy.tier_for(None) == "manual"
+
+
+def test_allow_run_override_is_off_by_default_and_checked() -> None:
+    assert ReviewPolicy().allow_run_override is False
+    with pytest.raises(ValueError) as info:
+        ReviewPolicy(allow_run_override="yes")  # type: ignore[arg-type]
+    assert str(info.value).startswith("ReviewPolicy.allow_run_override: got 'yes'; give true")
+
+
+def test_allow_run_override_in_the_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text('tier = "supervised"\nallow_run_override = true\n')
+    policy = ReviewPolicy.from_file(path)
+    assert policy.allow_run_override is True
+    assert policy.tier_for({"configurable": {"autonomy": "autonomous"}}) == "autonomous"
+    path.write_text('allow_run_override = "yes"\n')
+    with pytest.raises(ValueError, match=r"key 'allow_run_override': got 'yes'; give true"):
+        ReviewPolicy.from_file(path)
+
+
+def test_requested_tier() -> None:
+    policy = ReviewPolicy(tier="manual")
+    assert policy.requested_tier(None) is None
+    assert policy.requested_tier({"configurable": {"autonomy": " "}}) is None
+    assert policy.requested_tier({"configurable": {"autonomy": "AUTONOMOUS"}}) == "autonomous"
+    with pytest.raises(ValueError, match=r"configurable\.autonomy: got 'yolo'"):
+        policy.requested_tier({"configurable": {"autonomy": "yolo"}})
 
 
 def test_tier_for_missing_gives_the_policy_tier() -> None:
@@ -604,10 +674,15 @@ def test_action_combines_tier_risk_and_always_review() -> None:
     assert policy.action("lookup", "low", None) == "run"
     assert policy.action("refund", None, None) == "confirm"
     assert policy.action("refund", None, manual) == "review"
-    assert policy.action("refund", None, autonomous) == "run"
     assert policy.action("unknown", None, None) == "review"  # undeclared -> high
-    assert policy.action("wire", "low", autonomous) == "review"
-    assert policy.action("lookup", "low", autonomous, always_review=True) == "review"
+    with pytest.raises(ValueError, match="looser than the deployment's tier 'supervised'"):
+        policy.action("refund", None, autonomous)
+    # A tier the caller has settled (a domain of a tree runs in its parent's).
+    assert policy.action("refund", None, None, tier="autonomous") == "run"
+    loose = replace(policy, allow_run_override=True)
+    assert loose.action("refund", None, autonomous) == "run"
+    assert loose.action("wire", "low", autonomous) == "review"
+    assert loose.action("lookup", "low", autonomous, always_review=True) == "review"
 
 
 def test_action_without_confirm_sends_medium_to_a_human() -> None:
@@ -1038,7 +1113,7 @@ def test_docstring_examples_run() -> None:
     # The old policy module is now risk, policy and confirm: their examples together.
     attempted = 0
     for name in ("risks", "policy", "confirm"):
-        module = importlib.import_module(f"langgraph_supervisor_pro.review.{name}")
+        module = importlib.import_module(f"langgraph_supervisor_pro.review._{name}")
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, name
         attempted += result.attempted

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from langgraph_sdk import Auth
 
-from langgraph_supervisor_pro.review import ReviewPolicy, server_auth
-from langgraph_supervisor_pro.review.server import _guard_run
+from langgraph_supervisor_pro.review import server_auth
+from langgraph_supervisor_pro.review._policy import ReviewPolicy
+from langgraph_supervisor_pro.review._server import _guard_run
 
 ID_A = "a" * 32
 ID_B = "0123456789abcdef" * 2

@@ -29,12 +29,8 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro.testing import (
-    FunctionChatModel,
-    ScriptedCall,
-    ScriptedChatModel,
-    ScriptExhaustedError,
-)
+from langgraph_supervisor_pro.errors import ScriptExhaustedError
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall, ScriptedChatModel
 
 # --------------------------------------------------------------------------- fixtures
 

@@ -16,7 +16,8 @@ with LangChain's human-in-the-loop payload and `context["path"] ==
 
 The autonomy tier comes from configuration: `LGSP_AUTONOMY` / `LGSP_POLICY_FILE` for the
 deployment (`ReviewPolicy.from_env`). Every level gets that policy, so it is each domain's
-floor: a run's `configurable.autonomy` may make a run stricter (`manual`), never looser.
+floor: a run's `configurable.autonomy` may make a run stricter (`manual`), never looser (a
+looser tier is refused when the run starts).
 
 Models: with `LGSP_MODEL` set (`provider:model`, e.g. `openai:gpt-4.1-mini`) every role
 uses it through `init_chat_model`; `LGSP_<ROLE>_MODEL` overrides it for one role (`ROLES`:
@@ -48,9 +49,8 @@ from langgraph_supervisor_pro import (
     WorkerResult,
     create_supervisor,
 )
-from langgraph_supervisor_pro.models import model_from_env
-from langgraph_supervisor_pro.synthesis import SynthesisInput
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
+from langgraph_supervisor_pro.workers import SynthesisInput, model_from_env
 
 # --------------------------------------------------------------------------- the systems
 
@@ -518,7 +518,7 @@ def model_for(role: str, environ: Mapping[str, str] = os.environ) -> BaseChatMod
 
     Returns:
         `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None
-        (`langgraph_supervisor_pro.models.model_from_env`).
+        (`langgraph_supervisor_pro.workers.model_from_env`).
 
     Example:
         >>> model_for("deployer", {}) is None

@@ -40,10 +40,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.graph import StateGraph
-from langgraph_supervisor_pro import Compaction, SupervisorView, Worker, create_supervisor
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.models import model_from_env
+from langgraph_supervisor_pro import (
+    Compaction,
+    ReviewPolicy,
+    SupervisorView,
+    Worker,
+    create_supervisor,
+)
+from langgraph_supervisor_pro.compaction import is_summary_message
 from langgraph_supervisor_pro.testing import FunctionChatModel
+from langgraph_supervisor_pro.workers import model_from_env
 
 # --------------------------------------------------------------------------- the corpus
 
@@ -766,7 +772,7 @@ def model_for(role: str, environ: Mapping[str, str] = os.environ) -> BaseChatMod
 
     Returns:
         `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None
-        (`langgraph_supervisor_pro.models.model_from_env`).
+        (`langgraph_supervisor_pro.workers.model_from_env`).
 
     Example:
         >>> model_for("writer", {}) is None
@@ -806,8 +812,9 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     """The research team, uncompiled.
 
     Args:
-        environ: The configuration: models (`LGSP_MODEL`, ...) and the context window
-            (`LGSP_CONTEXT_TOKENS`).
+        environ: The configuration: models (`LGSP_MODEL`, ...), the context window
+            (`LGSP_CONTEXT_TOKENS`) and review policy (`LGSP_AUTONOMY`,
+            `LGSP_POLICY_FILE`).
 
     Returns:
         The graph; compile it with a checkpointer and a store (the sources live there).
@@ -872,6 +879,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
         ),
         parallel=True,
         compaction=compaction,
+        review=ReviewPolicy.from_env(environ),
         max_steps=8,
         name="research_team",
     )

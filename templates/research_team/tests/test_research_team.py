@@ -13,8 +13,8 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph_supervisor_pro import SupervisorView
-from langgraph_supervisor_pro.compaction.compactor import is_summary_message
-from langgraph_supervisor_pro.persistence.memory import output_namespace
+from langgraph_supervisor_pro.compaction import is_summary_message
+from langgraph_supervisor_pro.persistence import output_namespace
 from langgraph_supervisor_pro.testing import FunctionChatModel
 
 from research_team.graph import (

@@ -7,7 +7,8 @@
   refused by the allowlist and recorded in `state["security"]`.
 - `account` changes account details.
 - The autonomy tier comes from configuration: `LGSP_AUTONOMY` / `LGSP_POLICY_FILE` for the
-  deployment (`ReviewPolicy.from_env`), `configurable.autonomy` for one run.
+  deployment (`ReviewPolicy.from_env`); `configurable.autonomy` may make one run stricter,
+  never looser (a looser one is refused when the run starts).
 - Each worker's history persists across turns and is compacted (a structured summary in
   place of the older messages) when it reaches 70% of its model's window.
 
@@ -43,8 +44,8 @@ from langgraph_supervisor_pro import (
     create_supervisor,
 )
 from langgraph_supervisor_pro.compaction import ContextSummary
-from langgraph_supervisor_pro.models import model_from_env
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
+from langgraph_supervisor_pro.workers import model_from_env
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A1001": {"item": "Pro plan, monthly", "amount": 29.0, "currency": "EUR", "charges": 2},
@@ -387,7 +388,7 @@ def model_for(role: str, environ: Mapping[str, str] = os.environ) -> BaseChatMod
 
     Returns:
         `init_chat_model` of `LGSP_<ROLE>_MODEL`, else of `LGSP_MODEL`, else None
-        (`langgraph_supervisor_pro.models.model_from_env`).
+        (`langgraph_supervisor_pro.workers.model_from_env`).
 
     Example:
         >>> model_for("billing", {}) is None

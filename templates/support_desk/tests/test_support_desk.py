@@ -57,10 +57,17 @@ def test_rejecting_ends_politely_without_a_refund(app) -> None:
     assert "not approved" in answer and "refunded 29.00" not in answer
 
 
-def test_the_autonomous_tier_refunds_without_a_review(app) -> None:
-    out = ask(app, DUPLICATE, config(autonomy="autonomous"))
+def test_the_autonomous_tier_refunds_without_a_review() -> None:
+    app = build_graph({"LGSP_AUTONOMY": "autonomous"}).compile(checkpointer=InMemorySaver())
+    out = ask(app, DUPLICATE, config())
     assert "__interrupt__" not in out
     assert "refunded 29.00" in out["messages"][-1].content
+
+
+def test_a_run_cannot_loosen_the_deployments_tier(app) -> None:
+    out = ask(app, DUPLICATE, config(autonomy="autonomous"))
+    assert out["status"] == "failed" and out["ledger"] == []
+    assert "looser than the deployment's tier 'supervised'" in out["halt_detail"]
 
 
 @pytest.mark.parametrize(

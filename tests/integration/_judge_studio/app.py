@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
-from langgraph_supervisor_pro.observability import OnlineJudge
+from langgraph_supervisor_pro.evals._judge import OnlineJudge
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
 

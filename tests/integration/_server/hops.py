@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
-from langgraph_supervisor_pro.persistence.effects import aopen_effects, effect_key
+from langgraph_supervisor_pro.persistence._effects import aopen_effects, effect_key
 
 PLAN = ("first", "second", "third")
 HOP_SECONDS = float(os.environ.get("LGSP_HOP_SECONDS", "0.4"))

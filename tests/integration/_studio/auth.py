@@ -12,7 +12,8 @@ from pathlib import Path
 
 from langgraph_sdk import Auth
 
-from langgraph_supervisor_pro.review import ReviewPolicy, server_auth
+from langgraph_supervisor_pro.review import server_auth
+from langgraph_supervisor_pro.review._policy import ReviewPolicy
 
 USERS = {"token-alice": "alice", "token-carol": "carol", "token-mallory": "mallory"}
 

@@ -5,26 +5,35 @@ Every level's review policy is `policy.toml` (shared with `auth.py`): reviews go
 `rollback` tool is high risk) at the root, `tree` three levels down (root -> ops ->
 incident -> clerk), so the tests see where each level records the answer. Models decide
 from what they are shown, never from call order, so the server can serve any number of
-runs. Exported uncompiled: the server supplies the checkpointer.
+runs. Exported uncompiled: the server supplies the checkpointer. Each rollback appends the
+root thread's id to the file `LGSP_TEST_ROLLBACK_CALLS` names, so tests see what ran.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 
 from langgraph_supervisor_pro import ReviewPolicy, SupervisorView, Worker, create_supervisor
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 
+CALLS_ENV = "LGSP_TEST_ROLLBACK_CALLS"
+"""A file each rollback appends its thread id to (when set)."""
 POLICY = ReviewPolicy.from_file(Path(__file__).resolve().parent / "policy.toml")
 
 
 @tool
-def rollback(service: str) -> str:
+def rollback(service: str, config: RunnableConfig) -> str:
     """Roll a service back to its last good release."""
+    calls = os.environ.get(CALLS_ENV)
+    if calls:  # the tests read which threads' rollbacks ran
+        with open(calls, "a", encoding="utf-8") as out:
+            out.write(f"{config['configurable'].get('thread_id')}\n")
     return f"rolled back {service}"
 
 

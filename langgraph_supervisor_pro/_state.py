@@ -1,0 +1,397 @@
+"""The supervisor graph's state: the user's conversation, the ledger and one slot per worker.
+
+`ledger` and `workers` grow by one small write per hop. They use LangGraph's
+`DeltaChannel`, so a checkpoint stores each hop's write once instead of the
+whole, growing value at every step (which is what makes Postgres threads of
+plain message lists grow with the square of the hop count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from langgraph_supervisor_pro._contracts import RunStatus, WorkerStatus
+
+__all__ = [
+    "DELTA_SNAPSHOT_FREQUENCY",
+    "BranchStage",
+    "BreakerMark",
+    "CompactionEntry",
+    "FanoutRoute",
+    "JudgementEntry",
+    "LedgerEntry",
+    "ReviewEntry",
+    "RouteState",
+    "SecurityEntry",
+    "SupervisorInput",
+    "SupervisorState",
+    "UsageEntry",
+    "UsageRole",
+    "WorkerSlot",
+]
+
+
+DELTA_SNAPSHOT_FREQUENCY = 1_000
+"""Updates of a root delta channel between two full copies of it (LangGraph's default: 100).
+
+A copy (`_DeltaSnapshot`) repeats every earlier write of the channel, and `workers` holds
+every worker's transcript, so without compaction each copy is larger than the one before.
+Copied every 100 updates (LangGraph's default, ours before), the ranges of hops holding
+the 100th, 200th and 300th hop cost 1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 on
+Postgres with tool-calling agents (bench/storage.py): storage grew with the square of the
+hop count again, with a hundredth of a plain channel's slope. Every 1,000, 300 hops stay
+flat (0.95x); past 1,000 hops the copies come back, ten times rarer.
+
+Loading a thread replays the writes since the last copy (one deserialized write per
+hop) instead of one copy of the same bytes. On Postgres the checkpointers of
+`open_checkpointer` read that history in a few queries (`_delta_history.py`), so at 300
+hops (600 writes), against a thread copied every 100 just after its copy (its best
+case), `get_state` costs about 1.4x, a new turn 1.1-1.2x and a history of five
+1.4-1.6x; 80 hops after a copy, about 1.0x (bench/storage.py's snapshot sections).
+LangGraph's memory and SQLite savers replay with their own readers: 1.5x and 1.8x for
+`get_state` at that point (dev and test savers). Compaction bounds the slots, and so
+the copies. LangGraph also copies a channel after 5,000 steps without one. Threads
+written under another frequency load unchanged: a copy is found by its blob, not by the
+frequency that wrote it.
+"""
+
+
+class LedgerEntry(TypedDict):
+    """One line per hop: the only record of a worker's work the supervisor sees."""
+
+    turn: int
+    """The conversation turn (one per user message) the hop belongs to."""
+    step: int
+    """The hop number within its turn, from 1."""
+    worker: str
+    """The worker that ran."""
+    instructions: str
+    """What the supervisor asked it to do."""
+    decided_by: Literal["router", "model", "fallback"]
+    """Who chose the route: the deterministic router, the model, or the fallback."""
+    status: WorkerStatus
+    """How the hop ended."""
+    summary: str
+    """The worker's short summary (never its full output)."""
+    error: str | None
+    """What went wrong, for failed hops."""
+    refused: list[str]
+    """Tool calls refused during the hop (outside the worker's allowlist)."""
+    fallback: NotRequired[str]
+    """Present when the worker's `fallback` answered the hop: why the worker's own hop
+    would have failed (`"verify: ..."`, `"output_schema: ..."`, `"error: ..."`,
+    `"failed: ..."`, `"breaker open: ..."`). `status`, `summary` and `error` are then the
+    fallback's (a failed fallback's `error` gives both reasons)."""
+    breaker: NotRequired[BreakerMark]
+    """Present for a worker with a `breaker`: the state the hop ran under."""
+
+
+class BreakerMark(TypedDict):
+    """The circuit breaker state one hop ran under (`LedgerEntry["breaker"]`)."""
+
+    state: Literal["closed", "half_open", "open"]
+    """What the hop found: closed (its agent ran), half_open (it ran as the one probe) or
+    open (refused: its agent did not run)."""
+    failures: int
+    """Failed hops counted within the breaker's window after this hop."""
+    changed_to: Literal["closed", "open"] | None
+    """The state this hop moved the breaker to (its failure opened it, or its probe
+    closed or re-opened it), else None."""
+
+
+class SecurityEntry(TypedDict):
+    """A tool call refused for least privilege (never executed)."""
+
+    turn: int
+    step: int
+    worker: str
+    tool: str
+    args: dict[str, Any]
+    kind: Literal["out_of_scope"]
+    reason: str
+
+
+class ReviewEntry(TypedDict):
+    """One answered review, for the audit trail: what was reviewed, who answered, when.
+
+    Written by the node that consumed the answer: the dispatch review step, or the worker
+    node for its agent's tool reviews (from the tool message's note). A review inside a
+    domain of a tree is recorded in the domain's state and copied to each level above
+    when the domain's hop ends, with that level's turn and step; `path` says where it was.
+    """
+
+    turn: int
+    """The turn of the hop the review belongs to (at the level that records it)."""
+    step: int | None
+    """The hop's step (at the level that records it)."""
+    interrupt_id: str
+    """The id of the interrupt the answer resumed."""
+    kind: Literal["tool", "dispatch"]
+    """A worker's tool call, or the supervisor's dispatch of a worker."""
+    action: str
+    """The tool's name, or `dispatch:<worker>`."""
+    worker: str | None
+    """The worker that wanted to act (or was dispatched)."""
+    path: list[str]
+    """Where the review paused: worker names from the root down."""
+    decision: Literal["approve", "edit", "reject", "respond"]
+    """The decision applied."""
+    reviewer: str | None
+    """Who answered: the answer's `reviewer` (the review desk's `reviewer=`, `lgsp review
+    --as`, the sweep's `lgsp:sweep`, the server user `server_auth` stamps), else the
+    LangGraph server's authenticated user of the run; None when nobody was named."""
+    reviewers: str | None
+    """The reviewer group the review was assigned to when it was answered."""
+    answered_at: str
+    """When it was answered (ISO 8601, UTC): the answer's `answered_at`, else when the
+    gate received it."""
+    escalations: list[dict[str, Any]]
+    """The escalations before the answer, oldest first (from, to, reason, by, at, ...)."""
+
+
+UsageRole = Literal["supervisor", "worker", "summarizer", "synthesis"]
+"""Who made a model call."""
+
+
+class UsageEntry(TypedDict):
+    """The context utilisation of one model call."""
+
+    turn: int
+    step: int
+    """The hop the call belongs to (the supervisor's decision for hop `step`)."""
+    role: UsageRole
+    worker: str | None
+    """The worker whose hop (or history, for the summarizer) the call served."""
+    tokens: int
+    """Input tokens the model received (by the configured counter)."""
+    window: int
+    """The model's input window."""
+    utilisation: float
+    """tokens / window."""
+
+
+class CompactionEntry(TypedDict):
+    """One compaction of a worker's history."""
+
+    turn: int
+    step: int
+    worker: str
+    reason: Literal["trigger", "cadence", "within_hop"]
+    """Before a hop (trigger or cadence), or inside the worker's agent before one of its
+    model calls (`within_hop`, by `CompactionMiddleware`)."""
+    tokens_before: int
+    tokens_after: int
+    removed: int
+    """How many messages the summary replaced, or the truncation dropped (0: nothing
+    changed)."""
+    attempts: int
+    """Summarizer calls made (0 when its breaker was open)."""
+    error: str | None
+    """Why the summarizer failed or was not called (its breaker was open): the oldest
+    turns were then dropped instead (`kind="truncated"`)."""
+    kind: NotRequired[Literal["summary", "truncated"]]
+    """How: replaced by a summary, or, when the summarizer failed or its breaker was open,
+    the oldest turns dropped (the task, the latest summary and the recent messages kept).
+    Absent: a summary, or nothing changed (`removed == 0`; older checkpoints)."""
+    stored: NotRequired[dict[str, Any]]
+    """Where a truncation's dropped messages were archived, when the graph has a store:
+    `{"namespace": [...], "key": ...}` (`messages_from_dict` reads them back)."""
+
+
+class JudgementEntry(TypedDict):
+    """The online judge's verdict on one completed turn (`create_supervisor(judge=...)`)."""
+
+    turn: int
+    """The turn judged."""
+    key: str
+    """Its `judge_key` (thread, domain path, turn): the item key in the store and queue."""
+    judge: str
+    """The judge model, as provider/model name."""
+    score: float | None
+    """The score from 0 to 1; None when the judge failed (see `error`)."""
+    passed: bool | None
+    """The judge's own pass or fail; None when it failed."""
+    reasons: list[str]
+    """The judge's reasons."""
+    threshold: float
+    """Scores below it are queued for human review."""
+    queued: bool
+    """Queued for human review (a score below the threshold, with a store to queue in)."""
+    error: str | None
+    """Why there is no verdict (the judge raised, or answered an invalid verdict), or why a
+    low score could not be queued; None otherwise."""
+    feedback_id: str | None
+    """The id of the LangSmith feedback sent with the score, if any."""
+    feedback_error: str | None
+    """Why no feedback was sent although a client is configured, if so."""
+    at: str
+    """When the verdict was given (ISO 8601, UTC)."""
+
+
+class WorkerSlot(TypedDict):
+    """A worker's own namespace in state: its messages and its results."""
+
+    messages: list[AnyMessage]
+    """The worker's own conversation, across hops and turns."""
+    results: list[dict[str, Any]]
+    """Every `WorkerResult` it produced (as dicts), oldest first."""
+
+
+class RouteState(TypedDict):
+    """The hop in flight: written by the supervisor, read by the chosen worker."""
+
+    next: str
+    instructions: str
+    step: int
+    decided_by: Literal["router", "model", "fallback"]
+    at: NotRequired[str]
+    """When the supervisor dispatched the hop (ISO 8601, UTC): the start of its review
+    deadlines, stable however often the hop's nodes re-run."""
+
+
+BranchStage = Literal["review", "approved", "closed", "dispatched"]
+"""Where one branch of a parallel decision stands: awaiting its dispatch review (manual
+tier), approved by it, settled by the reviewer without running (`closed`), or sent to its
+worker (`dispatched`)."""
+
+
+class FanoutRoute(RouteState):
+    """One branch of a parallel decision (`create_supervisor(parallel=True)`)."""
+
+    stage: BranchStage
+
+
+def _merge_fanout(
+    current: Mapping[str, FanoutRoute] | None, update: Mapping[str, FanoutRoute] | None
+) -> dict[str, FanoutRoute]:
+    """Merge branch records by worker name.
+
+    Each branch's node writes its own key; the supervisor replaces the whole value
+    (with LangGraph's `Overwrite`) when it decides.
+    """
+    return {**(current or {}), **(update or {})}
+
+
+def _append(current: Sequence[Any], batches: Sequence[Sequence[Any]]) -> list[Any]:
+    merged = list(current)
+    for batch in batches:
+        merged.extend(batch)
+    return merged
+
+
+def _merge_worker_slots(
+    current: Mapping[str, WorkerSlot], batches: Sequence[Mapping[str, Mapping[str, Any]]]
+) -> dict[str, WorkerSlot]:
+    """Append each write to its own worker's slot; never touch another slot.
+
+    Pure (no mutation of `current`), deterministic and batching-invariant, as
+    `DeltaChannel` requires: folding two batches one after the other equals
+    folding their concatenation.
+    """
+    # Each touched slot's lists are copied once and extended in place: replaying a
+    # thread folds hundreds of writes in one call (copying per write was quadratic).
+    messages: dict[str, list[Any]] = {}
+    results: dict[str, list[Any]] = {}
+    for batch in batches:
+        for name, write in batch.items():
+            unknown = set(write) - {"messages", "results", "compact"}
+            if unknown:
+                raise ValueError(
+                    f"workers[{name!r}]: a slot write may only carry 'messages', 'results' "
+                    f"and 'compact', got {sorted(unknown)}"
+                )
+            if name not in messages:
+                slot = current.get(name) or WorkerSlot(messages=[], results=[])
+                messages[name], results[name] = list(slot["messages"]), list(slot["results"])
+            if "compact" in write:
+                messages[name] = _apply_compaction(messages[name], write["compact"])
+            messages[name].extend(write.get("messages", ()))
+            results[name].extend(write.get("results", ()))
+    merged: dict[str, WorkerSlot] = dict(current)
+    for name, slot_messages in messages.items():
+        merged[name] = WorkerSlot(messages=slot_messages, results=results[name])
+    return merged
+
+
+def _apply_compaction(messages: list[Any], compact: Mapping[str, Any]) -> list[Any]:
+    """Replace the messages whose ids are in `compact["remove"]` by `compact["summary"]`.
+
+    The summary takes the place of the first removed message. Removing ids that are
+    already gone is a no-op, so replaying the same write is harmless.
+    """
+    remove = set(compact["remove"])
+    out: list[Any] = []
+    placed = False
+    for message in messages:
+        if getattr(message, "id", None) in remove:
+            if not placed:
+                out.append(compact["summary"])
+                placed = True
+            continue
+        out.append(message)
+    return out
+
+
+def _delta(reducer: Any) -> DeltaChannel[Any]:
+    """A root delta channel folding with `reducer`, copied every `DELTA_SNAPSHOT_FREQUENCY`."""
+    return DeltaChannel(reducer, snapshot_frequency=DELTA_SNAPSHOT_FREQUENCY)
+
+
+class SupervisorInput(TypedDict):
+    """What a run takes: the user's conversation (the last human message is the task)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class SupervisorState(SupervisorInput, total=False):
+    """The full state of a supervisor graph.
+
+    Example:
+        ```python
+        final = graph.invoke({"messages": [("user", "Plan the launch")]}, config)
+        final["status"], [e["worker"] for e in final["ledger"]]
+        # ('done', ['researcher', 'writer'])
+        ```
+    """
+
+    ledger: Annotated[list[LedgerEntry], _delta(_append)]
+    """One entry per completed hop, across turns."""
+    workers: Annotated[dict[str, WorkerSlot], _delta(_merge_worker_slots)]
+    """One namespaced slot per worker that has run."""
+    usage: Annotated[list[UsageEntry], _delta(_append)]
+    """Context utilisation of every model call the graph saw, oldest first."""
+    security: Annotated[list[SecurityEntry], _delta(_append)]
+    """Every refused tool call (least privilege), oldest first."""
+    reviews: Annotated[list[ReviewEntry], _delta(_append)]
+    """Every answered review (who answered, when, what), oldest first: this level's and
+    its domains'."""
+    autonomy: str
+    """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
+    compactions: Annotated[list[CompactionEntry], _delta(_append)]
+    """Every compaction of a worker's history (and every failed one), oldest first."""
+    judgements: Annotated[list[JudgementEntry], _delta(_append)]
+    """The online judge's verdicts, one per judged turn, oldest first."""
+    route: RouteState | None
+    """The hop in flight (None when none is, or when a parallel decision is in flight)."""
+    fanout: Annotated[dict[str, FanoutRoute], _merge_fanout]
+    """The branches of the parallel decision in flight, by worker name (empty otherwise)."""
+    step: int
+    """Hops dispatched in the current turn."""
+    turn: int
+    """The current turn number, from 1."""
+    task: str
+    """The current turn's task: the text of the last human message."""
+    task_message_id: str | None
+    """The id of that message, which tells a new turn from a resumed one."""
+    status: RunStatus
+    """running, done, failed or halted."""
+    halt_reason: str | None
+    """Why the run stopped early (a `HaltReason`), else None."""
+    halt_detail: str | None
+    """A sentence that explains the halt, naming the numbers that tripped it."""

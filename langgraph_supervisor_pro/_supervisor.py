@@ -1,0 +1,67 @@
+"""The supervisor's public vocabulary: what it sees for a decision, and a deterministic router.
+
+The routing node itself (the view, the prompt, the model call, validation, re-ask,
+fallback and the loop guards) is private (`_graph/supervisor_node.py`); this module
+holds the types a user writes code against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from langgraph_supervisor_pro._contracts import RouteDecision
+from langgraph_supervisor_pro._state import LedgerEntry
+
+__all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
+
+DEFAULT_SUPERVISOR_PROMPT = (
+    "You are a supervisor: you route work to workers and never do it yourself. Pick the "
+    "worker best placed to make progress and give it short, specific instructions (it sees "
+    "only the task and them), or FINISH when the task is done or cannot progress."
+)
+"""The instructions at the top of the supervisor's system message (the `prompt` argument
+replaces them; the worker catalogue and the answer format are always appended)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupervisorView:
+    """What the supervisor sees for one decision; also what a `router` receives.
+
+    Example:
+        >>> def router(view: SupervisorView) -> str | None:
+        ...     if not view.ledger:
+        ...         return "researcher"  # always start with research
+        ...     return None  # let the model decide the rest
+    """
+
+    task: str
+    """The user's task for this turn."""
+    step: int
+    """Hops already run in this turn."""
+    turn: int
+    """The conversation turn, from 1."""
+    ledger: tuple[LedgerEntry, ...]
+    """This turn's ledger, oldest first."""
+    visits: Mapping[str, int]
+    """Hops per worker in this turn."""
+    workers: tuple[str, ...]
+    """The worker names, in catalogue order."""
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    """Workers whose circuit breaker is open, and why (`"circuit open until 12:00:05
+    UTC"`). A route to one of them is invalid unless it has a `fallback`, which then
+    answers the hop."""
+
+
+_Decision: TypeAlias = str | RouteDecision | Mapping[str, Any]
+
+_RouterAnswer: TypeAlias = _Decision | Sequence[_Decision] | None
+"""What a router returns: a worker name, "FINISH", a RouteDecision (or dict), a list of
+them (a parallel fan-out, with `create_supervisor(parallel=True)`), or None."""
+
+Router: TypeAlias = (
+    Callable[[SupervisorView], _RouterAnswer] | Callable[[SupervisorView], Awaitable[_RouterAnswer]]
+)
+"""Deterministic routing: return a worker name, "FINISH", a RouteDecision (or dict), a list
+of them for a parallel fan-out, or None to let the model decide."""

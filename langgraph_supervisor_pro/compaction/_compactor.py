@@ -1,0 +1,1423 @@
+"""Compact before overflow: token accounting and the compaction step.
+
+When a context reaches a fraction (`Compaction.trigger`, default 0.7; 0.6-0.8 is
+recommended) of the model's input window, or on a fixed cadence of hops, the
+older part of the history is replaced by one structured summary message
+(`ContextSummary`: task, done, current state, remaining, key facts) and the most
+recent messages stay verbatim. An AI message's tool calls and their tool results
+are never split between the two parts, and a summary from an earlier compaction
+is folded into the next one, its key facts carried over programmatically.
+
+A summarizer that raises or returns an invalid summary is retried up to
+`Compaction.max_attempts` times; then, as when its breaker (`Compaction.breaker`) is
+open, the fallback drops the oldest turns instead (`truncate_history`: the task, the
+latest summary, whole tool pairs and the kept tail stay; a marker takes their place),
+so the context still falls under the trigger, and the error is recorded on the
+`CompactionOutcome` (`kind="truncated"`). A history larger than the summarizer's own
+window (its profile, or `Compaction.summarizer_window`) is summarised in chunks that
+each fit, then combined (map, then reduce), the key facts carried through.
+
+The window comes from the model's profile (`max_input_tokens`) or
+`max_context_tokens`; tokens are counted by the configured counter, the model's own
+counter when its class has one, or LangChain's `count_tokens_approximately`.
+
+Example:
+    >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+    >>> Compaction(summarizer=ScriptedChatModel(script=[]), max_context_tokens=8000).window()
+    8000
+
+    ```python
+    from langgraph_supervisor_pro import Compaction
+
+    config = Compaction(summarizer=cheap_model, trigger=0.7, keep=6, every_n_steps=3)
+    compactor = config.compactor(worker_model)  # window from the model's profile
+    if compactor.should_compact(messages, step=step):
+        outcome = compactor.compact(messages, task=task)
+        messages = outcome.messages  # [summary, *kept], or truncated when it failed
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.errors import GraphBubbleUp
+from langgraph.store.base import BaseStore
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langgraph_supervisor_pro._breakers import Breaker
+from langgraph_supervisor_pro._graph.circuit import Admission, Transact, admit, report
+from langgraph_supervisor_pro._internal.checks import check_seconds
+from langgraph_supervisor_pro._internal.model_calls import calling_as
+from langgraph_supervisor_pro._internal.storable import storable
+from langgraph_supervisor_pro._internal.text import message_text, truncate
+from langgraph_supervisor_pro._internal.twins import Call, Invoke, Sleep, Steps, adrive, drive
+from langgraph_supervisor_pro.errors import InvalidSummaryError
+
+__all__ = [
+    "COMPACTION_PROMPT",
+    "DEFAULT_SUMMARIZER_BREAKER",
+    "SUMMARY_HEADER",
+    "TRUNCATION_HEADER",
+    "Compaction",
+    "CompactionOutcome",
+    "Compactor",
+    "ContextSummary",
+    "TokenCounter",
+    "is_summary_message",
+    "is_truncation_marker",
+    "split_for_compaction",
+    "summarizer_breaker_namespace",
+    "truncate_history",
+    "truncation_note",
+]
+
+# -- configuration: when and how to compact ------------------------------------------------
+
+TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
+"""Counts the tokens of a list of messages (e.g. `count_tokens_approximately`)."""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _profile_window(model: BaseChatModel | None) -> int | None:
+    profile = getattr(model, "profile", None) if model is not None else None
+    if not isinstance(profile, Mapping):
+        return None
+    value = profile.get("max_input_tokens")
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+_BASE_COUNTERS = frozenset(
+    {
+        BaseLanguageModel.get_num_tokens_from_messages,
+        BaseChatModel.get_num_tokens_from_messages,
+    }
+)
+
+
+def _own_counter(model: BaseChatModel) -> TokenCounter | None:
+    """The model's own token counter, if its class overrides the base implementation.
+
+    The base implementation tokenises with a GPT-2 tokenizer that must be downloaded,
+    so it is never used.
+    """
+    method = getattr(type(model), "get_num_tokens_from_messages", None)
+    if method is None or method in _BASE_COUNTERS:
+        return None
+
+    def count(messages: Sequence[BaseMessage]) -> int:
+        return model.get_num_tokens_from_messages(list(messages))
+
+    return count
+
+
+DEFAULT_SUMMARIZER_BREAKER = Breaker(failures=3, window=600.0, cooldown=60.0)
+"""`Compaction.breaker` by default: 3 failed compactions within 10 minutes skip the
+summarizer for a minute."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compaction:
+    """When and how to compact a context: the configuration of the compaction step.
+
+    The window is the model's `profile["max_input_tokens"]` when the model has one,
+    else `max_context_tokens`; when neither is known, `window()` (and so building
+    a graph that compacts) fails with an error saying which to set.
+
+    Example:
+        >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+        >>> config = Compaction(summarizer=ScriptedChatModel(script=[]),
+        ...                     max_context_tokens=8000, every_n_steps=3)
+        >>> config.window()
+        8000
+        >>> Compaction(summarizer=ScriptedChatModel(script=[]), trigger=1.5)
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: Compaction.trigger: got 1.5; ...
+    """
+
+    summarizer: BaseChatModel | Runnable[Any, Any]
+    """The model that writes the summary (may differ from the worker's). Chat models
+    are called through `with_structured_output(ContextSummary)`; any other Runnable
+    gets the prompt messages and must return a `ContextSummary` or a dict of one."""
+    trigger: float = 0.7
+    """Compact when the context reaches this fraction of the window, strictly between
+    0 and 1 (0.6-0.8 is recommended)."""
+    every_n_steps: int | None = None
+    """Also compact every n steps (e.g. 3: at steps 3, 6, 9, ...), whatever the size."""
+    keep: int = 6
+    """How many recent messages stay verbatim (at least 1). More are kept when the
+    cut would split a tool call from its result; fewer when the kept messages would
+    take more than half of the trigger budget in tokens (see `split_for_compaction`)."""
+    max_context_tokens: int | None = None
+    """The input window in tokens, for models whose profile lacks `max_input_tokens`."""
+    model: BaseChatModel | None = None
+    """The model whose window and token counter apply (`window(model)` overrides it)."""
+    token_counter: TokenCounter | None = None
+    """Counts tokens; by default the model's own counter when its class has one,
+    else LangChain's `count_tokens_approximately`."""
+    max_attempts: int = 3
+    """Summarizer attempts (exceptions or invalid summaries) before giving up (>= 1)."""
+    retry_delay: float = 0.0
+    """Seconds to wait between summarizer attempts (>= 0 and finite)."""
+    summarizer_window: int | None = None
+    """The summarizer's input window in tokens, for a summarizer whose profile lacks
+    `max_input_tokens`; when neither is known, the worker's window applies. A history
+    larger than `trigger` of it is summarised in chunks that each fit (map, then reduce)."""
+    breaker: Breaker | None = DEFAULT_SUMMARIZER_BREAKER
+    """The summarizer's circuit breaker: after `failures` failed compactions within
+    `window` seconds, compactions skip the summarizer and truncate for `cooldown` seconds
+    (then one compaction probes it). None calls the summarizer on every compaction."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.summarizer, Runnable):
+            raise TypeError(
+                f"Compaction.summarizer: got {type(self.summarizer).__name__}; give a chat "
+                "model (e.g. a cheaper model than the worker's) or a Runnable returning a "
+                "ContextSummary"
+            )
+        trigger = self.trigger
+        if isinstance(trigger, bool) or not isinstance(trigger, int | float) or not 0 < trigger < 1:
+            raise ValueError(
+                f"Compaction.trigger: got {trigger!r}; give a fraction of the model's input "
+                "window strictly between 0 and 1 (0.6-0.8 is recommended; the default is 0.7)"
+            )
+        object.__setattr__(self, "trigger", float(trigger))
+        if self.every_n_steps is not None and not (
+            _is_int(self.every_n_steps) and self.every_n_steps >= 1
+        ):
+            raise ValueError(
+                f"Compaction.every_n_steps: got {self.every_n_steps!r}; give an integer >= 1 "
+                "(e.g. 3 compacts every third step), or None to compact by size only"
+            )
+        if not (_is_int(self.keep) and self.keep >= 1):
+            raise ValueError(
+                f"Compaction.keep: got {self.keep!r}; give the number of recent messages "
+                "to keep verbatim, an integer >= 1 (the default is 6)"
+            )
+        if self.max_context_tokens is not None and not (
+            _is_int(self.max_context_tokens) and self.max_context_tokens >= 1
+        ):
+            raise ValueError(
+                f"Compaction.max_context_tokens: got {self.max_context_tokens!r}; give the "
+                "model's input window in tokens, an integer >= 1, or None to read it from "
+                "the model's profile"
+            )
+        if self.model is not None and not isinstance(self.model, BaseChatModel):
+            raise TypeError(
+                f"Compaction.model: got {type(self.model).__name__}; give the chat model "
+                "whose window applies, or None"
+            )
+        if self.token_counter is not None and not callable(self.token_counter):
+            raise TypeError(
+                f"Compaction.token_counter: got {type(self.token_counter).__name__}; give a "
+                "function taking a list of messages and returning a token count, or None"
+            )
+        if not (_is_int(self.max_attempts) and self.max_attempts >= 1):
+            raise ValueError(
+                f"Compaction.max_attempts: got {self.max_attempts!r}; give an integer >= 1 "
+                "(the default is 3)"
+            )
+        delay = check_seconds(self.retry_delay, "Compaction.retry_delay", zero=True)
+        object.__setattr__(self, "retry_delay", delay)  # a timedelta becomes seconds
+        if self.summarizer_window is not None and not (
+            _is_int(self.summarizer_window) and self.summarizer_window >= 1
+        ):
+            raise ValueError(
+                f"Compaction.summarizer_window: got {self.summarizer_window!r}; give the "
+                "summarizer's input window in tokens, an integer >= 1, or None to read it "
+                "from the summarizer's profile"
+            )
+        if self.breaker is not None and not isinstance(self.breaker, Breaker):
+            raise TypeError(
+                f"Compaction.breaker: got {type(self.breaker).__name__}; give a "
+                "Breaker(failures=..., window=..., cooldown=...), or None to call the "
+                "summarizer on every compaction"
+            )
+
+    def window(self, model: BaseChatModel | None = None) -> int:
+        """Resolve the input window in tokens.
+
+        Args:
+            model: The model whose window applies; defaults to `Compaction.model`.
+
+        Returns:
+            The model profile's `max_input_tokens` when present, else `max_context_tokens`.
+
+        Raises:
+            ValueError: If neither is known.
+
+        Example:
+            >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+            >>> model = ScriptedChatModel(script=[], profile={"max_input_tokens": 8000})
+            >>> Compaction(summarizer=model, max_context_tokens=4000).window(model)
+            8000
+        """
+        chosen = model if model is not None else self.model
+        from_profile = _profile_window(chosen)
+        if from_profile is not None:
+            return from_profile
+        if self.max_context_tokens is not None:
+            return self.max_context_tokens
+        which = f" ({type(chosen).__name__} has none)" if chosen is not None else ""
+        raise ValueError(
+            "Compaction: the context window is unknown: set "
+            "Compaction(max_context_tokens=...) or use a model whose profile has "
+            f"max_input_tokens{which}"
+        )
+
+    def counter(self, model: BaseChatModel | None = None) -> TokenCounter:
+        """Resolve the token counter.
+
+        Args:
+            model: The model whose counter applies; defaults to `Compaction.model`.
+
+        Returns:
+            `token_counter` if set; else the model's own counter when its class overrides
+            `get_num_tokens_from_messages`; else `count_tokens_approximately`.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+            >>> config = Compaction(summarizer=ScriptedChatModel(script=[]))
+            >>> config.counter()([HumanMessage("hello there")]) > 0
+            True
+        """
+        if self.token_counter is not None:
+            return self.token_counter
+        chosen = model if model is not None else self.model
+        if chosen is not None:
+            own = _own_counter(chosen)
+            if own is not None:
+                return own
+        return count_tokens_approximately
+
+    def summarizer_limit(self) -> int | None:
+        """The summarizer's own input window, if known.
+
+        Returns:
+            The summarizer's profile `max_input_tokens` when present, else
+            `summarizer_window` (None when neither is known: the worker's window applies).
+
+        Example:
+            >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+            >>> small = ScriptedChatModel(script=[], profile={"max_input_tokens": 3000})
+            >>> Compaction(summarizer=small).summarizer_limit()
+            3000
+        """
+        summarizer = self.summarizer if isinstance(self.summarizer, BaseChatModel) else None
+        from_profile = _profile_window(summarizer)
+        return from_profile if from_profile is not None else self.summarizer_window
+
+    def compactor(self, model: BaseChatModel | None = None) -> Compactor:
+        """Build the `Compactor` for a model (window and counter resolved now).
+
+        Args:
+            model: The model whose window and counter apply; defaults to `Compaction.model`.
+
+        Returns:
+            A `Compactor` using this configuration.
+
+        Raises:
+            ValueError: If the window is unknown (see `window`).
+
+        Example:
+            >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+            >>> config = Compaction(summarizer=ScriptedChatModel(script=[]),
+            ...                     max_context_tokens=1000)
+            >>> config.compactor().window
+            1000
+        """
+        return Compactor(self, window=self.window(model), counter=self.counter(model))
+
+
+# -- the compaction step ----------------------------------------------------------------------
+
+
+COMPACTION_PROMPT = """\
+You compact the working history of an agent in a supervisor/worker team. The messages \
+you are given will be deleted and replaced by your summary: whatever you leave out is \
+lost for good.
+
+Write a structured summary with these fields:
+- task: the original task, as it was given (do not reinterpret it).
+- done: what has been completed, one short item per step or result, with its outcome.
+- current_state: where things stand right now, in a few sentences.
+- remaining: what is left to do, in order.
+- key_facts: every identifier, number, amount, date, name, URL, file path and decision \
+that later work may need, copied exactly. Keep every key fact of the previous summary.
+
+Fold the previous summary, if there is one, into the new summary. Be concise, but never \
+drop an id, a number or a decision, and do not invent anything that is not in the \
+messages or the previous summary."""
+"""The system prompt the summarizer receives."""
+
+SUMMARY_HEADER = "[Summary of earlier work]"
+"""The first line of every summary message's content."""
+
+TRUNCATION_HEADER = "[Earlier work truncated]"
+"""The start of a truncation marker's content (the fallback when the summarizer fails)."""
+
+_SUMMARY_NAME = "compaction"
+_SUMMARY_KEY = "lgsp_summary"
+_TRUNCATED_KEY = "lgsp_truncated"
+_ID_NAMESPACE = uuid.uuid5(
+    uuid.NAMESPACE_URL, "https://pypi.org/project/langgraph-supervisor-pro/compaction"
+)
+_ERROR_MAX_CHARS = 500
+_JSON_OBJECT_RE = re.compile(r"\{.*\}", re.DOTALL)
+_MESSAGES_TITLE = "Messages to compact (oldest first):"
+_CUT = "[cut]"
+_SUMMARIZER_SHARE = 0.9
+_CHUNK_TITLE = (
+    "Messages to compact (oldest first; one part of a longer history, summarise this part):"
+)
+_PARTIALS_TITLE = (
+    "Summaries of consecutive parts of the messages to compact (oldest first); combine "
+    "them into one summary, keeping every key fact:"
+)
+_log = logging.getLogger("langgraph_supervisor_pro.compaction")
+_SCHEMA_DESCRIPTION = (
+    "A structured summary of an agent's earlier work that replaces its older messages: "
+    "the task, what is done, the current state, what remains and the key facts "
+    "(ids, numbers, decisions) that must survive."
+)
+
+
+def _clean_text(value: Any) -> Any:
+    return storable(" ".join(value.split())) if isinstance(value, str) else value
+
+
+def _clean_items(value: Any) -> Any:
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list | tuple):
+        cleaned = [_clean_text(item) for item in value]
+        return [item for item in cleaned if not (isinstance(item, str) and not item)]
+    return value
+
+
+def _dedupe(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    unique: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            unique.append(item)
+    return unique
+
+
+class ContextSummary(BaseModel):
+    """The structured summary that replaces compacted history.
+
+    Strings are folded to single spaces, with U+FFFD in place of a NUL or a lone
+    surrogate (Postgres stores neither); empty list items are dropped. The summary
+    message's content is `render()`; the message also carries the summary as a
+    dict, so a later compaction can read it back and fold it in.
+
+    Example:
+        >>> s = ContextSummary(task="Refund ORDER-7", done=["Found ORDER-7"],
+        ...                    current_state="Refund approved.", remaining=["Notify"],
+        ...                    key_facts=["ORDER-7: 42.50 EUR"])
+        >>> print(s.render())
+        Task: Refund ORDER-7
+        Done:
+        - Found ORDER-7
+        Current state: Refund approved.
+        Remaining:
+        - Notify
+        Key facts:
+        - ORDER-7: 42.50 EUR
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        title="ContextSummary",
+        json_schema_extra={"description": _SCHEMA_DESCRIPTION},
+    )
+
+    task: str = Field(description="The original task, as it was given.")
+    done: list[str] = Field(description="What has been completed, one item per step or result.")
+    current_state: str = Field(description="Where things stand right now.")
+    remaining: list[str] = Field(description="What is left to do, in order.")
+    key_facts: list[str] = Field(
+        description=(
+            "Every id, number, amount, date, name, path and decision later work may need, "
+            "copied exactly."
+        )
+    )
+
+    @field_validator("task", "current_state", mode="before")
+    @classmethod
+    def _fold_text(cls, value: Any) -> Any:
+        return _clean_text(value)
+
+    @field_validator("done", "remaining", "key_facts", mode="before")
+    @classmethod
+    def _fold_items(cls, value: Any) -> Any:
+        return _clean_items(value)
+
+    def is_empty(self) -> bool:
+        """Whether the summary says nothing beyond the task.
+
+        Returns:
+            True when `done`, `current_state`, `remaining` and `key_facts` are all empty.
+
+        Example:
+            >>> ContextSummary(task="T", done=[], current_state="", remaining=[],
+            ...                key_facts=[]).is_empty()
+            True
+        """
+        return not (self.done or self.current_state or self.remaining or self.key_facts)
+
+    def render(self) -> str:
+        """Render the summary as the compact text used as the summary message's content.
+
+        Returns:
+            One line per field, list fields as bullet lists (`(none)` when empty).
+
+        Example:
+            >>> ContextSummary(task="T", done=[], current_state="Started.", remaining=[],
+            ...                key_facts=["id=7"]).render().splitlines()[1]
+            'Done: (none)'
+        """
+        lines = [f"Task: {self.task or '(unknown)'}"]
+
+        def bullets(title: str, items: Sequence[str]) -> None:
+            if not items:
+                lines.append(f"{title}: (none)")
+                return
+            lines.append(f"{title}:")
+            lines.extend(f"- {item}" for item in items)
+
+        bullets("Done", self.done)
+        lines.append(f"Current state: {self.current_state or '(unknown)'}")
+        bullets("Remaining", self.remaining)
+        bullets("Key facts", self.key_facts)
+        return "\n".join(lines)
+
+
+def is_summary_message(message: BaseMessage) -> bool:
+    """Whether `message` is a summary written by a compaction.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        True for the `HumanMessage` a compaction put in place of older messages.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> is_summary_message(HumanMessage("hello"))
+        False
+    """
+    return isinstance(message, HumanMessage) and isinstance(
+        message.additional_kwargs.get(_SUMMARY_KEY), Mapping
+    )
+
+
+def summarizer_breaker_namespace(scope: Sequence[str]) -> tuple[str, ...]:
+    """The store namespace of a summarizer's breaker state (the item `"state"`).
+
+    Args:
+        scope: Whose summarizer: `(supervisor name, *worker path)` in a supervisor graph.
+
+    Returns:
+        `("lgsp", "summarizer_breakers", *scope)`, each label made store-safe.
+
+    Example:
+        >>> summarizer_breaker_namespace(("supervisor", "research"))
+        ('lgsp', 'summarizer_breakers', 'supervisor', 'research')
+    """
+    return ("lgsp", "summarizer_breakers", *(_label(part) for part in scope))
+
+
+def _label(text: str) -> str:
+    return text.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00") or "%"
+
+
+def is_truncation_marker(message: BaseMessage) -> bool:
+    """Whether `message` marks where a truncation (the fallback) dropped older messages.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> is_truncation_marker(HumanMessage("hello"))
+        False
+    """
+    return isinstance(message, HumanMessage) and isinstance(
+        message.additional_kwargs.get(_TRUNCATED_KEY), Mapping
+    )
+
+
+def truncation_note(message: BaseMessage) -> Mapping[str, Any]:
+    """What a truncation marker records: `removed`, `attempts` and `error`."""
+    note = message.additional_kwargs.get(_TRUNCATED_KEY)
+    return note if isinstance(note, Mapping) else {}
+
+
+def _marker_message(
+    removed_ids: Sequence[str], count: int, attempts: int, error: str
+) -> HumanMessage:
+    content = (
+        f"{TRUNCATION_HEADER} {count} older message{'s were' if count != 1 else ' was'} "
+        "dropped from this context to keep it within the model's window (the summarizer "
+        "was unavailable); the task, the latest summary and the recent messages are kept."
+    )
+    key = "truncated\n" + ("\n".join(removed_ids) if removed_ids else content)
+    return HumanMessage(
+        content=content,
+        name=_SUMMARY_NAME,
+        id=str(uuid.uuid5(_ID_NAMESPACE, key)),
+        additional_kwargs={
+            _TRUNCATED_KEY: {"removed": count, "attempts": attempts, "error": error}
+        },
+    )
+
+
+def truncate_history(
+    messages: Sequence[BaseMessage],
+    cut: int,
+    *,
+    budget: int,
+    token_counter: TokenCounter,
+) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """The deterministic fallback: drop the oldest turns of `messages[:cut]`.
+
+    Kept: the task (the first human message, when no summary precedes it), the latest
+    summary, and `messages[cut:]` (a safe cut, so no tool call is parted from its
+    result; the dropped messages are whole tool pairs). When that still exceeds
+    `budget` tokens, the task and then the summary are dropped too.
+
+    Args:
+        messages: The history, oldest first.
+        cut: Where the kept tail starts (`split_for_compaction`).
+        budget: The tokens the result should fit (the trigger's share of the window).
+        token_counter: Counts tokens.
+
+    Returns:
+        The messages kept (in order) and those dropped (in order); the caller puts a
+        marker where the first dropped message was.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> history = [HumanMessage("task", id="t"), AIMessage("a", id="a"),
+        ...            AIMessage("b", id="b"), AIMessage("c", id="c")]
+        >>> kept, dropped = truncate_history(history, 3, budget=10_000,
+        ...                                  token_counter=count_tokens_approximately)
+        >>> [m.id for m in kept], [m.id for m in dropped]
+        (['t', 'c'], ['a', 'b'])
+    """
+    head, tail = list(messages[:cut]), list(messages[cut:])
+    summaries = [i for i, m in enumerate(head) if is_summary_message(m)]
+    protected: list[int] = []
+    task = next(
+        (
+            i
+            for i, m in enumerate(head)
+            if isinstance(m, HumanMessage) and not is_truncation_marker(m)
+        ),
+        None,
+    )
+    if task is not None and not is_summary_message(head[task]):
+        protected.append(task)  # the first human message, no summary before it
+    if summaries:
+        protected.append(summaries[-1])
+    while True:
+        kept = [m for i, m in enumerate(head) if i in protected]
+        if not protected or token_counter([*kept, *tail]) <= budget:
+            break
+        protected.pop(0)  # still too large: the task goes first, then the summary
+    dropped = [m for i, m in enumerate(head) if i not in protected]
+    return [*kept, *tail], dropped
+
+
+def _read_summary(message: BaseMessage) -> ContextSummary | None:
+    try:
+        return ContextSummary.model_validate(message.additional_kwargs[_SUMMARY_KEY])
+    except (KeyError, ValidationError):
+        return None
+
+
+def _call_ids(message: AIMessage) -> list[str]:
+    ids = [call.get("id") for call in message.tool_calls]
+    ids += [call.get("id") for call in message.invalid_tool_calls]
+    return [i for i in ids if i]
+
+
+def _safe_cuts(messages: Sequence[BaseMessage]) -> list[bool]:
+    """`safe[i]` is whether cutting before `messages[i]` separates no tool call from its result.
+
+    Tool messages are matched to the latest earlier AI message whose tool calls
+    carry their `tool_call_id`.
+    """
+    n = len(messages)
+    delta = [0] * (n + 2)
+    owner: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            for call_id in _call_ids(message):
+                owner[call_id] = index
+        elif isinstance(message, ToolMessage):
+            source = owner.get(message.tool_call_id)
+            if source is not None:
+                # Cuts source+1 .. index would split the pair.
+                delta[source + 1] += 1
+                delta[index + 1] -= 1
+    safe: list[bool] = []
+    open_pairs = 0
+    for index in range(n + 1):
+        open_pairs += delta[index]
+        safe.append(open_pairs == 0)
+    return safe
+
+
+def split_for_compaction(
+    messages: Sequence[BaseMessage],
+    keep: int,
+    *,
+    max_tail_tokens: int | None = None,
+    token_counter: TokenCounter | None = None,
+) -> int:
+    """Choose where to cut a history: `messages[:i]` is compacted, `messages[i:]` kept.
+
+    The rule:
+
+    1. The cut never separates an AI message with tool calls from any of its tool
+       messages (matched by `tool_call_id`), at least one message is kept, and a
+       leading summary message is always compacted (folded) together with at least
+       one newer message.
+    2. By count: the latest such cut that keeps at least `keep` messages (more when
+       the exact cut would split a tool pair).
+    3. By size: if `max_tail_tokens` is given and the kept messages exceed it, the
+       cut moves later, to the earliest safe cut whose kept messages fit, or, when
+       none fits, the latest safe cut (the smallest kept tail possible).
+
+    Args:
+        messages: The history, oldest first.
+        keep: How many recent messages to keep verbatim (>= 1).
+        max_tail_tokens: Most tokens the kept messages should take, if limited.
+        token_counter: Counts tokens for `max_tail_tokens`; defaults to
+            `count_tokens_approximately`.
+
+    Returns:
+        The index of the first kept message; 0 when nothing can be compacted.
+
+    Raises:
+        ValueError: If `keep` is not an integer >= 1 or `max_tail_tokens` is negative.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        >>> history = [
+        ...     HumanMessage("find ORDER-1"),
+        ...     AIMessage("", tool_calls=[{"name": "find", "args": {}, "id": "c1"}]),
+        ...     ToolMessage("found", tool_call_id="c1"),
+        ...     AIMessage("done"),
+        ... ]
+        >>> split_for_compaction(history, keep=2)  # keeps the tool pair together
+        1
+    """
+    if not (_is_int(keep) and keep >= 1):
+        raise ValueError(f"keep: got {keep!r}; give an integer >= 1")
+    if max_tail_tokens is not None and not (_is_int(max_tail_tokens) and max_tail_tokens >= 0):
+        raise ValueError(f"max_tail_tokens: got {max_tail_tokens!r}; give an integer >= 0")
+    history = list(messages)
+    n = len(history)
+    first = 2 if n and is_summary_message(history[0]) else 1
+    safe = _safe_cuts(history)
+    cuts = [i for i in range(first, n) if safe[i]]
+    if not cuts:
+        return 0
+    by_count = [i for i in cuts if i <= n - keep]
+    cut = by_count[-1] if by_count else 0
+    if max_tail_tokens is None:
+        return cut
+    count = token_counter or count_tokens_approximately
+    if count(history[cut:]) <= max_tail_tokens:
+        return cut
+    later = [i for i in cuts if i > cut]
+    if not later:
+        return cut
+    best = later[-1]
+    low, high = 0, len(later) - 1
+    while low <= high:  # kept tokens shrink as the cut moves later: binary search
+        middle = (low + high) // 2
+        if count(history[later[middle] :]) <= max_tail_tokens:
+            best = later[middle]
+            high = middle - 1
+        else:
+            low = middle + 1
+    return best
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionOutcome:
+    """What one compaction did.
+
+    Example:
+        >>> outcome = CompactionOutcome(messages=[], removed_ids=[], summary=None,
+        ...                             tokens_before=0, tokens_after=0, error=None,
+        ...                             attempts=0)
+        >>> outcome.compacted
+        False
+    """
+
+    messages: list[BaseMessage]
+    """The new history: `[summary message, *kept]`, or the unchanged history."""
+    removed_ids: list[str]
+    """Ids of the messages the summary replaced (messages without ids are not listed)."""
+    summary: ContextSummary | None
+    """The summary written, or None when nothing was compacted."""
+    tokens_before: int
+    """Tokens of the history before."""
+    tokens_after: int
+    """Tokens of `messages`."""
+    error: str | None
+    """Why the summarizer failed on every attempt, or why it was not called (its breaker
+    is open); the history was then truncated instead (`kind == "truncated"`)."""
+    attempts: int
+    """Summarizer calls made (0 when there was nothing to compact or its breaker was
+    open; more than one per chunk retried, and one per chunk of a large history)."""
+    kind: Literal["summary", "truncated"] | None = None
+    """How the history was compacted: replaced by a summary, or (the summarizer failed or
+    its breaker is open) its oldest turns dropped; None when nothing changed."""
+    dropped: list[BaseMessage] = field(default_factory=list)
+    """The messages a truncation dropped (to archive them; empty for a summary)."""
+
+    @property
+    def compacted(self) -> bool:
+        """Whether the history was replaced by a summary and the kept messages."""
+        return self.summary is not None
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the fallback dropped the oldest turns (the summarizer was unavailable)."""
+        return self.kind == "truncated"
+
+    @property
+    def replacement(self) -> BaseMessage | None:
+        """The message put in place of the removed ones (summary or marker), if any."""
+        if self.compacted:
+            return self.messages[0]
+        if self.truncated:
+            return next((m for m in self.messages if is_truncation_marker(m)), None)
+        return None
+
+
+def _structured_summarizer(summarizer: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    with_structured_output = getattr(summarizer, "with_structured_output", None)
+    if callable(with_structured_output):
+        try:
+            structured = with_structured_output(ContextSummary)
+        except NotImplementedError:
+            return summarizer
+        if isinstance(structured, Runnable):
+            return structured
+    return summarizer
+
+
+def _coerce_summary(raw: object) -> ContextSummary:
+    """Turn what the summarizer returned into a `ContextSummary`, or raise why it cannot."""
+    if isinstance(raw, AIMessage):
+        raw = raw.tool_calls[0]["args"] if raw.tool_calls else message_text(raw)
+    if isinstance(raw, str):
+        match = _JSON_OBJECT_RE.search(raw)
+        try:
+            raw = json.loads(match.group(0)) if match else None
+        except ValueError:
+            raw = None
+        if raw is None:
+            raise InvalidSummaryError("the summarizer replied with text, not a ContextSummary")
+    if raw is None:
+        raise InvalidSummaryError(
+            "the summarizer returned no structured output (it did not call ContextSummary)"
+        )
+    if isinstance(raw, ContextSummary):
+        summary = raw
+    elif isinstance(raw, BaseModel | Mapping):
+        data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw)
+        try:
+            summary = ContextSummary.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidSummaryError(f"invalid ContextSummary: {exc}") from exc
+    else:
+        raise InvalidSummaryError(
+            f"the summarizer returned {type(raw).__name__}, not a ContextSummary"
+        )
+    if summary.is_empty():
+        raise InvalidSummaryError("the summary is empty: it would lose the compacted history")
+    return summary
+
+
+def _describe_error(error: BaseException) -> str:
+    text = storable(str(error).strip())
+    if isinstance(error, InvalidSummaryError):
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _render_message(message: BaseMessage) -> str:
+    text = message_text(message).strip()
+    if isinstance(message, HumanMessage):
+        line = f"user: {text}"
+    elif isinstance(message, AIMessage):
+        line = f"assistant: {text}" if text else "assistant:"
+        for call in message.tool_calls:
+            args = json.dumps(call["args"], ensure_ascii=False, default=str)
+            line += f"\n  calls {call['name']} (id {call.get('id')}) with {args}"
+    elif isinstance(message, ToolMessage):
+        name = f" {message.name}" if message.name else ""
+        status = " [error]" if message.status == "error" else ""
+        line = f"tool result{name} (id {message.tool_call_id}){status}: {text}"
+    elif isinstance(message, SystemMessage):
+        line = f"system: {text}"
+    else:
+        line = f"{message.type}: {text}"
+    return line
+
+
+def _merge(new: ContextSummary, previous: Sequence[ContextSummary], task: str) -> ContextSummary:
+    """Carry the previous summaries' task and key facts over, whatever the summarizer wrote."""
+    original = next((p.task for p in previous if p.task), "")
+    facts = [fact for p in previous for fact in p.key_facts]
+    return new.model_copy(
+        update={
+            "task": new.task or original or _clean_text(task),
+            "key_facts": _dedupe([*facts, *new.key_facts]),
+        }
+    )
+
+
+def _summary_message(summary: ContextSummary, removed_ids: Sequence[str]) -> HumanMessage:
+    content = f"{SUMMARY_HEADER}\n{summary.render()}"
+    key = "\n".join(removed_ids) if removed_ids else content
+    return HumanMessage(
+        content=content,
+        name=_SUMMARY_NAME,
+        id=str(uuid.uuid5(_ID_NAMESPACE, key)),
+        additional_kwargs={_SUMMARY_KEY: summary.model_dump()},
+    )
+
+
+class Compactor:
+    """Measures a context and compacts it: the step a worker or supervisor node runs.
+
+    `compact` and `acompact` share one implementation (`_steps`, a generator that
+    yields each summarizer call and retry delay), run by `_internal.twins.drive` or
+    `adrive`.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
+        >>> summarizer = ScriptedChatModel(script=[{
+        ...     "task": "Count", "done": ["said 0", "said 1"], "current_state": "at 2",
+        ...     "remaining": ["say 3"], "key_facts": ["n=2"]}])
+        >>> compactor = Compactor(Compaction(summarizer=summarizer, keep=1), window=1000)
+        >>> history = [HumanMessage("Count", id="1"), AIMessage("0", id="2"),
+        ...            AIMessage("1", id="3"), AIMessage("2", id="4")]
+        >>> outcome = compactor.compact(history, task="Count")
+        >>> [m.id for m in outcome.messages[1:]], outcome.removed_ids
+        (['4'], ['1', '2', '3'])
+    """
+
+    def __init__(
+        self, config: Compaction, *, window: int, counter: TokenCounter | None = None
+    ) -> None:
+        """Create a compactor.
+
+        Args:
+            config: The compaction configuration.
+            window: The model's input window in tokens (see `Compaction.window`).
+            counter: Counts tokens; defaults to `config.counter()`.
+
+        Raises:
+            TypeError: If `config` is not a `Compaction` or `counter` is not callable.
+            ValueError: If `window` is not an integer >= 1.
+        """
+        if not isinstance(config, Compaction):
+            raise TypeError(
+                f"Compactor.config: got {type(config).__name__}; give a Compaction(...)"
+            )
+        if not (_is_int(window) and window >= 1):
+            raise ValueError(
+                f"Compactor.window: got {window!r}; give the input window in tokens, an "
+                "integer >= 1 (Compaction.window(model) resolves it)"
+            )
+        if counter is not None and not callable(counter):
+            raise TypeError(
+                f"Compactor.counter: got {type(counter).__name__}; give a function taking a "
+                "list of messages and returning a token count, or None"
+            )
+        self.config = config
+        self.window = window
+        self.counter: TokenCounter = counter if counter is not None else config.counter()
+        summarizer = config.summarizer if isinstance(config.summarizer, BaseChatModel) else None
+        limit = config.summarizer_limit()
+        self._chunked = limit is not None  # an unknown window: one call, as it always was
+        self.summarizer_window: int = limit if limit is not None else window
+        """The summarizer's input window: its own (profile or `summarizer_window`), else
+        the worker's."""
+        self.summarizer_counter: TokenCounter = (
+            config.counter(summarizer) if summarizer is not None else self.counter
+        )
+        """Counts the summarizer's input tokens (its own counter when it has one)."""
+        self._structured = _structured_summarizer(config.summarizer)
+        self._breaker_states: dict[tuple[str, ...], dict[str, Any]] = {}
+        self._breaker_lock = threading.Lock()
+
+    @property
+    def tail_budget(self) -> int:
+        """Most tokens the kept messages may take: half of the trigger budget."""
+        return int(self.window * self.config.trigger / 2)
+
+    def tokens(self, messages: Sequence[BaseMessage]) -> int:
+        """Count the tokens of `messages`.
+
+        Example:
+            ```python
+            compactor.tokens(state["messages"])  # e.g. 5321
+            ```
+        """
+        return int(self.counter(list(messages)))
+
+    def utilisation(self, messages: Sequence[BaseMessage]) -> float:
+        """The fraction of the window `messages` take (may exceed 1).
+
+        Example:
+            ```python
+            compactor.utilisation(messages)  # e.g. 0.66 (tokens / window)
+            ```
+        """
+        return self.tokens(messages) / self.window
+
+    def split(self, messages: Sequence[BaseMessage]) -> int:
+        """Where this compactor would cut `messages` (see `split_for_compaction`).
+
+        Example:
+            ```python
+            cut = compactor.split(messages)  # messages[:cut] would be summarised
+            ```
+        """
+        return split_for_compaction(
+            messages,
+            self.config.keep,
+            max_tail_tokens=self.tail_budget,
+            token_counter=self.counter,
+        )
+
+    def should_compact(self, messages: Sequence[BaseMessage], *, step: int) -> bool:
+        """Whether to compact now.
+
+        True when the context reaches `trigger` of the window or the step is on the
+        `every_n_steps` cadence (step >= 1 and a multiple of it), and there is
+        something to compact.
+
+        Args:
+            messages: The context, oldest first.
+            step: The current step (hop) number, from 1.
+
+        Returns:
+            Whether `compact` would replace part of the history now.
+
+        Example:
+            ```python
+            if compactor.should_compact(messages, step=state["step"]):
+                outcome = compactor.compact(messages, task=state["task"])
+            ```
+        """
+        if not messages:
+            return False
+        cadence = self.config.every_n_steps
+        due = cadence is not None and step >= 1 and step % cadence == 0
+        if not due and self.utilisation(messages) < self.config.trigger:
+            return False
+        return self.split(messages) > 0
+
+    def compact(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        task: str,
+        config: RunnableConfig | None = None,
+        store: BaseStore | None = None,
+        scope: Sequence[str] = (),
+    ) -> CompactionOutcome:
+        """Replace the older part of `messages` with a structured summary.
+
+        A history larger than the summarizer's window is summarised in chunks that each
+        fit (map), whose summaries are then combined (reduce). When the summarizer fails
+        every attempt, or its breaker is open, the oldest turns are dropped instead
+        (`kind="truncated"`): the task, the latest summary, whole tool pairs and the
+        kept tail stay, so the context still falls under the trigger.
+
+        Args:
+            messages: The context, oldest first (messages should have ids).
+            task: The original task, given to the summarizer and kept in the summary.
+            config: Optional config for the summarizer call (callbacks, tags).
+            store: Where the summarizer's breaker state lives (shared by every process
+                on that store); None keeps it in this compactor (per process).
+            scope: Whose summarizer it is, e.g. `(supervisor, *worker path)`: the
+                breaker's namespace (`summarizer_breaker_namespace`).
+
+        Returns:
+            The outcome; `error` says why the summarizer was not used when it was not.
+
+        Example:
+            ```python
+            outcome = compactor.compact(messages, task="Refund ORDER-7")
+            if outcome.error is None:
+                messages = outcome.messages
+            ```
+        """
+        return drive(self._steps(messages, task, config, store, tuple(scope)))
+
+    async def acompact(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        task: str,
+        config: RunnableConfig | None = None,
+        store: BaseStore | None = None,
+        scope: Sequence[str] = (),
+    ) -> CompactionOutcome:
+        """Async twin of `compact`, calling the summarizer on the event loop.
+
+        Example:
+            ```python
+            outcome = await compactor.acompact(messages, task="Refund ORDER-7")
+            ```
+        """
+        return await adrive(self._steps(messages, task, config, store, tuple(scope)))
+
+    # -- the shared implementation ------------------------------------------------------
+
+    def _call_config(self, config: RunnableConfig | None) -> RunnableConfig:
+        own: RunnableConfig = {
+            "run_name": "compaction",
+            "tags": [TAG_NOSTREAM],
+            "metadata": {"lgsp_source": "compaction"},
+        }
+        return merge_configs(config, own)
+
+    def _prompt(
+        self,
+        head: Sequence[BaseMessage],
+        previous: Sequence[ContextSummary],
+        task: str,
+    ) -> list[BaseMessage]:
+        older = [m for m in head if not is_summary_message(m)]
+        lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
+        return self._prompt_of(lines, previous, task, _MESSAGES_TITLE)
+
+    def _prompt_of(
+        self,
+        lines: Sequence[str],
+        previous: Sequence[ContextSummary],
+        task: str,
+        title: str,
+    ) -> list[BaseMessage]:
+        parts = [f"Task: {task.strip() or '(see the messages)'}"]
+        if previous:
+            rendered = "\n\n".join(p.render() for p in previous)
+            parts.append(f"Previous summary:\n{rendered}")
+        parts.append(f"{title}\n" + "\n".join(lines))
+        return [SystemMessage(COMPACTION_PROMPT), HumanMessage("\n\n".join(parts))]
+
+    @property
+    def summarizer_budget(self) -> int:
+        """Most input tokens one summarizer call may take: 90% of its window."""
+        return max(1, int(self.summarizer_window * _SUMMARIZER_SHARE))
+
+    def _fits(self, prompt: Sequence[BaseMessage]) -> bool:
+        return int(self.summarizer_counter(list(prompt))) <= self.summarizer_budget
+
+    def _chunks(
+        self,
+        lines: Sequence[str],
+        previous: Sequence[ContextSummary],
+        task: str,
+        title: str,
+    ) -> list[list[str]]:
+        """Pack `lines` in order into the fewest prompts that each fit the summarizer.
+
+        A line that does not fit on its own is cut to fit (its start is kept).
+        """
+        chunks: list[list[str]] = []
+        current: list[str] = []
+        for line in lines:
+            if self._fits(self._prompt_of([*current, line], previous, task, title)):
+                current.append(line)
+                continue
+            if current:
+                chunks.append(current)
+                current = []
+            if self._fits(self._prompt_of([line], previous, task, title)):
+                current = [line]
+                continue
+            low, high = 0, len(line)  # the longest start of the line that fits
+            while low < high:
+                middle = (low + high + 1) // 2
+                if self._fits(self._prompt_of([line[:middle] + " " + _CUT], previous, task, title)):
+                    low = middle
+                else:
+                    high = middle - 1
+            chunks.append([line[:low] + " " + _CUT])
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _summarising(
+        self, prompt: list[BaseMessage], call_config: RunnableConfig
+    ) -> Steps[tuple[ContextSummary | None, int, str]]:
+        """One summary, retried up to `max_attempts`: (summary or None, calls, last error)."""
+        last_error = ""
+        for number in range(1, self.config.max_attempts + 1):
+            if number > 1 and self.config.retry_delay:
+                yield Sleep(self.config.retry_delay)
+            try:
+                with calling_as("compaction"):  # the usage meter books it as the summarizer's
+                    reply = yield Invoke(self._structured, prompt, call_config)
+                return _coerce_summary(reply), number, ""
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                if isinstance(exc.__context__, GeneratorExit):
+                    # Abandoned mid-call (a crash, a cancellation): closing the generator
+                    # reset the call's context variable elsewhere. Stop, do not retry.
+                    raise exc.__context__ from None
+                last_error = _describe_error(exc)
+        return None, self.config.max_attempts, last_error
+
+    def _summary_of(
+        self,
+        head: Sequence[BaseMessage],
+        previous: list[ContextSummary],
+        task: str,
+        call_config: RunnableConfig,
+    ) -> Steps[tuple[ContextSummary | None, int, str]]:
+        """Summarise `head`: in one call when it fits the summarizer, else map-reduce.
+
+        Map: the messages in chunks that each fit, one partial summary per chunk. Reduce:
+        the previous summary and the partial summaries combined (in groups that fit,
+        round after round, until one is left). Every key fact of the previous and the
+        partial summaries is carried into the result whatever the summarizer wrote.
+        """
+        prompt = self._prompt(head, previous, task)
+        if not self._chunked or self._fits(prompt):
+            new, calls, error = yield from self._summarising(prompt, call_config)
+            return (_merge(new, previous, task) if new is not None else None), calls, error
+        if not self._fits(self._prompt_of([_CUT], [], task, _PARTIALS_TITLE)):
+            return (
+                None,
+                0,
+                f"the summarizer's window ({self.summarizer_window} tokens) cannot hold the "
+                "compaction prompt; give Compaction(summarizer_window=...) or a summarizer "
+                "with a larger window",
+            )
+        older = [m for m in head if not is_summary_message(m)]
+        lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
+        total = 0
+        partials: list[ContextSummary] = []
+        for chunk in self._chunks(lines, [], task, _CHUNK_TITLE):
+            part, calls, error = yield from self._summarising(
+                self._prompt_of(chunk, [], task, _CHUNK_TITLE), call_config
+            )
+            total += calls
+            if part is None:
+                return None, total, error
+            partials.append(part)
+        carried = [*previous, *partials]
+        context = previous
+        while True:
+            rendered = [f"({i}) {p.render()}" for i, p in enumerate(partials, start=1)]
+            groups = self._chunks(rendered, context, task, _PARTIALS_TITLE)
+            if len(groups) == 1:
+                final, calls, error = yield from self._summarising(
+                    self._prompt_of(groups[0], context, task, _PARTIALS_TITLE), call_config
+                )
+                total += calls
+                return (_merge(final, carried, task) if final is not None else None), total, error
+            if context and len(groups) >= len(rendered):
+                context = []  # the previous summary crowds the partials out: facts carried
+                continue
+            if len(groups) >= len(rendered):  # each partial fills a call: nothing to combine
+                return _merge(partials[-1], carried, task), total, ""
+            merged: list[ContextSummary] = []
+            for group in groups:
+                part, calls, error = yield from self._summarising(
+                    self._prompt_of(group, [], task, _PARTIALS_TITLE), call_config
+                )
+                total += calls
+                if part is None:
+                    return None, total, error
+                merged.append(part)
+            partials = merged
+
+    def _breaker_io(self, store: BaseStore | None, namespace: tuple[str, ...], change: Any) -> Any:
+        """One read-modify-write of the summarizer breaker's state."""
+        if store is not None:
+            return Transact(store, namespace, change)
+
+        def local() -> Any:
+            with self._breaker_lock:
+                new, out = change(self._breaker_states.get(namespace))
+                if new is not None:
+                    self._breaker_states[namespace] = new
+                return out
+
+        return Call(local, None)
+
+    def _steps(
+        self,
+        messages: Sequence[BaseMessage],
+        task: str,
+        config: RunnableConfig | None,
+        store: BaseStore | None = None,
+        scope: tuple[str, ...] = (),
+    ) -> Steps[CompactionOutcome]:
+        """One compaction, for both drivers.
+
+        The summarizer's breaker is asked first (open: straight to the fallback). Each
+        summarizer call is retried up to `max_attempts` (a failed call or an invalid
+        summary); an interrupt (`GraphBubbleUp`) passes through. When no summary comes
+        of it, the history is truncated (`_truncated`).
+        """
+        call_config = self._call_config(config)
+        history = list(messages)
+        before = self.tokens(history)
+        cut = self.split(history)
+        if cut == 0:
+            return CompactionOutcome(
+                messages=history,
+                removed_ids=[],
+                summary=None,
+                tokens_before=before,
+                tokens_after=before,
+                error=None,
+                attempts=0,
+            )
+        head, kept = history[:cut], history[cut:]
+        breaker = self.config.breaker
+        namespace = summarizer_breaker_namespace(scope)
+        probe = str(uuid.uuid4())
+        admission: Admission | None = None
+        if breaker is not None:
+            try:
+                admission = yield self._breaker_io(
+                    store, namespace, lambda value: admit(value, breaker, breaker.clock(), probe)
+                )
+            except Exception as exc:  # no breaker state: summarise as if closed
+                _log.warning("summarizer breaker %s: state unavailable (%s)", namespace, exc)
+            else:
+                if admission.transition is not None:
+                    _log.info("summarizer breaker %s: %s", namespace, admission.transition)
+                if admission.state == "open":
+                    return self._truncated(
+                        history, cut, before, 0, f"summarizer breaker open: {admission.detail}"
+                    )
+        previous: list[ContextSummary] = []
+        for message in head:
+            if is_summary_message(message):
+                earlier = _read_summary(message)
+                if earlier is not None:
+                    previous.append(earlier)
+        summary, attempts, last_error = yield from self._summary_of(
+            head, previous, task, call_config
+        )
+        failure = None
+        if summary is None:
+            failure = (
+                f"the summarizer failed {attempts} attempt{'s' if attempts > 1 else ''}; "
+                f"oldest turns dropped instead; last error: {last_error}"
+            )
+        if breaker is not None and admission is not None:
+            try:
+                outcome = yield self._breaker_io(
+                    store,
+                    namespace,
+                    lambda value: report(
+                        value, breaker, breaker.clock(), admission, probe, failure
+                    ),
+                )
+            except Exception as exc:
+                _log.warning("summarizer breaker %s: outcome not recorded (%s)", namespace, exc)
+            else:
+                if outcome.transition is not None:
+                    _log.log(
+                        logging.WARNING if outcome.changed_to == "open" else logging.INFO,
+                        "summarizer breaker %s: %s",
+                        namespace,
+                        outcome.transition.replace("hops", "compactions"),
+                    )
+        if summary is None:
+            return self._truncated(history, cut, before, attempts, str(failure))
+        removed_ids = [m.id for m in head if m.id]
+        compacted: list[BaseMessage] = [_summary_message(summary, removed_ids), *kept]
+        return CompactionOutcome(
+            messages=compacted,
+            removed_ids=removed_ids,
+            summary=summary,
+            tokens_before=before,
+            tokens_after=self.tokens(compacted),
+            error=None,
+            attempts=attempts,
+            kind="summary",
+        )
+
+    def _truncated(
+        self, history: list[BaseMessage], cut: int, before: int, attempts: int, why: str
+    ) -> CompactionOutcome:
+        """The fallback: drop the oldest turns (see `truncate_history`), marking the place."""
+        error = truncate(why, _ERROR_MAX_CHARS)
+        budget = int(self.window * self.config.trigger)
+        kept, dropped = truncate_history(history, cut, budget=budget, token_counter=self.counter)
+        if not dropped:
+            return CompactionOutcome(
+                messages=history,
+                removed_ids=[],
+                summary=None,
+                tokens_before=before,
+                tokens_after=before,
+                error=error,
+                attempts=attempts,
+            )
+        removed_ids = [m.id for m in dropped if m.id]
+        marker = _marker_message(removed_ids, len(dropped), attempts, error)
+        first = next(i for i, m in enumerate(history) if m in dropped)
+        place = sum(1 for m in history[:first] if m not in dropped)
+        messages = [*kept[:place], marker, *kept[place:]]
+        return CompactionOutcome(
+            messages=messages,
+            removed_ids=removed_ids,
+            summary=None,
+            tokens_before=before,
+            tokens_after=self.tokens(messages),
+            error=error,
+            attempts=attempts,
+            kind="truncated",
+            dropped=dropped,
+        )

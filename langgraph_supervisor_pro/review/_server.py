@@ -1,0 +1,376 @@
+"""Who may answer a review over the LangGraph server's API: a ready custom-auth object.
+
+`server_auth(authenticate=...)` returns a `langgraph_sdk.Auth` for `langgraph.json`
+(`"auth": {"path": "./auth.py:auth"}`). Your `authenticate` function says who sends
+each request; the object then guards every run created on a thread (`runs.create`,
+`runs.wait`, `runs.stream`: LangGraph's `threads.create_run` action) that answers a
+review, that is, whose command has `resume`:
+
+- Each review answer in it (`{"decisions": [...]}`, bare or keyed by interrupt id) is
+  stamped with the authenticated user (`reviewer`) and the server's time
+  (`answered_at`), so the gate records who answered and when; an answer naming another
+  reviewer is refused (HTTP 403), and so is a user whose identity is empty or starts
+  with `lgsp:` (reserved for the package's own reviewers, e.g. the sweep).
+- With a policy that restricts who may answer (`ReviewPolicy.members`, `may_answer`),
+  the thread's pending reviews are read (in-process, with `langgraph_sdk.get_client()`)
+  and an answer by someone the policy refuses is refused (HTTP 403, with the policy's
+  reason): no run is created and the thread stays interrupted on the same review. The
+  graph's own gates apply their policy again when the run resumes.
+- A command that also carries `update` or `goto` on a thread paused on a review is
+  refused (HTTP 403): a paused run moves on by answering its review.
+- The tier is the deployment's: a run, an assistant or a cron whose config
+  (`configurable.autonomy`) or context (`autonomy`) asks for a tier looser than the
+  policy's is refused (HTTP 403) on `threads.create_run` (runs on a thread and stateless
+  runs), `assistants.create` / `assistants.update` and `crons.create` / `crons.update`,
+  unless the policy sets `allow_run_override`. A stricter tier passes. The graph refuses
+  a looser tier itself too, when the run starts.
+
+- Nothing walks around a paused review. On a thread paused on a review (its latest
+  checkpoint's interrupts, read in-process with `threads.get_state`; a copy made with
+  `threads.copy` carries them too, so the same rules apply to it), `threads.create_run`
+  refuses (HTTP 403, for everyone, with how to answer) new input, a run with no input, a
+  command without `resume`, and a fork (`checkpoint_id` / `checkpoint`); an answer from a
+  given checkpoint is refused on any thread; a run queued (`multitask_strategy="enqueue"`)
+  behind a running one is refused, since it could start on the review that run pauses on.
+  `threads.update` refuses a state update (`threads.update_state`, with or without
+  `as_node`) of a paused thread for everyone: the server shows the handler only the
+  thread's id, so an update that keeps the review cannot be told from one that discards
+  it. A metadata patch and a run's cancellation pass.
+- Stateless runs start on a new thread: only their tier is checked. A cron's run is
+  created with its owner's identity, so the same rules apply to it when it fires.
+
+Other requests pass (add handlers of your own to the returned object for other
+resources and actions; LangGraph takes one handler per resource and action, and this
+object holds `threads.create_run`, `threads.update`, `assistants.create`,
+`assistants.update`, `crons.create` and `crons.update`).
+
+Example:
+    `auth.py`, next to `langgraph.json`:
+
+    ```python
+    from langgraph_sdk import Auth
+    from langgraph_supervisor_pro.review import ReviewPolicy, server_auth
+
+    TOKENS = {"token-a": "alice", "token-c": "carol"}
+
+    async def authenticate(authorization: str | None) -> str:
+        user = TOKENS.get((authorization or "").removeprefix("Bearer "))
+        if user is None:
+            raise Auth.exceptions.HTTPException(status_code=401, detail="Unknown token")
+        return user
+
+    auth = server_auth(authenticate=authenticate, policy=ReviewPolicy(
+        reviewers="support", members={"support": ["alice"]}))
+    ```
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, NoReturn
+
+from langgraph_sdk import Auth
+
+from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro.review._payload import PendingReview, is_review_payload
+from langgraph_supervisor_pro.review._policy import (
+    _RESERVED_PREFIX,
+    AUTONOMY_CONFIG_KEY,
+    ReviewPolicy,
+)
+
+__all__ = ["server_auth"]
+
+_log = logging.getLogger("langgraph_supervisor_pro.review")
+
+# LangGraph reads a resume value as "by interrupt id" when every key is an interrupt id
+# (an xxh3-128 hex digest).
+_INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
+_DETAIL_CHARS = 600
+
+
+def server_auth(
+    *,
+    authenticate: Callable[..., Awaitable[Any]],
+    policy: ReviewPolicy | None = None,
+) -> Auth:
+    """A LangGraph server auth object that applies the review policy to answers.
+
+    Args:
+        authenticate: Your authentication handler, as `Auth.authenticate` takes it: an
+            async function whose parameters LangGraph fills by name (`authorization`,
+            `headers`, `request`, ...) and which returns the user (an identity string,
+            a dict with `identity`, or a user object) or raises
+            `Auth.exceptions.HTTPException`.
+        policy: The review policy whose rule on who may answer (`members`,
+            `may_answer`) and whose tier (`tier`, `allow_run_override`) are applied before
+            a run, assistant or cron is created (default: `ReviewPolicy()`; no
+            environment variable is read). Pass the policy your graph's gates use, e.g.
+            `ReviewPolicy.from_env()` when the graph takes it from the environment.
+
+    Returns:
+        The `Auth` object to name in `langgraph.json` (`"auth": {"path":
+        "./auth.py:auth"}`).
+
+    Example:
+        ```python
+        auth = server_auth(authenticate=authenticate,
+                           policy=ReviewPolicy(reviewers="support",
+                                               members={"support": ["alice", "bob"]}))
+        ```
+    """
+    rule = policy if policy is not None else ReviewPolicy()
+    auth = Auth()
+    auth.authenticate(authenticate)
+
+    async def answer_reviews(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> None:
+        """Refuse a looser tier; stamp and check each review answer."""
+        await _guard_run(ctx, value, rule)
+
+    async def assistant_tier(
+        ctx: Auth.types.AuthContext,
+        value: Auth.types.AssistantsCreate | Auth.types.AssistantsUpdate,
+    ) -> None:
+        """Refuse an assistant whose config or context asks for a looser tier."""
+        _refuse_looser_tier(rule, "the assistant", value.get("config"), value.get("context"))
+
+    async def cron_tier(
+        ctx: Auth.types.AuthContext, value: Auth.types.CronsCreate | Auth.types.CronsUpdate
+    ) -> None:
+        """Refuse a cron whose runs' config or context asks for a looser tier."""
+        payload = value.get("payload") or {}
+        _refuse_looser_tier(rule, "the cron", payload.get("config"), payload.get("context"))
+
+    async def thread_update(ctx: Auth.types.AuthContext, value: Auth.types.ThreadsUpdate) -> None:
+        """Refuse a state update of a thread paused on a review."""
+        await _guard_thread_update(value)
+
+    auth.on.threads.create_run(answer_reviews)
+    auth.on.threads.update(thread_update)
+    auth.on.assistants.create(assistant_tier)
+    auth.on.assistants.update(assistant_tier)
+    auth.on.crons.create(cron_tier)
+    auth.on.crons.update(cron_tier)
+    return auth
+
+
+def _forbidden(detail: str) -> NoReturn:
+    raise Auth.exceptions.HTTPException(
+        status_code=403, detail=one_line(f"server_auth: {detail}", _DETAIL_CHARS)
+    )
+
+
+def _identity(ctx: Auth.types.AuthContext) -> str:
+    try:
+        identity = ctx.user.identity
+    except (AttributeError, NotImplementedError):
+        identity = ""
+    who = identity.strip() if isinstance(identity, str) else ""
+    if not who:
+        _forbidden("the request's user has no identity, so its answer cannot be recorded")
+    if who.startswith(_RESERVED_PREFIX):
+        _forbidden(f"the identity {who!r} is reserved for the package's own reviewers")
+    return who
+
+
+def _keyed(resume: Mapping[str, Any]) -> bool:
+    """Whether LangGraph reads `resume` as answers by interrupt id."""
+    return bool(resume) and all(isinstance(k, str) and _INTERRUPT_ID.fullmatch(k) for k in resume)
+
+
+def _answers(resume: object) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """The review answers a resume value holds: (interrupt id or None, answer)."""
+    if isinstance(resume, dict) and _keyed(resume):
+        for interrupt_id, answer in resume.items():
+            if isinstance(answer, dict) and "decisions" in answer:
+                yield interrupt_id, answer
+    elif isinstance(resume, dict) and "decisions" in resume:
+        yield None, resume
+
+
+def _stamp(answer: dict[str, Any], who: str, at: str) -> None:
+    named = answer.get("reviewer")
+    if named is not None and (not isinstance(named, str) or named.strip() != who):
+        _forbidden(f"the answer names the reviewer {named!r}, but you are {who!r}")
+    answer["reviewer"] = who
+    answer["answered_at"] = at
+
+
+ThreadReader = Callable[[str, bool], Awaitable["Mapping[str, Any] | None"]]
+"""Reads a thread: `interrupts` (a list) and, when asked, `status`; None when absent."""
+
+
+async def _read_thread(thread_id: str, with_status: bool = False) -> Mapping[str, Any] | None:
+    """The thread's pending interrupts (and status), read through the server itself.
+
+    An auth handler gets only the thread's id, not the server's checkpointer: the pending
+    interrupts come from the server's own API (`langgraph_sdk.get_client()` without a URL
+    calls the server in-process, past the auth handlers). They are read from the thread's
+    latest checkpoint (`threads.get_state`), not from the thread record, whose
+    `interrupts` a copy (`threads.copy`) does not carry although its checkpoint does.
+    None when the thread does not exist (a run that creates it: `if_not_exists`).
+    """
+    from langgraph_sdk import get_client  # in-process: only inside a LangGraph server
+
+    try:
+        async with get_client() as client:
+            state = await client.threads.get_state(thread_id)
+            read: dict[str, Any] = {"interrupts": state.get("interrupts") or []}
+            if with_status:
+                read["status"] = (await client.threads.get(thread_id)).get("status")
+            return read
+    except Exception as exc:
+        if getattr(getattr(exc, "response", None), "status_code", None) == 404:
+            return None
+        _log.warning("server_auth: cannot read thread %s: %s", thread_id, exc)
+        raise Auth.exceptions.HTTPException(
+            status_code=503,
+            detail=one_line(
+                f"server_auth: cannot read the pending reviews of thread {thread_id} "
+                f"({type(exc).__name__}: {exc}); try again",
+                _DETAIL_CHARS,
+            ),
+        ) from None
+
+
+def _reviews_of(thread: Mapping[str, Any] | None, thread_id: str) -> list[PendingReview]:
+    """The reviews a thread is paused on (its checkpoint's interrupts, at any depth)."""
+    items = (thread or {}).get("interrupts") or []
+    if not isinstance(items, list):
+        return []
+    return [
+        PendingReview.from_payload(item["value"], thread_id=thread_id, interrupt_id=item["id"])
+        for item in items
+        if isinstance(item, Mapping) and is_review_payload(item.get("value"))
+    ]
+
+
+def _how_to_answer(thread_id: str, pending: list[PendingReview]) -> str:
+    """How to answer the reviews a thread is paused on (for a refusal's detail)."""
+    ids = ", ".join(r.interrupt_id for r in pending[:3]) + (", ..." if len(pending) > 3 else "")
+    groups = sorted({r.reviewers for r in pending if r.reviewers})
+    who = f"a member of {', '.join(repr(g) for g in groups)}" if groups else "a reviewer"
+    return (
+        f"thread {thread_id} is paused on review {ids}; answer it first: {who} sends "
+        "runs.create(thread_id, assistant_id, command={'resume': {interrupt_id: "
+        "{'decisions': [{'type': 'approve'}]}}}) (or 'reject', 'edit')"
+    )
+
+
+def _forks(kwargs: Mapping[str, Any]) -> bool:
+    """Whether a run starts from a given checkpoint (`checkpoint_id` / `checkpoint`)."""
+    config = kwargs.get("config")
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return isinstance(configurable, Mapping) and bool(configurable.get("checkpoint_id"))
+
+
+def _refuse_looser_tier(policy: ReviewPolicy, what: str, config: object, context: object) -> None:
+    """Refuse (HTTP 403) a config or context asking for a tier the policy does not allow."""
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    for field, holder in (
+        (f"config.configurable.{AUTONOMY_CONFIG_KEY}", configurable),
+        (f"context.{AUTONOMY_CONFIG_KEY}", context),
+    ):
+        if not isinstance(holder, Mapping):
+            continue
+        value = holder.get(AUTONOMY_CONFIG_KEY)
+        try:
+            asked = policy.requested_tier({"configurable": {AUTONOMY_CONFIG_KEY: value}})
+            refusal = None if asked is None else policy.tier_refusal(asked, field=field)
+        except ValueError as exc:
+            refusal = str(exc).replace(f"configurable.{AUTONOMY_CONFIG_KEY}", field, 1)
+        if refusal is not None:
+            _log.warning("server_auth refused %s: %s", what, refusal)
+            _forbidden(f"{what} is refused: {refusal}")
+
+
+async def _guard_run(
+    ctx: Auth.types.AuthContext,
+    value: Auth.types.RunsCreate,
+    policy: ReviewPolicy,
+    read: ThreadReader = _read_thread,
+) -> None:
+    kwargs = value.get("kwargs") or {}
+    _refuse_looser_tier(policy, "the run", kwargs.get("config"), kwargs.get("context"))
+    command = kwargs.get("command")
+    command = command if isinstance(command, dict) else {}
+    resumes = command.get("resume") is not None
+    answers = list(_answers(command.get("resume")))
+    moves = bool(command.get("update")) or bool(command.get("goto"))
+    forks = _forks(kwargs)
+    thread = value.get("thread_id")
+    who = ""
+    if answers:
+        who = _identity(ctx)
+        at = datetime.now(UTC).isoformat()
+        for _, answer in answers:
+            _stamp(answer, who, at)
+    if thread is None:
+        return  # a stateless run: a new thread, nothing paused on it
+    if answers and forks:
+        _forbidden(
+            f"a review answer on thread {thread} from a given checkpoint (checkpoint_id) is "
+            "refused: answer the review the thread is paused on now, without a checkpoint"
+        )
+    enqueues = not resumes and value.get("multitask_strategy") == "enqueue"
+    state = await read(str(thread), enqueues)
+    pending = _reviews_of(state, str(thread))
+    if not pending:
+        if enqueues and (state or {}).get("status") == "busy":
+            _forbidden(
+                f"thread {thread} is running; a run queued behind it (multitask_strategy "
+                "'enqueue') could start on a review the running run pauses on and discard it: "
+                "wait until the thread is idle or paused, then send the input or the answer"
+            )
+        return
+    if forks:
+        _forbidden(f"a fork (checkpoint_id) is refused: {_how_to_answer(str(thread), pending)}")
+    if not resumes:
+        _forbidden(
+            f"new input would discard the pending review: {_how_to_answer(str(thread), pending)}"
+        )
+    if moves:
+        _forbidden(
+            f"thread {thread} is paused on a review; a command that also updates its state or "
+            "routes it (update, goto) is refused: answer the review"
+        )
+    if not policy.restricts_reviewers:
+        return
+    for interrupt_id, answer in answers:
+        targets = [r for r in pending if interrupt_id is None or r.interrupt_id == interrupt_id]
+        decisions = answer.get("decisions")
+        decision = decisions[0] if isinstance(decisions, list) and decisions else None
+        for review in targets:
+            refusal = policy.reviewer_refusal(who, review, decision=decision)
+            if refusal is not None:
+                _log.warning("server_auth refused an answer on thread %s: %s", thread, refusal)
+                _forbidden(refusal)
+
+
+async def _guard_thread_update(
+    value: Auth.types.ThreadsUpdate, read: ThreadReader = _read_thread
+) -> None:
+    """Refuse a state update (`threads.update_state`, `bulk_update_state`) on a paused thread.
+
+    LangGraph's server sends a state update to the `threads.update` handler with the
+    thread's id alone (no values, no `as_node`), so whether the update would move past
+    the review cannot be told: on a thread paused on a review every state update is
+    refused, for everyone. A metadata patch (`threads.update(metadata=...)`) and a run's
+    cancellation (`runs.cancel`: `action`) carry more fields and pass.
+    """
+    if "metadata" in value or value.get("action") is not None:
+        return
+    thread = value.get("thread_id")
+    if thread is None:
+        return
+    pending = _reviews_of(await read(str(thread), False), str(thread))
+    if pending:
+        _log.warning("server_auth refused a state update of thread %s", thread)
+        _forbidden(
+            "a state update would discard or skip the pending review (the server shows an "
+            "auth handler neither its values nor as_node, so none passes): "
+            + _how_to_answer(str(thread), pending)
+        )

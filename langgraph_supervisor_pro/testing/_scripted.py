@@ -1,0 +1,721 @@
+"""Deterministic, scripted chat models for testing LangGraph / LangChain code.
+
+`ScriptedChatModel` is a drop-in `BaseChatModel` that replies from a fixed script
+instead of calling a provider. It is modelled on the OpenAI Agents SDK's
+`agents.testing.ScriptedModel` and pydantic-ai's `FunctionModel`:
+
+* every call consumes exactly one step of the script, in order;
+* every call is recorded as an immutable `ScriptedCall` snapshot, so a test can
+  assert on what the model was shown (messages, bound tools, tool choice, ...);
+* steps can be plain text, a ready-made `AIMessage` (e.g. with tool calls), a
+  structured-output payload (`dict` or pydantic model instance), an exception to
+  raise, or a callable that decides the reply from the `ScriptedCall`;
+* `bind_tools` and the default `with_structured_output` work, and replies stream
+  token by token (also inside a LangGraph run with `stream_mode="messages"`).
+
+Example:
+    ```python
+    from langchain_core.messages import AIMessage
+    from langgraph_supervisor_pro.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(
+        script=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "call_1"}],
+            ),
+            lambda call: f"I saw {len(call.messages)} messages",
+        ]
+    )
+    model.invoke("find x")                     # -> the AIMessage with the tool call
+    model.invoke(["find x", "result"]).content  # -> "I saw 2 messages"
+    model.assert_complete()
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import re
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+from langchain_core.caches import BaseCache
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ToolCall,
+    ToolCallChunk,
+    message_chunk_to_message,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
+
+from langgraph_supervisor_pro.errors import ScriptExhaustedError
+
+__all__ = [
+    "FunctionChatModel",
+    "ScriptReply",
+    "ScriptStep",
+    "ScriptedCall",
+    "ScriptedChatModel",
+]
+
+_MAX_REPR = 200
+_TOOL_CHOICE_KEYWORDS = frozenset({"auto", "any", "required", "none"})
+_WORD_RE = re.compile(r"\s*\S+\s*|\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedCall:
+    """Immutable record of one call made to a `ScriptedChatModel`.
+
+    Snapshots are taken when the call arrives, from deep copies of the input, so
+    mutating the caller's messages afterwards does not change the record. A
+    callable script step receives the snapshot of the call it answers.
+
+    Attributes:
+        index: Zero-based position of the call. For calls that consumed a step this
+            is also the index of that step in the script; calls made after the
+            script ran out have `index >= len(script)`.
+        messages: The messages the model received (deep copies).
+        tools: Names of the tools bound to the model for this call, in order.
+        tool_choice: The bound `tool_choice` (`None` when none was bound).
+        kwargs: Read-only mapping of every other keyword the model was called with
+            (e.g. `parallel_tool_calls` from `bind_tools`, or anything passed to
+            `bind`). `tools`, `tool_choice` and `stop` are not repeated here.
+        stop: Stop sequences passed to the call, if any.
+
+    Example:
+        ```python
+        model = ScriptedChatModel(script=["hi"])
+        model.bind_tools([search], parallel_tool_calls=False).invoke("hello")
+        call = model.calls[0]
+        assert call.messages[-1].content == "hello"
+        assert call.tools == ("search",)
+        assert call.kwargs["parallel_tool_calls"] is False
+        ```
+    """
+
+    index: int
+    messages: tuple[BaseMessage, ...]
+    tools: tuple[str, ...] = ()
+    tool_choice: Any = None
+    kwargs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    stop: tuple[str, ...] | None = None
+
+
+ScriptReply: TypeAlias = str | AIMessage | Mapping[str, Any] | BaseModel | BaseException
+"""A concrete reply: text, an `AIMessage`, a structured payload or an exception."""
+
+ScriptStep: TypeAlias = ScriptReply | Callable[[ScriptedCall], ScriptReply]
+"""One script step: a `ScriptReply`, or a callable mapping a `ScriptedCall` to one."""
+
+
+class _ScriptState:
+    """Mutable, lock-protected cursor and call log shared by a model and its copies."""
+
+    __slots__ = ("calls", "lock", "position")
+
+    def __init__(self, position: int = 0, calls: list[ScriptedCall] | None = None) -> None:
+        self.lock = threading.Lock()
+        self.position = position
+        self.calls: list[ScriptedCall] = calls if calls is not None else []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _ScriptState:
+        # Locks cannot be copied: a deep copy of the model gets an independent cursor.
+        with self.lock:
+            return _ScriptState(self.position, list(self.calls))
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A deterministic chat model that replies from a fixed script.
+
+    Each call (`invoke`, `ainvoke`, `stream`, `astream`, `batch`, calls made by a
+    LangGraph node, ...) consumes the next step of `script`. A step is one of:
+
+    * `str`: the reply text (an `AIMessage` with that content);
+    * `AIMessage`: returned as is (a copy), e.g. to script tool calls;
+    * `dict` (any mapping) or pydantic `BaseModel` instance: a structured-output
+      reply, i.e. an `AIMessage` with a single tool call to the bound tool (the
+      one `with_structured_output` binds) whose `args` are the mapping, or the
+      model's `model_dump(mode="json", by_alias=True)`. The payload is *not*
+      validated, so invalid payloads can be scripted to exercise error handling.
+      If several tools are bound, `tool_choice` must name one of them, otherwise
+      use an `AIMessage` with explicit `tool_calls`. The tool call id is
+      `call_<index>` where `index` is the step's index;
+    * a `BaseException` instance: raised when the step is reached;
+    * a callable `(ScriptedCall) -> reply` returning any of the above (not another
+      callable, and not a coroutine), to compute the reply from what the model
+      was shown.
+
+    Every call is recorded in `calls`. When the script runs out the model raises
+    `ScriptExhaustedError`; `assert_complete()` checks that every step was used.
+    Taking a step is thread-safe, and the async methods run natively on the
+    event loop (no worker threads). With concurrent callers the order in which
+    they receive steps is the order in which their calls reach the model.
+
+    Streaming splits text into word-sized `AIMessageChunk`s (each word keeps the
+    whitespace that follows it), or into `stream_chunk_chars`-sized pieces if
+    set; tool calls arrive as `tool_call_chunks` on the final chunk. Joining the
+    chunks gives the same content and tool calls as the non-streamed reply.
+
+    `cache` defaults to `False` so a globally configured LLM cache never short-
+    circuits the script; `profile` is the regular `BaseChatModel` field.
+
+    Example:
+        ```python
+        from pydantic import BaseModel
+        from langgraph_supervisor_pro.testing import ScriptedChatModel
+
+
+        class Route(BaseModel):
+            next: str
+
+
+        model = ScriptedChatModel(
+            name="supervisor",
+            script=[
+                {"next": "researcher"},  # structured output
+                "All done.",  # free text
+            ],
+        )
+        assert model.with_structured_output(Route).invoke("go") == Route(next="researcher")
+        assert model.invoke("status?").content == "All done."
+        assert model.calls[0].tools == ("Route",)
+        model.assert_complete()
+        ```
+    """
+
+    script: Sequence[ScriptStep] = Field(frozen=True, exclude=True)
+    """The steps, consumed one per call. Stored as a tuple."""
+
+    stream_chunk_chars: int | None = Field(default=None, gt=0)
+    """If set, streamed text arrives in pieces of at most this many characters;
+    by default it streams word by word."""
+
+    cache: BaseCache | bool | None = Field(default=False, exclude=True)
+    """LLM cache setting; `False` by default so every call consumes a step."""
+
+    _state: _ScriptState = PrivateAttr(default_factory=_ScriptState)
+
+    @field_validator("script", mode="plain")
+    @classmethod
+    def _validate_script(cls, value: Any) -> tuple[ScriptStep, ...]:
+        if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
+            hint = (
+                "; wrap a single step in a list, e.g. script=[step]"
+                if isinstance(value, str | bytes | bytearray | Mapping | BaseModel)
+                else ""
+            )
+            msg = (
+                "ScriptedChatModel script must be a sequence of steps (e.g. a list), "
+                f"got {type(value).__name__}{hint}"
+            )
+            raise TypeError(msg)
+        steps = tuple(value)
+        for index, step in enumerate(steps):
+            problem = _step_problem(step, allow_callable=True)
+            if problem is not None:
+                msg = f"ScriptedChatModel script step {index} {problem}"
+                raise TypeError(msg)
+        return steps
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def calls(self) -> tuple[ScriptedCall, ...]:
+        """Snapshots of every call made so far, in the order the calls arrived.
+
+        Example:
+            ```python
+            model = ScriptedChatModel(script=["a", "b"])
+            model.invoke("x")
+            assert [c.index for c in model.calls] == [0]
+            ```
+        """
+        with self._state.lock:
+            return tuple(self._state.calls)
+
+    @property
+    def remaining(self) -> int:
+        """Number of script steps not yet consumed.
+
+        Example:
+            ```python
+            model = ScriptedChatModel(script=["a", "b"])
+            model.invoke("x")
+            assert model.remaining == 1
+            ```
+        """
+        with self._state.lock:
+            return max(0, len(self.script) - self._state.position)
+
+    def assert_complete(self) -> None:
+        """Assert that every step of the script has been consumed.
+
+        Raises:
+            AssertionError: If some steps were never used; the message lists them.
+
+        Example:
+            ```python
+            model = ScriptedChatModel(script=["a", "b"])
+            model.invoke("x")
+            model.assert_complete()  # AssertionError: 1 of 2 steps ... [1] 'b'
+            ```
+        """
+        with self._state.lock:
+            position = self._state.position
+        unused = list(enumerate(self.script))[position:]
+        if unused:
+            listing = "\n".join(f"  [{i}] {_describe_step(step)}" for i, step in unused)
+            msg = (
+                f"{self._label()}: {len(unused)} of {len(self.script)} script steps "
+                f"were not used:\n{listing}"
+            )
+            raise AssertionError(msg)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools (and optionally a tool choice) to the model.
+
+        Tools are converted with `convert_to_openai_tool`. Nothing is enforced at
+        call time: the bound tools, `tool_choice` and any extra keyword arguments
+        (e.g. `parallel_tool_calls`) are simply recorded on each `ScriptedCall`.
+
+        Args:
+            tools: Tools to bind: `BaseTool`s, functions, pydantic classes,
+                `TypedDict`s or tool/JSON-schema dicts.
+            tool_choice: The tool choice to record: `"auto"`, `"any"`,
+                `"required"`, `"none"`, a bound tool's name, an OpenAI-style
+                `{"type": "function", "function": {"name": ...}}` dict or a bool.
+            **kwargs: Extra keyword arguments to bind and record.
+
+        Returns:
+            A runnable that calls this model with the tools bound.
+
+        Raises:
+            ValueError: If `tool_choice` names a tool that is not bound.
+
+        Example:
+            ```python
+            model = ScriptedChatModel(script=["ok"])
+            model.bind_tools([get_weather], tool_choice="any").invoke("weather?")
+            assert model.calls[0].tools == ("get_weather",)
+            assert model.calls[0].tool_choice == "any"
+            ```
+        """
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        named = _named_tool_choice(tool_choice)
+        if named is not None:
+            names = [_tool_name(tool) for tool in formatted]
+            if named not in names:
+                msg = f"tool_choice {tool_choice!r} does not name a bound tool; bound: {names}"
+                raise ValueError(msg)
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    # ------------------------------------------------------ BaseChatModel contract
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-chat-model"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "script_length": len(self.script),
+            "stream_chunk_chars": self.stream_chunk_chars,
+        }
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message = self._reply(messages, stop, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message = self._reply(messages, stop, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        # The base class reports each chunk to the callbacks (on_llm_new_token).
+        message = self._reply(messages, stop, kwargs)
+        for chunk in self._to_chunks(message):
+            yield ChatGenerationChunk(message=chunk)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        message = self._reply(messages, stop, kwargs)
+        for chunk in self._to_chunks(message):
+            yield ChatGenerationChunk(message=chunk)
+            await asyncio.sleep(0)  # let other tasks interleave, like a real stream
+
+    # -------------------------------------------------------------------- internals
+
+    def _label(self) -> str:
+        return f"ScriptedChatModel {self.name!r}" if self.name else "ScriptedChatModel"
+
+    def _reply(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> AIMessage:
+        """Record the call, take the next step and turn it into an `AIMessage`."""
+        call_kwargs = dict(kwargs)
+        raw_tools = call_kwargs.pop("tools", None) or []
+        tool_choice = call_kwargs.pop("tool_choice", None)
+        tools = [_as_openai_tool(t) for t in raw_tools]
+        # Copy outside the lock; only the cursor update and the log append are locked.
+        copied_messages = tuple(copy.deepcopy(m) for m in messages)
+        frozen_kwargs = MappingProxyType(_copy_or_keep(call_kwargs))
+        tool_names = tuple(_tool_name(t) for t in tools)
+        frozen_choice = _copy_or_keep(tool_choice)
+        frozen_stop = tuple(stop) if stop is not None else None
+
+        state = self._state
+        with state.lock:
+            index = state.position
+            state.position += 1
+            call = ScriptedCall(
+                index=index,
+                messages=copied_messages,
+                tools=tool_names,
+                tool_choice=frozen_choice,
+                kwargs=frozen_kwargs,
+                stop=frozen_stop,
+            )
+            if self._records():
+                state.calls.append(call)
+
+        step = self._step(index, messages)
+        reply: object = step
+        if _is_callable_step(step):
+            reply = step(call)  # type: ignore[operator]
+            if inspect.isawaitable(reply):
+                close = getattr(reply, "close", None)
+                if callable(close):
+                    close()  # avoid a "coroutine was never awaited" warning
+                msg = (
+                    f"{self._label()} step {index}: the callable returned an "
+                    "awaitable; async callables are not supported, return the reply "
+                    "directly"
+                )
+                raise TypeError(msg)
+            problem = _step_problem(reply, allow_callable=False)
+            if problem is not None:
+                msg = f"{self._label()} step {index}: the callable returned {problem}"
+                raise TypeError(msg)
+        return self._to_message(reply, index, tools, tool_choice)
+
+    def _records(self) -> bool:
+        """Whether each call is kept in `calls` (always, for a script)."""
+        return True
+
+    def _step(self, index: int, messages: list[BaseMessage]) -> ScriptStep:
+        """The step call `index` takes; `ScriptExhaustedError` past the script's end."""
+        if index >= len(self.script):
+            last = messages[-1] if messages else None
+            shown = _describe_message(last) if last is not None else "(no messages)"
+            n = len(self.script)
+            msg = (
+                f"{self._label()} script exhausted: the script had {n} "
+                f"step{'' if n == 1 else 's'} and all were used, but the model was "
+                f"called again (call index {index}). Last message received: {shown}"
+            )
+            raise ScriptExhaustedError(msg, script_length=n, call_index=index, last_message=last)
+        return self.script[index]
+
+    def _to_message(
+        self,
+        reply: object,
+        index: int,
+        tools: list[dict[str, Any]],
+        tool_choice: object,
+    ) -> AIMessage:
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, str):
+            return AIMessage(content=reply)
+        if isinstance(reply, AIMessage):
+            if isinstance(reply, AIMessageChunk):
+                converted = message_chunk_to_message(reply)
+                assert isinstance(converted, AIMessage)
+                return converted
+            # Copy: LangChain sets ids / metadata on the returned message in place.
+            return reply.model_copy(deep=True)
+        if isinstance(reply, BaseModel):
+            args: dict[str, Any] = reply.model_dump(mode="json", by_alias=True)
+        elif isinstance(reply, Mapping):
+            args = copy.deepcopy(dict(reply))
+        else:  # pragma: no cover - excluded by validation
+            msg = f"unsupported reply {reply!r}"
+            raise TypeError(msg)
+        name = self._structured_tool_name(index, tools, tool_choice)
+        tool_call = ToolCall(name=name, args=args, id=f"call_{index}", type="tool_call")
+        return AIMessage(content="", tool_calls=[tool_call])
+
+    def _structured_tool_name(
+        self, index: int, tools: list[dict[str, Any]], tool_choice: object
+    ) -> str:
+        names = [_tool_name(t) for t in tools]
+        if len(names) == 1:
+            return names[0]
+        named = _named_tool_choice(tool_choice)
+        if named is not None and named in names:
+            return named
+        where = f"{self._label()} script step {index}"
+        if not names:
+            msg = (
+                f"{where} is a structured-output reply (dict / BaseModel) but no tool "
+                "is bound; call the model through with_structured_output(...) or "
+                "bind_tools(...), or script an AIMessage with explicit tool_calls"
+            )
+        else:
+            msg = (
+                f"{where} is a structured-output reply (dict / BaseModel) but "
+                f"{len(names)} tools are bound ({names}) and tool_choice does not name "
+                "one; script an AIMessage with explicit tool_calls instead"
+            )
+        raise ValueError(msg)
+
+    def _to_chunks(self, message: AIMessage) -> list[AIMessageChunk]:
+        content = message.content
+        pieces: list[str | list[str | dict[str, Any]]]
+        if isinstance(content, str):
+            pieces = list(self._split_text(content)) or [""]
+        else:
+            pieces = [copy.deepcopy(content)]
+
+        tool_call_chunks: list[ToolCallChunk] = []
+        for position, tc in enumerate(message.tool_calls):
+            try:
+                args_json = json.dumps(tc["args"])
+            except TypeError as exc:
+                msg = (
+                    f"{self._label()}: cannot stream tool call {tc['name']!r}: its args "
+                    f"are not JSON-serialisable ({exc})"
+                )
+                raise TypeError(msg) from exc
+            tool_call_chunks.append(
+                ToolCallChunk(
+                    name=tc["name"],
+                    args=args_json,
+                    id=tc["id"],
+                    index=position,
+                    type="tool_call_chunk",
+                )
+            )
+        offset = len(tool_call_chunks)
+        for position, itc in enumerate(message.invalid_tool_calls, start=offset):
+            tool_call_chunks.append(
+                ToolCallChunk(
+                    name=itc["name"],
+                    args=itc["args"],
+                    id=itc["id"],
+                    index=position,
+                    type="tool_call_chunk",
+                )
+            )
+
+        chunks = [AIMessageChunk(content=piece, id=message.id) for piece in pieces[:-1]]
+        chunks.append(
+            AIMessageChunk(
+                content=pieces[-1],
+                id=message.id,
+                name=message.name,
+                additional_kwargs=copy.deepcopy(message.additional_kwargs),
+                response_metadata=copy.deepcopy(message.response_metadata),
+                usage_metadata=copy.deepcopy(message.usage_metadata),
+                tool_call_chunks=tool_call_chunks,
+                chunk_position="last",
+            )
+        )
+        return chunks
+
+    def _split_text(self, text: str) -> list[str]:
+        size = self.stream_chunk_chars
+        if size is not None:
+            return [text[i : i + size] for i in range(0, len(text), size)]
+        return _WORD_RE.findall(text)
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+class FunctionChatModel(ScriptedChatModel):
+    """A chat model whose every reply is computed by a function of the call: no script.
+
+    For offline models that must serve any number of runs, such as a template's or an
+    example's under a long-lived `langgraph dev` server: `reply` decides from what the
+    model is shown (`call.messages`, `call.tools`), it never runs out, and calls are not
+    recorded (a server's memory stays flat); set `record=True` to keep them in `calls`
+    for a test. Everything else is `ScriptedChatModel`'s: the reply forms (text, an
+    `AIMessage`, a structured-output payload, an exception), `bind_tools`,
+    `with_structured_output` and token streaming.
+
+    Example:
+        >>> from langgraph_supervisor_pro.testing import FunctionChatModel
+        >>> model = FunctionChatModel(reply=lambda call: f"{len(call.messages)} seen")
+        >>> model.invoke(["hello", "again"]).content
+        '2 seen'
+        >>> model.calls
+        ()
+    """
+
+    script: Sequence[ScriptStep] = Field(default=(), frozen=True, exclude=True)
+    """Unused: every call is `reply`'s."""
+
+    reply: Callable[[ScriptedCall], ScriptReply] = Field(exclude=True)
+    """Decides each reply from the call (not from how many calls came before)."""
+
+    record: bool = False
+    """Keep every call in `calls` (for tests; a long-lived server should not)."""
+
+    @field_validator("reply", mode="plain")
+    @classmethod
+    def _validate_reply(cls, value: Any) -> Callable[[ScriptedCall], ScriptReply]:
+        if not _is_callable_step(value):
+            msg = (
+                f"FunctionChatModel reply must be a function (ScriptedCall) -> reply, "
+                f"got {type(value).__name__}"
+            )
+            raise TypeError(msg)
+        return value  # type: ignore[no-any-return]
+
+    def _label(self) -> str:
+        return f"FunctionChatModel {self.name!r}" if self.name else "FunctionChatModel"
+
+    def _records(self) -> bool:
+        return self.record
+
+    def _step(self, index: int, messages: list[BaseMessage]) -> ScriptStep:
+        return self.reply
+
+
+def _is_callable_step(step: object) -> bool:
+    return (
+        callable(step)
+        and not isinstance(step, type)
+        and not isinstance(step, str | AIMessage | Mapping | BaseModel | BaseException)
+    )
+
+
+def _step_problem(step: object, *, allow_callable: bool) -> str | None:
+    """Return why `step` is not a valid step/reply, or `None` if it is valid."""
+    allowed = "a str, an AIMessage, a dict, a pydantic BaseModel instance, a BaseException instance"
+    if allow_callable:
+        allowed += " or a callable taking a ScriptedCall"
+    # Other messages are BaseModels too, but a HumanMessage is never a sensible reply.
+    if isinstance(step, BaseMessage) and not isinstance(step, AIMessage):
+        return f"is a {type(step).__name__}; only AIMessage replies are allowed ({allowed})"
+    if isinstance(step, str | AIMessage | Mapping | BaseModel | BaseException):
+        return None
+    if isinstance(step, type):
+        return f"is the class {step.__qualname__}; pass an instance instead (expected {allowed})"
+    if allow_callable and _is_callable_step(step):
+        return None
+    return f"has unsupported type {type(step).__name__} ({_short(repr(step))}); expected {allowed}"
+
+
+def _named_tool_choice(tool_choice: object) -> str | None:
+    """Return the tool name a `tool_choice` forces, if it names one."""
+    if isinstance(tool_choice, str):
+        return None if tool_choice in _TOOL_CHOICE_KEYWORDS else tool_choice
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            return str(function["name"])
+        if isinstance(tool_choice.get("name"), str):
+            return str(tool_choice["name"])
+    return None
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    function = tool.get("function")
+    if isinstance(function, Mapping) and "name" in function:
+        return str(function["name"])
+    return str(tool.get("name") or tool.get("type") or "<unnamed tool>")
+
+
+def _as_openai_tool(tool: Any) -> dict[str, Any]:
+    """Normalise a tool passed via `bind(tools=...)`; `bind_tools` already did this."""
+    try:
+        return convert_to_openai_tool(tool)
+    except Exception:
+        return dict(tool) if isinstance(tool, Mapping) else {"name": repr(tool)}
+
+
+def _copy_or_keep(value: Any) -> Any:
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def _describe_message(message: BaseMessage) -> str:
+    parts = [f"content={_short(repr(message.content))}"]
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        parts.append(f"tool_calls={[tc['name'] for tc in tool_calls]}")
+    return f"{type(message).__name__}({', '.join(parts)})"
+
+
+def _describe_step(step: object) -> str:
+    if isinstance(step, str):
+        return _short(repr(step))
+    if isinstance(step, BaseMessage):
+        return _describe_message(step)
+    if isinstance(step, BaseException):
+        return f"raise {_short(repr(step))}"
+    if isinstance(step, Mapping):
+        return f"structured output {_short(repr(dict(step)))}"
+    if isinstance(step, BaseModel):
+        return f"structured output {_short(repr(step))}"
+    name = getattr(step, "__qualname__", None) or type(step).__name__
+    return f"callable {name}"
