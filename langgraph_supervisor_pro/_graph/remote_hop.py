@@ -66,6 +66,7 @@ from langgraph_supervisor_pro._internal.aio import abandoned
 from langgraph_supervisor_pro._internal.hop import HopContext, hop_context, prompt_digest
 from langgraph_supervisor_pro._internal.interrupts import interrupt_id_after, server_auth_user
 from langgraph_supervisor_pro._internal.records import aware_time
+from langgraph_supervisor_pro._internal.text import cut_id
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.urls import scrub
 from langgraph_supervisor_pro._remote import (
@@ -343,7 +344,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
             ):
                 return cast(Mapping[str, Any], snapshot)
         raise RemoteDomainError(
-            f"{self._who()}: the remote thread {thread} has moved on past this hop and no "
+            f"{self._who()}: the remote thread {cut_id(thread)} has moved on past this hop and no "
             f"longer holds the hop's result (the last checkpoint of its run {run_id})"
         )
 

@@ -14,6 +14,38 @@ A value is a secret of a run when it is
 - a `str` of at least `MIN_NAMED_SECRET_CHARS` characters under a key that looks secret
   (`looks_secret`: it contains one of `SECRET_KEY_PARTS`) in either of them.
 
+Checkpoint metadata (`redact_config`, and the package's checkpointers) keeps every value
+but the credentials, told by what they are, never by a part of a key's name (a user's
+`custom_key`, `idempotency_key`, `primary_key`, `cache_key`, `token_count`, `monkey` or
+`keyboard` is kept with its value). Left out: a string
+
+- holding a registered or environment secret (`registered`),
+- under a credential name (`names_credential`): the key, normalised (camelCase split,
+  lowercased, `-`, `.` and spaces turned into `_`), is one of `CREDENTIAL_NAMES`
+  (`api_key`, `apikey`, `x_api_key`, `api_token`, `api_secret`, `token`, `access_token`,
+  `refresh_token`, `id_token`, `auth_token`, `bearer_token`, `session_token`,
+  `oauth_token`, `csrf_token`, `personal_access_token`, `github_token`, `gh_token`,
+  `gitlab_token`, `hf_token`, `npm_token`, `pypi_token`, `slack_token`,
+  `slack_bot_token`, `aws_session_token`, `aws_secret_access_key`, `secret`,
+  `secret_key`, `client_secret`, `private_key`, `signing_key`, `encryption_key`,
+  `password`, `passwd`, `passphrase`, `credential`, `credentials`, `authorization`,
+  `proxy_authorization`, `cookie`, `set_cookie`) or ends in one of
+  `CREDENTIAL_NAME_SUFFIXES` (`_api_key`, `_apikey`, `_api_token`, `_api_secret`,
+  `_access_token`, `_refresh_token`, `_auth_token`, `_bearer_token`, `_session_token`,
+  `_secret`, `_secret_key`, `_secret_access_key`, `_private_key`, `_password`,
+  `_passwd`, `_passphrase`, `_credential`, `_credentials`),
+- or, under any key, that looks like a credential (`looks_like_credential`: a key format
+  secret scanners know, `CREDENTIAL_VALUE_PATTERNS`: OpenAI and Anthropic `sk-`,
+  `sk-proj-`, `sk-ant-`; GitHub `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`;
+  Slack `xoxb-`, `xoxp-`, `xoxa-`, ...; AWS access key ids `AKIA`/`ASIA`; Google `AIza`;
+  Stripe `sk_live_`, `rk_live_`, `sk_test_`, ...; JWTs; PEM private keys; LangSmith
+  `lsv2_`; Hugging Face `hf_`; npm `npm_`; `Bearer` credentials), each with a minimum
+  length so that ordinary words do not match;
+
+and a value that is not a string but holds such a string (in a list or a mapping, a few
+levels deep), or a `SecretStr` / `SecretBytes`. Non-string values under a credential name
+(`max_tokens=100`, `api_key_rotation=True`) are not credentials and are kept.
+
 `scrub` replaces every secret in a text with `***`. The package scrubs error text where
 it enters state or a prompt: a worker's exception (`_graph/worker_node.py`), whatever a
 worker returned as its error and a domain's halt detail (`_graph/coerce.py`), the
@@ -33,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import threading
 import traceback
 from collections.abc import Collection, Iterable, Mapping
@@ -45,6 +78,9 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 from langgraph_supervisor_pro.errors import ScrubbedError
 
 __all__ = [
+    "CREDENTIAL_NAMES",
+    "CREDENTIAL_NAME_SUFFIXES",
+    "CREDENTIAL_VALUE_PATTERNS",
     "ENV_SECRET_NAMES",
     "ENV_SECRET_SUFFIXES",
     "MASK",
@@ -55,7 +91,10 @@ __all__ = [
     "RunSecrets",
     "environment_secrets",
     "forget_registered",
+    "holds_credential",
+    "looks_like_credential",
     "looks_secret",
+    "names_credential",
     "original_error",
     "redact_config",
     "refresh_environment_secrets",
@@ -274,6 +313,176 @@ def looks_secret(key: str) -> bool:
     return any(part in lowered for part in SECRET_KEY_PARTS)
 
 
+CREDENTIAL_NAMES = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "api_token",
+        "api_secret",
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "auth_token",
+        "bearer_token",
+        "session_token",
+        "oauth_token",
+        "csrf_token",
+        "personal_access_token",
+        "github_token",
+        "gh_token",
+        "gitlab_token",
+        "hf_token",
+        "npm_token",
+        "pypi_token",
+        "slack_token",
+        "slack_bot_token",
+        "aws_session_token",
+        "aws_secret_access_key",
+        "secret",
+        "secret_key",
+        "client_secret",
+        "private_key",
+        "signing_key",
+        "encryption_key",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "authorization",
+        "proxy_authorization",
+        "cookie",
+        "set_cookie",
+    }
+)
+"""Normalised key names (see `names_credential`) whose string value is a credential."""
+
+CREDENTIAL_NAME_SUFFIXES = (
+    "_api_key",
+    "_apikey",
+    "_api_token",
+    "_api_secret",
+    "_access_token",
+    "_refresh_token",
+    "_auth_token",
+    "_bearer_token",
+    "_session_token",
+    "_secret",
+    "_secret_key",
+    "_secret_access_key",
+    "_private_key",
+    "_password",
+    "_passwd",
+    "_passphrase",
+    "_credential",
+    "_credentials",
+)
+"""A normalised key name ending in one of these names a credential: `openai_api_key`,
+`db_password`, `webhook_secret`, `github_access_token`, `gcp_credentials`, ..."""
+
+_MAX_METADATA_DEPTH = 8
+"""How deep `holds_credential` looks into lists and mappings."""
+
+_ALNUM = "A-Za-z0-9"
+CREDENTIAL_VALUE_PATTERNS: Mapping[str, re.Pattern[str]] = {
+    "OpenAI / Anthropic key (sk-, sk-proj-, sk-ant-)": re.compile(
+        rf"(?<![{_ALNUM}])sk-(?=[{_ALNUM}_-]*[0-9])[{_ALNUM}_-]{{20,}}"
+    ),
+    "GitHub token (ghp_, gho_, ghu_, ghs_, ghr_)": re.compile(
+        rf"(?<![{_ALNUM}])gh[pousr]_[{_ALNUM}]{{30,}}"
+    ),
+    "GitHub fine-grained token (github_pat_)": re.compile(
+        rf"(?<![{_ALNUM}])github_pat_[{_ALNUM}_]{{30,}}"
+    ),
+    "Slack token (xoxb-, xoxp-, xoxa-, ...)": re.compile(
+        rf"(?<![{_ALNUM}])xox[abeoprs]-[{_ALNUM}-]{{10,}}"
+    ),
+    "AWS access key id (AKIA, ASIA)": re.compile(
+        r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"
+    ),
+    "Google API key (AIza)": re.compile(rf"(?<![{_ALNUM}])AIza[{_ALNUM}_-]{{35}}"),
+    "Stripe key (sk_live_, rk_live_, ...)": re.compile(
+        rf"(?<![{_ALNUM}])(?:sk|rk)_(?:live|test)_[{_ALNUM}]{{16,}}"
+    ),
+    "JSON Web Token": re.compile(
+        rf"(?<![{_ALNUM}_-])eyJ[{_ALNUM}_-]{{10,}}\.eyJ[{_ALNUM}_-]{{10,}}\.[{_ALNUM}_-]*"
+    ),
+    "PEM private key": re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+    "LangSmith key (lsv2_)": re.compile(rf"(?<![{_ALNUM}])lsv2_[{_ALNUM}_]{{20,}}"),
+    "Hugging Face token (hf_)": re.compile(rf"(?<![{_ALNUM}])hf_[{_ALNUM}]{{30,}}"),
+    "npm token (npm_)": re.compile(rf"(?<![{_ALNUM}])npm_[{_ALNUM}]{{36,}}"),
+    "Bearer credential": re.compile(rf"\bBearer\s+[{_ALNUM}._~+/-]{{20,}}"),
+}
+"""The credential formats secret scanners know, by what they are (see the module)."""
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[-.\s]+")
+
+
+def names_credential(key: str) -> bool:
+    """Whether a key is a credential's name: its whole normalised name, never a part.
+
+    The name is normalised (camelCase split, lowercased, `-`, `.` and spaces turned into
+    `_`) and matched against `CREDENTIAL_NAMES` and `CREDENTIAL_NAME_SUFFIXES`.
+
+    Example:
+        >>> names_credential("OPENAI_API_KEY"), names_credential("X-Api-Key")
+        (True, True)
+        >>> names_credential("idempotency_key"), names_credential("token_count")
+        (False, False)
+    """
+    name = _SEPARATORS.sub("_", _CAMEL.sub("_", key.strip())).lower()
+    return name in CREDENTIAL_NAMES or name.endswith(CREDENTIAL_NAME_SUFFIXES)
+
+
+def looks_like_credential(text: str) -> bool:
+    """Whether `text` holds a credential in a format secret scanners know.
+
+    Example:
+        >>> looks_like_credential("Bearer sk-proj-Abc123def456ghi789jkl012")
+        True
+        >>> looks_like_credential("sk-learn estimator"), looks_like_credential("monkey")
+        (False, False)
+    """
+    return any(pattern.search(text) for pattern in CREDENTIAL_VALUE_PATTERNS.values())
+
+
+def holds_credential(
+    key: str, value: Any, secrets: Collection[str] = (), *, depth: int = 0
+) -> bool:
+    """Whether `value`, stored under `key`, is or holds a credential (see the module).
+
+    A string under a credential name, holding one of `secrets` or looking like a
+    credential; a `SecretStr` / `SecretBytes`; a list or mapping holding any of these
+    (`_MAX_METADATA_DEPTH` deep; an item of a list keeps the list's key).
+
+    Example:
+        >>> holds_credential("idempotency_key", "order-2024-0001")
+        False
+        >>> holds_credential("client_secret", "cs-0001")
+        True
+        >>> holds_credential("note", "AKIA0123456789ABCDEF")
+        True
+    """
+    if isinstance(value, str):
+        return (
+            names_credential(key)
+            or any(len(s) >= MIN_SECRET_CHARS and s in value for s in secrets)
+            or looks_like_credential(value)
+        )
+    if isinstance(value, SecretStr | SecretBytes):
+        return True
+    if depth >= _MAX_METADATA_DEPTH:
+        return False
+    if isinstance(value, Mapping):
+        return any(holds_credential(str(k), v, secrets, depth=depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(holds_credential(key, item, secrets, depth=depth + 1) for item in value)
+    return False
+
+
 def secrets_in(value: Any, *, key: str = "", depth: int = 0) -> set[str]:
     """The secret values `value` holds.
 
@@ -425,8 +634,9 @@ def original_error(exc: Exception) -> Exception:
 def redact_config(config: RunnableConfig) -> RunnableConfig:
     """`config` without the values LangGraph must not copy into checkpoint metadata.
 
-    Left out of `configurable` and `metadata`: strings under secret-looking keys and
-    strings holding a registered secret.
+    Left out of `configurable` and `metadata`: the strings that are credentials
+    (`holds_credential`: under a credential name, holding a registered secret or looking
+    like a credential); a key is never dropped for a part of its name.
 
     LangGraph's savers copy every `str`, `int`, `float` and `bool` of both into each
     checkpoint's metadata; the checkpointer reads nothing else from them but the
@@ -441,7 +651,7 @@ def redact_config(config: RunnableConfig) -> RunnableConfig:
     def keep(key: str, value: Any) -> bool:
         if not isinstance(value, str):
             return True  # not a credential (`max_tokens=100`), or never copied (a SecretStr)
-        return not looks_secret(key) and not any(s in value for s in secrets)
+        return not holds_credential(key, value, secrets)
 
     redacted: dict[str, Any] = dict(config)
     for field in ("configurable", "metadata"):

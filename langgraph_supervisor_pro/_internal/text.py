@@ -36,6 +36,16 @@ def shown_id(value: object, limit: int = ID_CHARS) -> str:
     return truncate(repr(value), limit)
 
 
+def cut_id(value: object, limit: int = ID_CHARS) -> str:
+    """`value` as text (unquoted, where a message names an id bare) cut to `limit` characters.
+
+    Example:
+        >>> cut_id("order-7"), cut_id("x" * 10_000, 12)
+        ('order-7', 'xxxxxxxxxxx…')
+    """
+    return truncate(str(value), limit)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`count` and `word`, in the plural (`many`, else `word` + s) unless `count` is 1.
 

@@ -1,10 +1,13 @@
 """`lgsp metrics`: delegation metrics of the runs in a checkpoint database.
 
 `lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
-[--alert 0.7] [--loop-visits 3] [--json] [--html FILE] [--otel]` reads every run (see
-`langgraph_supervisor_pro.observability._metrics`) and prints its figures as tables, or as
-one JSON object with `--json`; `--html FILE` writes them as one self-contained page with
-charts (`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
+[--alert 0.7] [--loop-visits 3] [--store URL] [--json] [--html FILE] [--otel]` reads every
+run (see `langgraph_supervisor_pro.observability._metrics`) and prints its figures as
+tables, or as one JSON object with `--json`; the runs' side effects, and those not `done`
+(in doubt or settled after a doubt), are counted from the `lgsp_effects` table of a
+Postgres `--db` and from the `--store` they were recorded in, as `lgsp audit` reads them;
+`--html FILE` writes them as one self-contained page with charts
+(`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
 Every error is one line on stderr with exit code 2.
 """
 
@@ -14,7 +17,7 @@ import json
 from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -24,7 +27,7 @@ from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.cli import _otel
-from langgraph_supervisor_pro.cli._common import db_url, fail, open_saver
+from langgraph_supervisor_pro.cli._common import db_url, fail, open_memory, open_saver
 from langgraph_supervisor_pro.errors import ExportError
 from langgraph_supervisor_pro.observability._metrics import (
     DEFAULT_LOOP_VISITS,
@@ -36,6 +39,7 @@ from langgraph_supervisor_pro.observability._metrics import (
     read_threads,
 )
 from langgraph_supervisor_pro.observability._metrics_html import check_target, write_metrics_html
+from langgraph_supervisor_pro.persistence._effects import open_effects
 
 __all__: list[str] = []
 
@@ -48,6 +52,8 @@ HELP = (
     "against --expected. --html FILE writes them as one self-contained page with charts "
     "(utilisation per hop, handoff success per edge, time in review); --otel sends them once "
     "as OpenTelemetry metrics over OTLP (the otel extra; OTEL_EXPORTER_OTLP_* configure it). "
+    "Side effects, and those in doubt or settled after a doubt (run_external), are counted "
+    "from the lgsp_effects table of a Postgres --db and from --store, like lgsp audit. "
     "--db takes a SQLite "
     "file (or sqlite:///path.db) or a postgresql:// URL."
 )
@@ -137,6 +143,15 @@ def render(console: Console, report: DelegationMetrics, shown: str) -> None:
         f"{'' if reviews.deadline_breaches == 1 else 'es'}, {reviews.pending} pending "
         f"({reviews.overdue} overdue)."
     )
+    effects = report.effects
+    if effects is not None:
+        line = Text(
+            f"Effects: {effects.recorded} recorded ({_counts(effects.by_state)}), "
+            f"{effects.doubted} not done: "
+        )
+        line.append(f"{effects.in_doubt} in doubt", style="bold red" if effects.in_doubt else "")
+        line.append(f", {effects.settled_after_doubt} settled after a doubt.")
+        console.print(line)
     routing = report.routing
     if routing is None:
         return
@@ -205,6 +220,15 @@ def metrics_command(
         int,
         typer.Option("--loop-visits", help="Visits of one worker in one turn that flag a loop."),
     ] = DEFAULT_LOOP_VISITS,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="The store the runs recorded their side effects in (StoreEffects), in --db's "
+            "forms; on Postgres the lgsp_effects table of --db is read as well.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
     ] = False,
@@ -234,6 +258,7 @@ def metrics_command(
         $ lgsp metrics --db postgresql://app@db/app --since 24h --graph support --json
         $ lgsp metrics --db runs.db --expected labels.json --alert 0.8
         $ lgsp metrics --db runs.db --since 7d --html metrics.html
+        $ lgsp metrics --db runs.db --store runs.db --json
         $ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 lgsp metrics --db runs.db --otel
         ```
     """
@@ -258,13 +283,24 @@ def metrics_command(
         fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
     with ExitStack() as stack:
         saver = open_saver(stack, url, shown)
+        memory = open_memory(stack, store)
+        effects: list[Any] = [] if memory is None else [memory]
         try:
             records = read_threads(saver, since=start, graph=graph)
         except Exception as exc:
             fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
-    report = compute_metrics(
-        records, expected=labels, utilisation_alert=alert, loop_visits=loop_visits
-    )
+        try:
+            if url.lower().startswith(("postgresql://", "postgres://")):
+                effects.append(stack.enter_context(open_effects(url, setup=False)))
+            report = compute_metrics(
+                records,
+                expected=labels,
+                utilisation_alert=alert,
+                loop_visits=loop_visits,
+                effects=effects or None,
+            )
+        except Exception as exc:
+            fail(f"cannot read the side effects of the runs in {shown}: {one_line(str(exc), 300)}")
     if html is not None:
         try:
             write_metrics_html(report, html, source=shown)

@@ -48,6 +48,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path, whole_int
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
+from langgraph_supervisor_pro._internal.text import shown_id
 from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.persistence._effects import (
     PostgresEffects,
@@ -646,7 +647,9 @@ def _has_state(conn: Any) -> bool:
     return bool(row["found"] if isinstance(row, dict) else row and row[0])
 
 
-def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
+def _effects(effects: EffectsSource, thread_ids: Sequence[str]) -> list[EffectEvent]:
+    if not thread_ids:
+        return []
     if isinstance(effects, PostgresEffects):
         with effects.pool.connection() as conn:
             exists = conn.execute(
@@ -658,8 +661,8 @@ def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
             state = _STATE if _has_state(conn) else "'done'"
             rows = conn.execute(
                 "SELECT key, outcome, created_at, " + state + " AS state FROM lgsp_effects "
-                "WHERE thread_id = %s ORDER BY created_at, key",
-                (thread_id,),
+                "WHERE thread_id = ANY(%s) ORDER BY created_at, key",
+                (list(thread_ids),),
             ).fetchall()
         return [
             _effect(str(key), outcome, created, state)
@@ -671,19 +674,65 @@ def _effects(effects: EffectsSource, thread_id: str) -> list[EffectEvent]:
             )
         ]
     store = effects.store if isinstance(effects, StoreEffects) else effects
-    namespace = StoreEffects.thread_namespace(thread_id)
     recorded: list[EffectEvent] = []
-    offset = 0
-    while True:
-        page = store.search(namespace, limit=_PAGE, offset=offset)
-        offset += len(page)
-        recorded.extend(
-            _effect(item.key, (item.value or {}).get("outcome"), item.created_at) for item in page
-        )
-        if len(page) < _PAGE:
-            break
+    for thread_id in dict.fromkeys(thread_ids):
+        namespace = StoreEffects.thread_namespace(thread_id)
+        offset = 0
+        while True:
+            page = store.search(namespace, limit=_PAGE, offset=offset)
+            offset += len(page)
+            recorded.extend(
+                _effect(item.key, (item.value or {}).get("outcome"), item.created_at)
+                for item in page
+            )
+            if len(page) < _PAGE:
+                break
     recorded.sort(key=lambda e: (e.at is None, e.at or _EPOCH, e.key))
     return recorded
+
+
+def recorded_effects(
+    effects: EffectsSource | Sequence[EffectsSource] | None, thread_ids: Sequence[str]
+) -> list[EffectEvent]:
+    """The effects recorded for some threads in one or several sources, oldest first per source.
+
+    The reader of `audit_trail` and of the delegation metrics (`effects=`): the
+    `lgsp_effects` rows of `open_effects(url)` (one query for every thread), or the items
+    of a `StoreEffects` (or its store) under each thread's namespace.
+
+    Args:
+        effects: Where effects were recorded (`open_effects(url)`, a `StoreEffects`, or
+            its store; or a list of them); None reads nothing.
+        thread_ids: The threads whose effects to read.
+
+    Returns:
+        One event per recorded effect (with its `state`).
+
+    Raises:
+        TypeError: `effects` (or an item of it) is none of these, naming it.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> store = InMemoryStore()
+        >>> StoreEffects(store).run("t-1/1/1/mailer/email", lambda key: "sent")
+        'sent'
+        >>> [(e.name, e.state) for e in recorded_effects(store, ["t-1"])]
+        [('email', 'done')]
+    """
+    kinds = (PostgresEffects, StoreEffects, BaseStore)
+    if isinstance(effects, kinds):
+        sources: list[EffectsSource] = [effects]
+    elif effects is None or (isinstance(effects, Sequence) and not isinstance(effects, str)):
+        sources = list(effects or ())
+    else:
+        sources = [cast(EffectsSource, effects)]
+    for source in sources:
+        if not isinstance(source, kinds):
+            raise TypeError(
+                f"effects: got {type(source).__name__}; give open_effects(url), a StoreEffects "
+                "or a BaseStore (or a list of them)"
+            )
+    return [e for source in sources for e in _effects(source, thread_ids)]
 
 
 def _with_effects(events: list[AuditEvent], effects: list[EffectEvent]) -> list[AuditEvent]:
@@ -737,7 +786,7 @@ def audit_trail(
     Raises:
         LookupError: The thread has no checkpoints.
         TypeError: `checkpointer_or_graph` is neither a checkpointer nor a graph
-            compiled with one.
+            compiled with one, or `effects` is not an effects source.
 
     Example:
         ```python
@@ -752,18 +801,13 @@ def audit_trail(
     history = History.read(saver, thread)
     levels = history.namespaces(thread)
     if not levels:
-        raise LookupError(f"thread {thread!r} has no checkpoints")
+        raise LookupError(f"thread {shown_id(thread)} has no checkpoints")
     events: list[AuditEvent] = []
     for namespace, chain in levels.items():
         events.extend(_events_of(namespace, chain))
     order = {id(e): i for i, e in enumerate(events)}
     events.sort(key=lambda e: (e.at is None, e.at or datetime.min, order[id(e)]))
-    sources = (
-        [effects]
-        if isinstance(effects, (PostgresEffects, StoreEffects, BaseStore))
-        else list(effects or ())
-    )
-    recorded = [e for source in sources for e in _effects(source, thread)]
+    recorded = recorded_effects(effects, [thread])
     if recorded:
         events = _with_effects(events, recorded)
     newest = history.newest(thread)

@@ -30,7 +30,12 @@ Figures:
   first checkpoint the run paused on the review to the answer's `answered_at`, with a
   histogram over `REVIEW_TIME_BUCKETS`), deadline
   breaches (answered at or after the deadline it was first given) and pending reviews,
-  overdue ones included.
+  overdue ones included;
+- effects, when `effects=` names where they were recorded (they are not in the
+  checkpoints; read as `audit_trail` reads them): the reported runs' effects by state, and
+  those not `done`: in doubt (`intent`, `in_doubt`: `run_external` cannot tell whether
+  the call happened) or settled after a doubt (`reconciled`, `confirmed`, `redone`,
+  `skipped`).
 
 Example:
     ```python
@@ -46,6 +51,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections import Counter, defaultdict
@@ -60,6 +66,7 @@ from langgraph.types import Interrupt
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
+from langgraph_supervisor_pro._internal.text import shown_id
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro._state import (
     CompactionEntry,
@@ -68,8 +75,14 @@ from langgraph_supervisor_pro._state import (
     SecurityEntry,
     UsageEntry,
 )
+from langgraph_supervisor_pro.observability._audit import (
+    EffectEvent,
+    EffectsSource,
+    recorded_effects,
+)
 from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.observability._history_rows import reads_tables
+from langgraph_supervisor_pro.persistence._effects import DONE, IN_DOUBT, INTENT
 from langgraph_supervisor_pro.persistence._thread_index import indexed_heads
 from langgraph_supervisor_pro.review._desk import INTERRUPT_CHANNEL, reviews_pending_at
 from langgraph_supervisor_pro.review._payload import PendingReview
@@ -84,6 +97,7 @@ __all__ = [
     "DelegationMetrics",
     "DomainRecord",
     "EdgeMetrics",
+    "EffectMetrics",
     "ExpectedRoutes",
     "HopUtilisation",
     "RefusalMetrics",
@@ -584,10 +598,12 @@ def expected_routes(value: object, *, where: str = "expected") -> dict[str, tupl
     routes: dict[str, tuple[str, ...]] = {}
     for thread, workers, named, at in pairs:
         if not isinstance(thread, str) or not thread:
-            raise ValueError(f"{named}: the thread id must be a non-empty string, got {thread!r}")
+            raise ValueError(
+                f"{named}: the thread id must be a non-empty string, got {shown_id(thread)}"
+            )
         if thread in routes:
             raise ValueError(
-                f"{named}: thread {thread!r} is labelled twice; label each thread once"
+                f"{named}: thread {shown_id(thread)} is labelled twice; label each thread once"
             )
         if isinstance(workers, str) or not isinstance(workers, list | tuple):
             raise ValueError(
@@ -1153,6 +1169,66 @@ class ReviewMetrics:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EffectMetrics:
+    """The side effects the runs recorded (`effects=`), and those that were in doubt.
+
+    Example:
+        >>> e = EffectMetrics(recorded=3, by_state={"done": 1, "intent": 1, "skipped": 1})
+        >>> e.doubted, e.in_doubt, e.settled_after_doubt
+        (2, 1, 1)
+    """
+
+    recorded: int
+    """Effects recorded for the reported runs."""
+    by_state: Mapping[str, int]
+    """By state: `done`, `intent`, `in_doubt`, `reconciled`, `confirmed`, `redone`,
+    `skipped` (see `PostgresEffects.run_external`)."""
+
+    @property
+    def doubted(self) -> int:
+        """Effects not `done`: in doubt now, or settled after a doubt."""
+        return self.recorded - self.by_state.get(DONE, 0)
+
+    @property
+    def in_doubt(self) -> int:
+        """Effects still in doubt: an intent without an outcome, or one paused on a review.
+
+        An intent is a call in flight, or one whose execution died after it.
+        """
+        return self.by_state.get(INTENT, 0) + self.by_state.get(IN_DOUBT, 0)
+
+    @property
+    def settled_after_doubt(self) -> int:
+        """Effects settled after a doubt: reconciled, confirmed, redone or skipped.
+
+        The call may have happened twice, or not at all.
+        """
+        return self.doubted - self.in_doubt
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values.
+
+        Example:
+            >>> EffectMetrics(recorded=1, by_state={"intent": 1}).to_dict()["in_doubt"]
+            1
+        """
+        return {
+            "recorded": self.recorded,
+            "doubted": self.doubted,
+            "in_doubt": self.in_doubt,
+            "settled_after_doubt": self.settled_after_doubt,
+            "by_state": dict(self.by_state),
+        }
+
+
+def _effect_metrics(recorded: Sequence[EffectEvent] | None) -> EffectMetrics | None:
+    if recorded is None:
+        return None
+    states = Counter(e.state for e in recorded)
+    return EffectMetrics(recorded=len(recorded), by_state=dict(sorted(states.items())))
+
+
+@dataclass(frozen=True, kw_only=True)
 class DelegationMetrics:
     """Every delegation figure of a set of runs (`compute_metrics`, `delegation_metrics`).
 
@@ -1180,6 +1256,8 @@ class DelegationMetrics:
     loop_visits: int
     hop_utilisation: tuple[HopUtilisation, ...] = ()
     """The same per hop number of a run (1, 2, ...), for the hops whose calls were recorded."""
+    effects: EffectMetrics | None = None
+    """The runs' side effects; None when no `effects=` was given."""
 
     @property
     def alerts(self) -> tuple[str, ...]:
@@ -1208,6 +1286,7 @@ class DelegationMetrics:
             "compactions": self.compactions.to_dict(),
             "refusals": self.refusals.to_dict(),
             "reviews": self.reviews.to_dict(),
+            "effects": None if self.effects is None else self.effects.to_dict(),
         }
 
 
@@ -1255,6 +1334,7 @@ def compute_metrics(
     expected: ExpectedRoutes | Sequence[Mapping[str, Any]] | None = None,
     utilisation_alert: float = DEFAULT_UTILISATION_ALERT,
     loop_visits: int = DEFAULT_LOOP_VISITS,
+    effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> DelegationMetrics:
     """The delegation figures of some runs (from `read_threads`).
 
@@ -1263,20 +1343,39 @@ def compute_metrics(
         expected: Expected routes (see `expected_routes`); routing is scored when given.
         utilisation_alert: The utilisation share at or over which a role's p99 alerts.
         loop_visits: Visits of one worker in one turn that flag a loop.
+        effects: Where the runs recorded their side effects (`open_effects(url)`, a
+            `StoreEffects`, or its store; or a list of them), to count them and those in
+            doubt (`report.effects`); None leaves effects out.
 
     Returns:
         The figures.
 
     Raises:
         ValueError: If a setting or the expected routes are invalid (naming the field).
+        TypeError: If `effects` is not an effects source.
 
     Example:
         ```python
-        report = compute_metrics(read_threads(saver), expected={"t1": ["billing"]},
-                                 utilisation_alert=0.8)
+        with open_effects(url) as effects:
+            report = compute_metrics(read_threads(saver), expected={"t1": ["billing"]},
+                                     utilisation_alert=0.8, effects=effects)
+        print(report.effects.in_doubt)
         ```
     """
     _check_settings(utilisation_alert, loop_visits)
+    recorded = (
+        None if effects is None else recorded_effects(effects, [r.thread_id for r in records])
+    )
+    return _compute(records, expected, float(utilisation_alert), loop_visits, recorded)
+
+
+def _compute(
+    records: Sequence[ThreadRecord],
+    expected: ExpectedRoutes | Sequence[Mapping[str, Any]] | None,
+    utilisation_alert: float,
+    loop_visits: int,
+    recorded: Sequence[EffectEvent] | None,
+) -> DelegationMetrics:
     labels = None if expected is None else expected_routes(expected)
     by_status: Counter[str] = Counter()
     by_halt: Counter[str] = Counter()
@@ -1385,6 +1484,7 @@ def compute_metrics(
         hops=hops,
         utilisation_alert=float(utilisation_alert),
         loop_visits=loop_visits,
+        effects=_effect_metrics(recorded),
     )
 
 
@@ -1498,6 +1598,7 @@ def delegation_metrics(
     utilisation_alert: float = DEFAULT_UTILISATION_ALERT,
     loop_visits: int = DEFAULT_LOOP_VISITS,
     now: datetime | None = None,
+    effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> DelegationMetrics:
     """Read the runs of a checkpoint database and compute their delegation figures.
 
@@ -1512,26 +1613,35 @@ def delegation_metrics(
         utilisation_alert: The utilisation alert threshold (default 0.7).
         loop_visits: Visits of one worker in one turn that flag a loop (default 3).
         now: The time durations count back from and overdue reviews are judged at.
+        effects: Where the runs recorded their side effects (`open_effects(url)`, a
+            `StoreEffects`, or its store; or a list of them), to count those not `done`
+            (`report.effects`: in doubt, or settled after a doubt); None leaves them out.
 
     Returns:
         The figures.
 
     Raises:
         ValueError: If an argument is invalid (naming it).
+        TypeError: If `effects` is not an effects source.
 
     Example:
         ```python
-        with open_checkpointer("sqlite:///runs.db") as saver:
-            report = delegation_metrics(saver, since="7d", utilisation_alert=0.8)
+        with open_checkpointer(url) as saver, open_effects(url) as effects:
+            report = delegation_metrics(saver, since="7d", effects=effects)
         for edge in report.edges:
             print(edge.source, "->", edge.target, edge.success_rate)
+        print(report.effects.in_doubt, "effects in doubt")
         ```
     """
     _check_settings(utilisation_alert, loop_visits)
     labels = None if expected is None else expected_routes(expected)
     records = read_threads(checkpointer, since=since, graph=graph, now=now)
     return compute_metrics(
-        records, expected=labels, utilisation_alert=utilisation_alert, loop_visits=loop_visits
+        records,
+        expected=labels,
+        utilisation_alert=utilisation_alert,
+        loop_visits=loop_visits,
+        effects=effects,
     )
 
 
@@ -1544,8 +1654,12 @@ async def adelegation_metrics(
     utilisation_alert: float = DEFAULT_UTILISATION_ALERT,
     loop_visits: int = DEFAULT_LOOP_VISITS,
     now: datetime | None = None,
+    effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> DelegationMetrics:
     """Async twin of `delegation_metrics` (`aread_threads`, then `compute_metrics`).
+
+    `effects` takes the same sources as `delegation_metrics` (`open_effects(url)`, a
+    `StoreEffects` or its store); they are read in a worker thread.
 
     Example:
         ```python
@@ -1556,6 +1670,9 @@ async def adelegation_metrics(
     _check_settings(utilisation_alert, loop_visits)
     labels = None if expected is None else expected_routes(expected)
     records = await aread_threads(checkpointer, since=since, graph=graph, now=now)
-    return compute_metrics(
-        records, expected=labels, utilisation_alert=utilisation_alert, loop_visits=loop_visits
+    recorded = (
+        None
+        if effects is None
+        else await asyncio.to_thread(recorded_effects, effects, [r.thread_id for r in records])
     )
+    return _compute(records, labels, float(utilisation_alert), loop_visits, recorded)

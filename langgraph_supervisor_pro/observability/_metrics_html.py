@@ -3,7 +3,8 @@
 `metrics_html(report)` renders a `DelegationMetrics` as a page that needs nothing else:
 inline CSS, inline SVG charts drawn here in Python, no script, no font or image to fetch
 (its Content-Security-Policy forbids both), so it opens from disk, from a mail or a
-ticket. It holds the figures' cards (runs, hops, completion, alerts, reviews), three
+ticket. It holds the figures' cards (runs, hops, completion, alerts, reviews, and the
+effects in doubt when the report counted effects), three
 charts, each with a table of the same figures beside it (the accessible reading):
 
 - context utilisation per hop of a run (`DelegationMetrics.hop_utilisation`): one bar
@@ -237,6 +238,16 @@ def _cards(report: DelegationMetrics) -> str:
             False,
         ),
     ]
+    effects = report.effects
+    if effects is not None:
+        cards.append(
+            (
+                "Effects in doubt",
+                str(effects.in_doubt),
+                f"{effects.settled_after_doubt} settled after a doubt, {effects.recorded} recorded",
+                bool(effects.in_doubt),
+            )
+        )
     return (
         '<div class="cards">'
         + "".join(

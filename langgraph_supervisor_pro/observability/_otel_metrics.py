@@ -30,10 +30,14 @@ The instruments (`INSTRUMENTS` lists them; attributes in brackets):
 - reviews: `lgsp.review.count` `{review}` [`lgsp.review.decision`], `.escalated.count`,
   `.deadline_breach.count`, `.pending.count`, `.overdue.count` `{review}`,
   `lgsp.review.escalation.ratio` `1`, `lgsp.review.duration.average`, `.p99`, `.max` `s`;
+- effects, when the report counted them (`effects=`): `lgsp.effect.count` `{effect}`
+  [`lgsp.effect.state`], `lgsp.effect.doubted.count` `{effect}` (not `done`: in doubt or
+  settled after a doubt) and `lgsp.effect.in_doubt.count` `{effect}` (still in doubt);
 - routing, when scored [`lgsp.worker.path`]: `lgsp.routing.precision`, `.recall`, `.f1` `1`.
 
-A figure with no value (a share of nothing, the time in review without a timed review)
-is not reported. Requires the `otel` extra (`pip install "langgraph-supervisor-pro[otel]"`).
+A figure with no value (a share of nothing, the time in review without a timed review,
+effects not counted) is not reported. Requires the `otel` extra
+(`pip install "langgraph-supervisor-pro[otel]"`).
 
 Example:
     ```python
@@ -344,6 +348,31 @@ def _specs() -> tuple[_Spec, ...]:
             unit="s",
             description="Longest time in review.",
             points=lambda r: _one(r.reviews.max_seconds),
+        ),
+        _Spec(
+            name="lgsp.effect.count",
+            kind="count",
+            unit="{effect}",
+            description="Side effects the runs recorded, by state (done, intent, in_doubt, ...).",
+            points=lambda r: (
+                []
+                if r.effects is None
+                else [(n, {"lgsp.effect.state": k}) for k, n in r.effects.by_state.items()]
+            ),
+        ),
+        _Spec(
+            name="lgsp.effect.doubted.count",
+            kind="count",
+            unit="{effect}",
+            description="Side effects not done: in doubt, or settled after a doubt.",
+            points=lambda r: [] if r.effects is None else [(r.effects.doubted, {})],
+        ),
+        _Spec(
+            name="lgsp.effect.in_doubt.count",
+            kind="count",
+            unit="{effect}",
+            description="Side effects still in doubt: they may have happened, or not.",
+            points=lambda r: [] if r.effects is None else [(r.effects.in_doubt, {})],
         ),
         _Spec(
             name="lgsp.routing.precision",

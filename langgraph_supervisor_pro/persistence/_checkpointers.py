@@ -14,10 +14,13 @@ SQLite on a laptop and Postgres in production:
 Credentials never reach checkpoint metadata through these checkpointers. LangGraph copies
 every ``str``, ``int``, ``float`` and ``bool`` of the run's ``configurable`` and
 ``metadata`` into each checkpoint's metadata; these savers (subclasses of the ones
-above) leave out the strings under secret-looking keys (``openai_api_key``,
-``github_token``, ``db_password``, ``Authorization``, ...) and those holding a secret
-registered with ``register_secret``. The rest of the checkpoint is stored as LangGraph
-writes it.
+above) leave out the credentials, told by what they are, never by a part of a key's name
+(``_internal/scrub.py``): strings under a credential name (``api_key``,
+``openai_api_key``, ``access_token``, ``db_password``, ``Authorization``, ...), strings
+holding a secret registered with ``register_secret`` or found in the environment, and
+strings that look like a credential under any key (``sk-...``, ``ghp_...``, a JWT, ...).
+A ``custom_key``, ``idempotency_key`` or ``token_count`` is kept. The rest of the
+checkpoint is stored as LangGraph writes it.
 
 They also keep a thread small: a worker's graph agent (a ``create_agent`` graph) is
 checkpointed under its hop's namespace while the hop runs and while an interrupt inside
@@ -69,7 +72,8 @@ from psycopg import AsyncConnection, Connection
 from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langgraph_supervisor_pro._internal.scrub import looks_secret, redact_config, registered
+from langgraph_supervisor_pro._internal.scrub import holds_credential, redact_config, registered
+from langgraph_supervisor_pro._internal.text import shown_id
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import (
@@ -135,16 +139,15 @@ def _stored_metadata(metadata: CheckpointMetadata) -> CheckpointMetadata:
     config (which `redact_config` has cleaned). A LangGraph server's custom-checkpointer
     adapter (`langgraph-api`) adds every other `configurable` value itself before calling
     the saver: a worker's `HopContext` (not JSON: Postgres would refuse the checkpoint)
-    and any credential passed there. Left out: strings under secret-looking keys, strings
-    holding a registered secret, and values that are not JSON (at any depth; NaN and
-    infinity are not).
+    and any credential passed there. Left out: the values that are or hold a credential
+    (`holds_credential`: a string under a credential name, holding a registered secret or
+    looking like a credential, at any depth), and values that are not JSON (at any depth;
+    NaN and infinity are not).
     """
     secrets = registered()
 
     def keep(key: str, value: Any) -> bool:
-        if isinstance(value, str):
-            return not looks_secret(key) and not any(s in value for s in secrets)
-        return _storable(value)
+        return _storable(value) and not holds_credential(key, value, secrets)
 
     if all(keep(str(k), v) for k, v in metadata.items()):
         return metadata
@@ -152,7 +155,7 @@ def _stored_metadata(metadata: CheckpointMetadata) -> CheckpointMetadata:
 
 
 class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
-    """Leaves secret-looking and registered values of the config out of checkpoint metadata.
+    """Leaves the credentials of the config out of checkpoint metadata (`holds_credential`).
 
     LangGraph's savers build a checkpoint's metadata from the config given to `put`
     (`get_checkpoint_metadata`) and read nothing else from it but the checkpoint's
@@ -635,7 +638,7 @@ def _fork_refused(
     return ThreadBusyError(
         thread_id,
         holder,
-        f"thread {thread_id!r} is busy: another writer{held} stored checkpoint {head} "
+        f"thread {shown_id(thread_id)} is busy: another writer{held} stored checkpoint {head} "
         f"after this run read {read}; checkpoint {checkpoint['id']} was not stored, so the "
         "thread is not forked. Run one writer per thread (take thread_lease(...) around "
         f"each run). To fork on purpose (time travel from an older checkpoint), pass "
@@ -683,7 +686,7 @@ def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyEr
     return ThreadBusyError(
         thread_id,
         None,
-        f"thread {thread_id!r}: checkpoint {_parent_of(config)}, which this run started "
+        f"thread {shown_id(thread_id)}: checkpoint {_parent_of(config)}, which this run started "
         "from, is gone (delete_for_runs, as a LangGraph server's rollback calls it, deleted "
         "it after the run read the thread; or it was never stored); checkpoint "
         f"{checkpoint['id']} was not stored, so the thread's history stays whole. Run "

@@ -60,7 +60,8 @@ from psycopg.errors import LockNotAvailable
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
-from langgraph_supervisor_pro._internal.text import truncate
+from langgraph_supervisor_pro._internal.storable import check_thread_id
+from langgraph_supervisor_pro._internal.text import shown_id, truncate
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -199,6 +200,9 @@ def _options(
     where: str,
 ) -> _Options:
     tid = _text(thread_id, f"{where} thread_id", "give the run's non-empty thread id")
+    # A thread id no database can encode (a surrogate): said as such, not as an encoding
+    # error from the lease's `application_name`.
+    check_thread_id(tid, f"{where} thread_id")
     waited = None if wait is None else check_seconds(
         wait, f"{where} wait", zero=True, fix=", or None to fail at once when the thread is busy"
     )  # fmt: skip
@@ -308,7 +312,7 @@ def _busy(opts: _Options, holder: str | None) -> ThreadBusyError:
     return ThreadBusyError(
         opts.thread_id,
         holder,
-        f"thread {truncate(repr(opts.thread_id), 80)} is busy: its lease is {held}"
+        f"thread {shown_id(opts.thread_id)} is busy: its lease is {held}"
         f"{'; waited' + waited if waited else ''}. Wait for the run to finish "
         "(thread_lease(..., wait=SECONDS) waits for the lease), or run another thread.",
     )
@@ -488,9 +492,9 @@ def _release(conn: Connection[Any], opts: _Options) -> None:
             conn.execute(_UNLOCK, (opts.thread_id,))
     except Exception as exc:  # the lock went with the session anyway
         logger.warning(
-            "thread %r: releasing the lease failed (%s); the connection is closed, "
+            "thread %s: releasing the lease failed (%s); the connection is closed, "
             "which releases it",
-            opts.thread_id,
+            shown_id(opts.thread_id),
             type(exc).__name__,
         )
     finally:
@@ -504,9 +508,9 @@ async def _arelease(conn: AsyncConnection[Any], opts: _Options) -> None:
             await conn.execute(_UNLOCK, (opts.thread_id,))
     except Exception as exc:
         logger.warning(
-            "thread %r: releasing the lease failed (%s); the connection is closed, "
+            "thread %s: releasing the lease failed (%s); the connection is closed, "
             "which releases it",
-            opts.thread_id,
+            shown_id(opts.thread_id),
             type(exc).__name__,
         )
     finally:

@@ -69,7 +69,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
-from langgraph_supervisor_pro._internal.text import truncate
+from langgraph_supervisor_pro._internal.text import cut_id, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._effects import StoreEffects
@@ -166,7 +166,7 @@ class PrunedThread:
             'thread t (halted, 2.0 h old): kept, it has a new checkpoint'
         """
         age = _age_text(self.age_seconds)
-        head = f"thread {self.thread_id} ({self.status}, {age} old)"
+        head = f"thread {cut_id(self.thread_id)} ({self.status}, {age} old)"
         if self.outcome == "changed":
             return f"{head}: kept, it has a new checkpoint"
         if self.outcome == "leased":

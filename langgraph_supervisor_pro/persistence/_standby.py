@@ -45,7 +45,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import cut_id, one_line
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import DEFAULT_CONNECT_TIMEOUT
 from langgraph_supervisor_pro.persistence._leases import (
@@ -98,10 +98,12 @@ class Takeover:
         """One line for people (what the CLI prints)."""
         at = f" from checkpoint {self.checkpoint_id}" if self.checkpoint_id else ""
         if self.outcome == "nothing_to_do":
-            return f"thread {self.thread_id}: nothing to resume{at} (the run had stopped)"
+            return f"thread {cut_id(self.thread_id)}: nothing to resume{at} (the run had stopped)"
         if self.outcome == "skipped":
-            return f"thread {self.thread_id}: not resumed{at}: {self.error}"
-        head = f"thread {self.thread_id}: resumed at {list(self.pending)}{at}; {self.outcome}"
+            return f"thread {cut_id(self.thread_id)}: not resumed{at}: {self.error}"
+        head = (
+            f"thread {cut_id(self.thread_id)}: resumed at {list(self.pending)}{at}; {self.outcome}"
+        )
         if self.outcome == "failed":
             return f"{head}: {self.error}"
         return f"{head} (status {self.status})" if self.status else head

@@ -74,7 +74,7 @@ from typing import Any, NoReturn
 
 from langgraph_sdk import Auth
 
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import cut_id, one_line, shown_id
 from langgraph_supervisor_pro.review._payload import PendingReview, is_review_payload
 from langgraph_supervisor_pro.review._policy import (
     _RESERVED_PREFIX,
@@ -225,11 +225,11 @@ async def _read_thread(thread_id: str, with_status: bool = False) -> Mapping[str
     except Exception as exc:
         if getattr(getattr(exc, "response", None), "status_code", None) == 404:
             return None
-        _log.warning("server_auth: cannot read thread %s: %s", thread_id, exc)
+        _log.warning("server_auth: cannot read thread %s: %s", shown_id(thread_id), exc)
         raise Auth.exceptions.HTTPException(
             status_code=503,
             detail=one_line(
-                f"server_auth: cannot read the pending reviews of thread {thread_id} "
+                f"server_auth: cannot read the pending reviews of thread {cut_id(thread_id)} "
                 f"({type(exc).__name__}: {exc}); try again",
                 _DETAIL_CHARS,
             ),
@@ -254,7 +254,7 @@ def _how_to_answer(thread_id: str, pending: list[PendingReview]) -> str:
     groups = sorted({r.reviewers for r in pending if r.reviewers})
     who = f"a member of {', '.join(repr(g) for g in groups)}" if groups else "a reviewer"
     return (
-        f"thread {thread_id} is paused on review {ids}; answer it first: {who} sends "
+        f"thread {cut_id(thread_id)} is paused on review {ids}; answer it first: {who} sends "
         "runs.create(thread_id, assistant_id, command={'resume': {interrupt_id: "
         "{'decisions': [{'type': 'approve'}]}}}) (or 'reject', 'edit')"
     )
@@ -312,8 +312,8 @@ async def _guard_run(
         return  # a stateless run: a new thread, nothing paused on it
     if answers and forks:
         _forbidden(
-            f"a review answer on thread {thread} from a given checkpoint (checkpoint_id) is "
-            "refused: answer the review the thread is paused on now, without a checkpoint"
+            f"a review answer on thread {cut_id(thread)} from a given checkpoint (checkpoint_id) "
+            "is refused: answer the review the thread is paused on now, without a checkpoint"
         )
     enqueues = not resumes and value.get("multitask_strategy") == "enqueue"
     state = await read(str(thread), enqueues)
@@ -321,7 +321,7 @@ async def _guard_run(
     if not pending:
         if enqueues and (state or {}).get("status") == "busy":
             _forbidden(
-                f"thread {thread} is running; a run queued behind it (multitask_strategy "
+                f"thread {cut_id(thread)} is running; a run queued behind it (multitask_strategy "
                 "'enqueue') could start on a review the running run pauses on and discard it: "
                 "wait until the thread is idle or paused, then send the input or the answer"
             )
@@ -334,8 +334,8 @@ async def _guard_run(
         )
     if moves:
         _forbidden(
-            f"thread {thread} is paused on a review; a command that also updates its state or "
-            "routes it (update, goto) is refused: answer the review"
+            f"thread {cut_id(thread)} is paused on a review; a command that also updates its state "
+            "or routes it (update, goto) is refused: answer the review"
         )
     if not policy.restricts_reviewers:
         return
@@ -346,7 +346,9 @@ async def _guard_run(
         for review in targets:
             refusal = policy.reviewer_refusal(who, review, decision=decision)
             if refusal is not None:
-                _log.warning("server_auth refused an answer on thread %s: %s", thread, refusal)
+                _log.warning(
+                    "server_auth refused an answer on thread %s: %s", shown_id(thread), refusal
+                )
                 _forbidden(refusal)
 
 
@@ -368,7 +370,7 @@ async def _guard_thread_update(
         return
     pending = _reviews_of(await read(str(thread), False), str(thread))
     if pending:
-        _log.warning("server_auth refused a state update of thread %s", thread)
+        _log.warning("server_auth refused a state update of thread %s", shown_id(thread))
         _forbidden(
             "a state update would discard or skip the pending review (the server shows an "
             "auth handler neither its values nor as_node, so none passes): "

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from langgraph_supervisor_pro import open_checkpointer
+from langgraph_supervisor_pro import open_checkpointer, open_store
 from langgraph_supervisor_pro.cli import app
+from langgraph_supervisor_pro.persistence._effects import StoreEffects, open_effects
 from tests.cli._output import error_line
-from tests.observability._record import record
+from tests.observability._record import leave_an_effect_in_doubt, record
 
 WIDE = {"COLUMNS": "200"}
 
@@ -310,3 +311,40 @@ def test_a_bad_html_path_is_a_one_line_error_before_anything_is_read(
         lgsp("metrics", "--db", str(tmp_path / "none.db"), "--html", target.format(dir=tmp_path)),
         says.format(dir=tmp_path),
     )
+
+
+def test_metrics_count_an_effect_left_in_doubt_on_postgres(pg_database: str) -> None:
+    with open_checkpointer(pg_database) as saver, open_effects(pg_database) as effects:
+        leave_an_effect_in_doubt(saver, effects, "mail-1")
+    result = lgsp("metrics", "--db", pg_database)
+    assert result.exit_code == 0, result.output
+    assert "Effects: 1 recorded (intent 1), 1 not done: 1 in doubt, 0 settled after a doubt." in (
+        result.output
+    )
+    data = json.loads(lgsp("metrics", "--db", pg_database, "--json").output)
+    assert data["effects"] == {
+        "recorded": 1,
+        "doubted": 1,
+        "in_doubt": 1,
+        "settled_after_doubt": 0,
+        "by_state": {"intent": 1},
+    }
+
+
+def test_metrics_read_effects_from_a_store_and_none_without_one(db: Path, tmp_path: Path) -> None:
+    plain = lgsp("metrics", "--db", str(db), "--json")
+    assert json.loads(plain.output)["effects"] is None
+    assert "Effects:" not in lgsp("metrics", "--db", str(db)).output
+    store = tmp_path / "effects.db"
+    with open_store(f"sqlite:///{store}") as memory:
+        StoreEffects(memory).run("retry/1/1/flaky/email", lambda key: "sent")
+    result = lgsp("metrics", "--db", str(db), "--store", str(store), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["effects"]["by_state"] == {"done": 1}
+    text = lgsp("metrics", "--db", str(db), "--store", str(store)).output
+    assert "Effects: 1 recorded (done 1), 0 not done: 0 in doubt" in text
+    page = tmp_path / "m.html"
+    assert (
+        lgsp("metrics", "--db", str(db), "--store", str(store), "--html", str(page)).exit_code == 0
+    )
+    assert 'data-card="Effects in doubt"' in page.read_text(encoding="utf-8")

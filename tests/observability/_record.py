@@ -30,6 +30,7 @@ from langgraph.types import Command, RetryPolicy
 
 from langgraph_supervisor_pro import SupervisorView, Worker, WorkerTask, create_supervisor
 from langgraph_supervisor_pro.cli._demo import _import, load_desk
+from langgraph_supervisor_pro.persistence._effects import effect_key
 from langgraph_supervisor_pro.review._desk import list_reviews, sweep_reviews
 
 NO_WAIT = RetryPolicy(max_attempts=1)
@@ -188,3 +189,31 @@ def record(saver: BaseCheckpointSaver[Any]) -> Recorded:
     _team(saver, states)
     _tree(saver, states)
     return Recorded(states=states, review_seconds=seconds)
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL between an external call and the record of its outcome."""
+
+
+def leave_an_effect_in_doubt(saver: BaseCheckpointSaver[Any], effects: Any, thread: str) -> None:
+    """Run `thread` (graph `mailer`) whose worker's `run_external` dies after its call.
+
+    The effect's intent stays in `lgsp_effects` without an outcome (state `intent`), as
+    after SIGKILL between the call and the record (`test_effects_in_doubt.py` does the same).
+    """
+
+    def mailer(task: WorkerTask) -> str:
+        def send_then_die(key: str) -> Any:
+            raise Killed
+
+        return str(effects.run_external(effect_key("receipt"), send_then_die))
+
+    app = create_supervisor(
+        [Worker(name="mailer", description="Sends receipts.", agent=mailer, retry=NO_WAIT)],
+        router=_routes("mailer"),
+    ).compile(checkpointer=saver)
+    try:
+        app.invoke({"messages": [HumanMessage("Send the receipt")]}, config(thread, "mailer"))
+    except Killed:
+        return
+    raise AssertionError("the effect did not die")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from langgraph_supervisor_pro import aopen_checkpointer, open_checkpointer
 from langgraph_supervisor_pro.observability import (
@@ -24,12 +25,14 @@ from langgraph_supervisor_pro.observability import (
     read_threads,
 )
 from langgraph_supervisor_pro.observability._metrics import (
+    EffectMetrics,
     ThreadRecord,
     expected_routes,
     load_expected,
     parse_since,
 )
-from tests.observability._record import Recorded, record
+from langgraph_supervisor_pro.persistence._effects import StoreEffects, open_effects
+from tests.observability._record import Recorded, leave_an_effect_in_doubt, record
 
 FUTURE = datetime(2999, 1, 1, tzinfo=UTC)
 LABELS = {
@@ -571,3 +574,56 @@ async def test_since_on_postgres_reads_only_the_threads_active_since(
         assert await aread_threads(asaver, since=start) == recent
         assert sorted(asked.pop()) == ["broken", "loop", "tree"]  # type: ignore[call-overload]
         assert (await adelegation_metrics(asaver, since=start, now=FUTURE)).to_dict() == figures
+
+
+# --------------------------------------------------------------------------- effects
+
+
+async def test_an_effect_left_in_doubt_is_counted_on_postgres(pg_database: str) -> None:
+    """`effects=` counts the reported runs' effects not `done`, read as the audit reads them."""
+    with open_checkpointer(pg_database) as saver, open_effects(pg_database) as effects:
+        leave_an_effect_in_doubt(saver, effects, "mail-1")
+        # A done effect of the run, and one of a thread the report does not hold.
+        assert effects.run_external("mail-1/9/9/mailer/other", lambda key: "sent") == "sent"
+        effects.run_external("elsewhere/1/1/mailer/receipt", lambda key: "sent")
+        without = delegation_metrics(saver, now=FUTURE)
+        report = delegation_metrics(saver, now=FUTURE, effects=effects)
+        listed = delegation_metrics(saver, now=FUTURE, effects=[effects])
+        records = read_threads(saver)
+        assert compute_metrics(records, effects=effects).effects == report.effects
+        with pytest.raises(TypeError, match=r"effects: got str; give open_effects\(url\)"):
+            compute_metrics(records, effects=["postgresql://db"])  # type: ignore[list-item]
+    assert without.effects is None and without.to_dict()["effects"] is None
+    assert report.effects is not None and listed.effects == report.effects
+    assert (report.effects.recorded, report.effects.by_state) == (2, {"done": 1, "intent": 1})
+    assert (report.effects.doubted, report.effects.in_doubt) == (1, 1)
+    assert report.to_dict()["effects"] == {
+        "recorded": 2,
+        "doubted": 1,
+        "in_doubt": 1,
+        "settled_after_doubt": 0,
+        "by_state": {"done": 1, "intent": 1},
+    }
+    async with aopen_checkpointer(pg_database) as asaver:
+        with open_effects(pg_database, setup=False) as effects:
+            again = await adelegation_metrics(asaver, now=FUTURE, effects=effects)
+    assert again.to_dict() == report.to_dict()
+
+
+def test_effects_in_a_store_and_settled_after_a_doubt() -> None:
+    store = InMemoryStore()
+    StoreEffects(store).run("retry/1/1/flaky/email", lambda key: "sent")
+    StoreEffects(store).run("other/1/1/flaky/email", lambda key: "sent")
+    run = ThreadRecord(
+        thread_id="retry", status="done", halt_reason=None, last_activity=None, graph_id=None
+    )
+    figures = compute_metrics([run], effects=StoreEffects(store)).effects
+    assert figures == compute_metrics([run], effects=[store]).effects
+    assert figures is not None and (figures.recorded, figures.doubted) == (1, 0)
+    assert figures.by_state == {"done": 1}
+    assert compute_metrics([], effects=store).effects == EffectMetrics(recorded=0, by_state={})
+    settled = EffectMetrics(
+        recorded=7,
+        by_state={"confirmed": 1, "done": 2, "in_doubt": 1, "intent": 1, "redone": 1, "skipped": 1},
+    )
+    assert (settled.doubted, settled.in_doubt, settled.settled_after_doubt) == (5, 2, 3)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from langgraph.store.memory import InMemoryStore
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import Gauge, InMemoryMetricReader, Sum
 
@@ -18,7 +20,9 @@ from langgraph_supervisor_pro.observability import (
     delegation_metrics,
     publish_metrics,
 )
+from langgraph_supervisor_pro.observability._metrics import EffectMetrics
 from langgraph_supervisor_pro.observability._otel_metrics import INSTRUMENTS, DelegationInstruments
+from langgraph_supervisor_pro.persistence._effects import StoreEffects
 from tests.observability._record import record
 
 LABELS = {"retry": ["flaky", "writer"], "loop": ["looper"]}
@@ -27,9 +31,11 @@ LABELS = {"retry": ["flaky", "writer"], "loop": ["looper"]}
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DelegationMetrics]:
     db = tmp_path_factory.mktemp("otel") / "runs.db"
+    effects = StoreEffects(InMemoryStore())
+    effects.run("retry/1/1/flaky/email", lambda key: "sent")
     with open_checkpointer(f"sqlite:///{db}") as saver:
         record(saver)
-        yield delegation_metrics(saver, expected=LABELS)
+        yield delegation_metrics(saver, expected=LABELS, effects=effects)
 
 
 Points = dict[tuple[tuple[str, Any], ...], Any]
@@ -150,6 +156,9 @@ def test_every_figure_of_real_runs_as_an_instrument(report) -> None:
     }
     assert points("lgsp.routing.recall")[(("lgsp.worker.path", "writer"),)] == 1.0
     assert points("lgsp.routing.f1")[(("lgsp.worker.path", "looper"),)] == pytest.approx(0.5)
+    assert points("lgsp.effect.count") == {(("lgsp.effect.state", "done"),): 1}
+    assert points("lgsp.effect.doubted.count") == {(): 0}
+    assert points("lgsp.effect.in_doubt.count") == {(): 0}
     # Every instrument reported, with its kind and unit.
     assert sorted(got) == sorted(INSTRUMENTS)
     for name, (data, unit, _) in got.items():
@@ -173,6 +182,8 @@ def test_figures_without_a_value_are_not_reported() -> None:
         "lgsp.review.duration.average",
         "lgsp.routing.f1",
         "lgsp.hop.context.utilization.peak",
+        "lgsp.effect.count",
+        "lgsp.effect.in_doubt.count",
     ):
         assert missing not in got or got[missing][2] == {}, missing
     assert got["lgsp.review.pending.count"][2] == {(): 0}
@@ -211,3 +222,18 @@ def test_a_report_that_is_not_one_is_refused(bad: object) -> None:
     instruments, _ = published(compute_metrics([]))
     with pytest.raises(ValueError, match=r"report: got .*; give a DelegationMetrics"):
         instruments.update(bad)  # type: ignore[arg-type]
+
+
+def test_effects_in_doubt_as_counters(report) -> None:
+    doubted = replace(
+        report, effects=EffectMetrics(recorded=3, by_state={"done": 1, "intent": 1, "skipped": 1})
+    )
+    _, reader = published(doubted)
+    got = collect(reader)
+    assert got["lgsp.effect.count"][2] == {
+        (("lgsp.effect.state", "done"),): 1,
+        (("lgsp.effect.state", "intent"),): 1,
+        (("lgsp.effect.state", "skipped"),): 1,
+    }
+    assert got["lgsp.effect.doubted.count"][2] == {(): 2}
+    assert got["lgsp.effect.in_doubt.count"][2] == {(): 1}

@@ -8,6 +8,7 @@ memory and SQLite. Two processes at once are in tests/integration/test_standby.p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pickle
 import threading
 import time
@@ -369,3 +370,36 @@ async def test_postgres_async_waiter_runs_after_the_holder(pg_database):
         order.append("second runs")
     await task
     assert order == ["first done", "second runs"]
+
+
+# -- long and unencodable thread ids -------------------------------------------------------
+
+LONG = "t" * 10_000
+
+
+@pytest.mark.parametrize("where", ["memory", "postgres"])
+def test_a_long_thread_id_is_cut_in_the_busy_error(where: str, request: pytest.FixtureRequest):
+    with contextlib.ExitStack() as stack:
+        target: Any = (
+            stack.enter_context(open_checkpointer("memory"))
+            if where == "memory"
+            else request.getfixturevalue("pg_database")
+        )
+        with thread_lease(target, LONG, owner="first"), pytest.raises(ThreadBusyError) as caught:
+            hold(thread_lease(target, LONG, owner="second"))
+    message = str(caught.value)
+    assert caught.value.thread_id == LONG  # the error keeps the whole id
+    assert LONG not in message and len(message) < 400
+    assert "thread 'tttt" in message and "…" in message and "held by first" in message
+
+
+@pytest.mark.parametrize("bad", ["order-\udcff", "order-\ud800-7"])
+async def test_an_unencodable_thread_id_is_a_clear_error_before_any_lease(pg_database, bad):
+    pattern = r"^thread_lease thread_id: 'order-.*' cannot be stored or encoded: it holds"
+    with pytest.raises(ValueError, match=pattern):
+        hold(thread_lease(pg_database, bad))
+    with open_checkpointer("memory") as saver, pytest.raises(ValueError, match=pattern):
+        hold(thread_lease(saver, bad))
+    with pytest.raises(ValueError, match=r"^athread_lease thread_id: .* cannot be stored"):
+        await ahold(athread_lease(pg_database, bad))
+    assert lease_rows(pg_database) == []

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, open_checkpointer
 from langgraph_supervisor_pro.errors import ReviewNotFoundError, ThreadBusyError
+from langgraph_supervisor_pro.observability import audit_trail
+from langgraph_supervisor_pro.observability._metrics import expected_routes
+from langgraph_supervisor_pro.persistence._retention import PrunedThread
+from langgraph_supervisor_pro.persistence._standby import Takeover
 from langgraph_supervisor_pro.review import request_review
 from langgraph_supervisor_pro.review._desk import Approve, get_review, list_reviews, resolve_review
 from langgraph_supervisor_pro.review._gate import review_payload
+from langgraph_supervisor_pro.review._server import _how_to_answer
 from tests._helpers import ask, routes
 from tests.cli.test_review import Setup, fails, lgsp
 
 LONG = "t" * 10_000
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
 BAD_IDS = ["order-\udcff", "order-\ud800-7", "order-\x00"]
 
 
@@ -38,6 +45,28 @@ def test_a_long_thread_id_is_cut_in_messages() -> None:
     assert "'tttt" in message and "…" in message
     busy = str(ThreadBusyError(LONG, "worker-a:1"))
     assert LONG not in busy and len(busy) < 600
+
+
+def test_a_long_thread_id_is_cut_in_the_audit_metrics_prune_standby_and_server_messages() -> None:
+    saver = InMemorySaver()
+    with pytest.raises(LookupError) as info:
+        audit_trail(saver, LONG)
+    with pytest.raises(ValueError) as twice:
+        expected_routes([{"thread_id": LONG, "expected": ["w"]}] * 2)
+    lines = [
+        str(info.value),
+        str(twice.value),
+        Takeover(LONG, "1ef0", "finished").line(),
+        PrunedThread(
+            thread_id=LONG, status="done", outcome="changed", last_activity=NOW, age_seconds=1.0
+        ).line(),
+        _how_to_answer(LONG, []),
+    ]
+    for line in lines:
+        assert LONG not in line and len(line) < 400, line[:200]
+        assert "tttt" in line and "…" in line
+    assert lines[0] == f"thread '{'t' * 78}… has no checkpoints"
+    assert lines[2].startswith(f"thread {'t' * 79}…: resumed at [] from checkpoint 1ef0")
 
 
 def _graph():
