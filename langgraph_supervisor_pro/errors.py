@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_supervisor_pro._internal.text import one_line
+from langgraph_supervisor_pro._internal.text import one_line, shown_id
 
 __all__ = [
     "EffectInDoubtError",
@@ -51,12 +51,6 @@ _DOCS_URL = "https://langgraph-supervisor-pro.readthedocs.io/en/latest"
 _TROUBLESHOOTING = "For troubleshooting, visit: "
 _QUERY_CHARS = 200
 """How much of a lock holder's query `SetupLockError` shows."""
-
-
-def _shown_id(value: object) -> str:
-    """`value` quoted and cut to 80 characters (as `_internal.text.shown_id`)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def error_page(name: str) -> str:
@@ -175,7 +169,7 @@ class ThreadBusyError(LGSPError, RuntimeError):
         self.holder = holder
         held = f"held by {holder}" if holder else "held by another writer"
         message = detail or (
-            f"thread {_shown_id(thread_id)} is busy: its lease is {held}. Wait for the run to "
+            f"thread {shown_id(thread_id)} is busy: its lease is {held}. Wait for the run to "
             "finish "
             "(thread_lease(..., wait=SECONDS) waits for the lease), or run another thread."
         )

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, LiteralString
 
-from psycopg import sql
+from psycopg import AsyncConnection, Connection, sql
+from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro.errors import SetupLockError
@@ -23,8 +24,10 @@ __all__ = [
     "BLOCKERS",
     "LOCK_TIMEOUT",
     "amigrations_applied",
+    "aset_up_lock_error",
     "lock_timeout_params",
     "migrations_applied",
+    "set_up_lock_error",
     "setup_lock_error",
 ]
 
@@ -65,6 +68,42 @@ def setup_lock_error(what: str, seconds: float, rows: Sequence[Any]) -> SetupLoc
         seconds,
         [tuple(row.values()) if isinstance(row, dict) else tuple(row) for row in rows],
     )
+
+
+def set_up_lock_error(
+    conn: Connection[Any], what: LiteralString, key: LiteralString, seconds: float
+) -> SetupLockError:
+    """The `SetupLockError` of `what`'s setup, naming who holds its table or advisory `key`.
+
+    Called on `conn` once the setup's transaction failed with `LockNotAvailable`.
+
+    Example:
+        ```python
+        except LockNotAvailable:
+            raise set_up_lock_error(conn, "lgsp_effects", "hashtext('lgsp_effects')", 5) from None
+        ```
+    """
+    cur = conn.cursor(row_factory=tuple_row)
+    found = cur.execute("SELECT (" + key + ")::bigint").fetchone()
+    rows = cur.execute(BLOCKERS, (what, found[0] if found else 0)).fetchall()
+    return setup_lock_error(what, seconds, rows)
+
+
+async def aset_up_lock_error(
+    conn: AsyncConnection[Any], what: LiteralString, key: LiteralString, seconds: float
+) -> SetupLockError:
+    """Async twin of `set_up_lock_error`.
+
+    Example:
+        ```python
+        except LockNotAvailable:
+            raise await aset_up_lock_error(conn, "lgsp_effects", key_sql, 5) from None
+        ```
+    """
+    cur = conn.cursor(row_factory=tuple_row)
+    found = await (await cur.execute("SELECT (" + key + ")::bigint")).fetchone()
+    rows = await (await cur.execute(BLOCKERS, (what, found[0] if found else 0))).fetchall()
+    return setup_lock_error(what, seconds, rows)
 
 
 # -- LangGraph's own migrations ------------------------------------------------------------

@@ -104,10 +104,10 @@ from langgraph_supervisor_pro.persistence._connections import (
     validate_options,
 )
 from langgraph_supervisor_pro.persistence._ddl import (
-    BLOCKERS,
     LOCK_TIMEOUT,
+    aset_up_lock_error,
     lock_timeout_params,
-    setup_lock_error,
+    set_up_lock_error,
 )
 from langgraph_supervisor_pro.persistence._thread_ops import checked_threads
 
@@ -605,9 +605,7 @@ class PostgresEffects:
                 with conn.transaction():
                     drive(_setup_steps(cur, lock_timeout))
             except LockNotAvailable:
-                key = cur.execute("SELECT " + _SETUP_KEY + "::bigint").fetchone()
-                rows = cur.execute(BLOCKERS, ("lgsp_effects", key[0] if key else 0)).fetchall()
-                raise setup_lock_error("lgsp_effects", lock_timeout, rows) from None
+                raise set_up_lock_error(conn, "lgsp_effects", _SETUP_KEY, lock_timeout) from None
 
     def run(self, key: str, effect: Callable[[Connection[Any]], T]) -> T:
         """Run `effect(conn)` once for `key`, atomically with the record of its outcome.
@@ -772,10 +770,8 @@ class AsyncPostgresEffects:
                 async with conn.transaction():
                     await adrive(_setup_steps(cur, lock_timeout))
             except LockNotAvailable:
-                key = await (await cur.execute("SELECT " + _SETUP_KEY + "::bigint")).fetchone()
-                await cur.execute(BLOCKERS, ("lgsp_effects", key[0] if key else 0))
-                rows = await cur.fetchall()
-                raise setup_lock_error("lgsp_effects", lock_timeout, rows) from None
+                error = await aset_up_lock_error(conn, "lgsp_effects", _SETUP_KEY, lock_timeout)
+                raise error from None
 
     async def arun(self, key: str, effect: Callable[[AsyncConnection[Any]], Awaitable[T]]) -> T:
         """Async twin of `PostgresEffects.run`: exactly-once for writes made with `conn`.

@@ -71,10 +71,10 @@ from langgraph_supervisor_pro.persistence._connections import (
     validate_options,
 )
 from langgraph_supervisor_pro.persistence._ddl import (
-    BLOCKERS,
     LOCK_TIMEOUT,
+    aset_up_lock_error,
     lock_timeout_params,
-    setup_lock_error,
+    set_up_lock_error,
 )
 
 __all__ = ["ThreadLease", "athread_lease", "thread_lease"]
@@ -371,9 +371,7 @@ def _setup(conn: Connection[Any], url: str, seconds: float) -> None:
                 conn.execute("SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")")
                 conn.execute(_CREATE)
         except LockNotAvailable:
-            key = conn.execute("SELECT " + _SETUP_KEY).fetchone()
-            rows = conn.execute(BLOCKERS, (LEASE_TABLE, key[0] if key else 0)).fetchall()
-            raise setup_lock_error(LEASE_TABLE, seconds, rows) from None
+            raise set_up_lock_error(conn, LEASE_TABLE, _SETUP_KEY, seconds) from None
     with _setup_guard:
         _setup_done.add(url)
 
@@ -389,10 +387,7 @@ async def _asetup(conn: AsyncConnection[Any], url: str, seconds: float) -> None:
                 await conn.execute("SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")")
                 await conn.execute(_CREATE)
         except LockNotAvailable:
-            key = await (await conn.execute("SELECT " + _SETUP_KEY)).fetchone()
-            cur = await conn.execute(BLOCKERS, (LEASE_TABLE, key[0] if key else 0))
-            rows = await cur.fetchall()
-            raise setup_lock_error(LEASE_TABLE, seconds, rows) from None
+            raise await aset_up_lock_error(conn, LEASE_TABLE, _SETUP_KEY, seconds) from None
     with _setup_guard:
         _setup_done.add(url)
 
