@@ -297,3 +297,44 @@ def test_no_private_name_is_imported_across_subpackages():
         "private names used across subpackages (fix: move the helper to _internal/, or drop "
         "the underscore when it is a real cross-module API):\n" + "\n".join(offenders)
     )
+
+
+_UPSTREAM = ("langgraph", "langchain", "langchain_core", "langsmith", "langgraph_sdk")
+# The only upstream private modules we name, for type checkers only: LangSmith exports no
+# public name for what `evaluate` returns (docs/architecture.md lists every coupling).
+_TYPE_ONLY_PRIVATE = {
+    "langsmith.evaluation._runner.ExperimentResults",
+    "langsmith.evaluation._arunner.AsyncExperimentResults",
+}
+
+
+def _upstream_private_imports() -> list[tuple[str, int, str, bool]]:
+    found = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        eager = {id(node) for node in _eager(tree.body)}
+        functions = [
+            n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        local = {id(n) for f in functions for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if parts[0] in _UPSTREAM and any(_private(p) for p in parts[1:]):
+                    runs = id(node) in eager or id(node) in local
+                    found.append((module, node.lineno, name, runs))
+    return found
+
+
+def test_no_private_upstream_module_or_name_is_imported():
+    found = _upstream_private_imports()
+    wrong = [f for f in found if f[3] or f[2] not in _TYPE_ONLY_PRIVATE]
+    assert not wrong, "private LangGraph/LangChain/LangSmith imports (use the public API):\n" + (
+        "\n".join(f"{m}:{line}: {name}" for m, line, name, _ in wrong)
+    )
