@@ -1,28 +1,10 @@
 """Circuit breakers: a worker that keeps failing is taken out of rotation for a while.
 
-`Worker(breaker=Breaker(failures=3, window=60, cooldown=30))` counts the worker's failed
-hops. The state machine, per worker:
-
-- **closed** (the start): hops run. A failed hop is counted; when `failures` of them fall
-  within the last `window` seconds, the breaker **opens**.
-- **open**: for `cooldown` seconds no hop runs the worker's agent. The supervisor's
-  catalogue marks the worker unavailable, a route to it is refused like an invalid
-  decision (the model is asked again once; a router's route is invalid), unless the
-  worker has a `fallback`, which then answers the hop.
-- **half-open**: after the cooldown, exactly one hop, the probe, runs the agent. Its
-  success closes the breaker (the count starts afresh); its failure opens it for another
-  cooldown. Other hops meanwhile find it open. A probe that never reports (its process
-  died) gives way to a new one after `probe_timeout` seconds.
-
-The state is shared by every run, thread and process that uses the same store: it lives
-in the LangGraph store the graph is compiled with, under
-`breaker_namespace(<supervisor name>, <worker path>)`, as a `BreakerState`. Each change
-is one read-modify-write: atomic across processes on a Postgres store over a pool (what
-`open_store`/`aopen_store` give: a transaction holding an advisory lock), atomic within
-the process on an `InMemoryStore` and without a store (then the state is per process),
-and serialised only within the process on other stores (see docs/architecture.md).
-Transitions are logged on the `BREAKER_LOGGER` logger; each hop's ledger entry records
-the breaker state it ran under (`LedgerEntry["breaker"]`).
+`Worker(breaker=Breaker(failures=3, window=60, cooldown=30))`: `failures` failed hops
+within `window` seconds open the breaker; after `cooldown` seconds one probe hop runs, and
+its success closes it. The state (`BreakerState`) lives in the graph's store under
+`breaker_namespace`, shared by every run and process (docs/architecture.md, "Fallbacks and
+circuit breakers").
 
 Example:
     >>> from langgraph_supervisor_pro import Worker
@@ -43,20 +25,10 @@ from typing import Literal
 
 from typing_extensions import TypedDict
 
-from langgraph_supervisor_pro._internal.checks import check_seconds
-
-__all__ = [
-    "BREAKER_LOGGER",
-    "Breaker",
-    "BreakerFailure",
-    "BreakerState",
-    "CircuitState",
-    "breaker_namespace",
-]
+from langgraph_supervisor_pro._internal.checks import check_seconds, is_count
 
 BREAKER_LOGGER = "langgraph_supervisor_pro.breakers"
-"""The logger every breaker transition is written to (opened: WARNING; half-open and
-closed: INFO)."""
+"""The logger of every breaker transition (opened: WARNING; half-open and closed: INFO)."""
 
 CircuitState = Literal["closed", "open", "half_open"]
 """Where a breaker stands."""
@@ -84,18 +56,13 @@ class Breaker:
     cooldown: float
     """Seconds the breaker stays open before one probe hop is let through (finite, > 0)."""
     probe_timeout: float | None = None
-    """Seconds a probe may hold the half-open breaker before another probe is let through
-    (a probe whose process died would otherwise hold it forever); None: `cooldown`."""
+    """Seconds a probe may hold the half-open breaker before another is let through (a probe
+    whose process died would otherwise hold it forever); None: `cooldown`."""
     clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
-    """The time in seconds since the epoch (wall-clock time, shared by every process;
-    inject a fake one in tests)."""
+    """The wall-clock time in seconds since the epoch (inject a fake one in tests)."""
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.failures, bool)
-            or not isinstance(self.failures, int)
-            or not 1 <= self.failures <= _MAX_FAILURES
-        ):
+        if not is_count(self.failures, maximum=_MAX_FAILURES):
             raise ValueError(
                 f"Breaker.failures: got {self.failures!r}; give an integer from 1 to "
                 f"{_MAX_FAILURES} (failed hops within `window` that open the breaker)"
@@ -103,13 +70,9 @@ class Breaker:
         object.__setattr__(self, "window", check_seconds(self.window, "Breaker.window"))
         object.__setattr__(self, "cooldown", check_seconds(self.cooldown, "Breaker.cooldown"))
         if self.probe_timeout is not None:
-            object.__setattr__(
-                self,
-                "probe_timeout",
-                check_seconds(
-                    self.probe_timeout, "Breaker.probe_timeout", fix=", or None for `cooldown`"
-                ),
-            )
+            fix = ", or None for `cooldown`"
+            probe = check_seconds(self.probe_timeout, "Breaker.probe_timeout", fix=fix)
+            object.__setattr__(self, "probe_timeout", probe)
         if not callable(self.clock):
             raise TypeError(
                 f"Breaker.clock: got {type(self.clock).__name__}; give a function returning "
@@ -133,22 +96,19 @@ class BreakerFailure(TypedDict):
     at: float
     """When it ended (seconds since the epoch)."""
     hop: str
-    """Which hop: `<thread>|<worker path>|<turn>|<step>` (a hop re-run after an interrupt
-    is counted once)."""
+    """Which hop: `<thread>|<worker path>|<turn>|<step>` (counted once)."""
 
 
 class BreakerState(TypedDict):
     """A breaker's state, as the store holds it (JSON), under the key `"state"`."""
 
     state: CircuitState
-    """closed, open or half_open."""
     failures: list[BreakerFailure]
-    """The recent failed hops, oldest first: those within the window, at most
-    `Breaker.failures` of them."""
+    """The failed hops within the window, oldest first (at most `Breaker.failures`)."""
     until: float | None
     """When an open breaker lets a probe through."""
     probe: str | None
-    """The id of the probe hop in flight (half-open): `<thread>|<worker path>|<turn>|<step>`."""
+    """The id of the probe hop in flight (half-open)."""
     probe_at: float | None
     """When the probe started."""
     reason: str | None
@@ -165,18 +125,9 @@ def _label(text: str) -> str:
 def breaker_namespace(supervisor: str, path: Sequence[str]) -> tuple[str, ...]:
     """The store namespace of a worker's breaker: `("lgsp", "breakers", supervisor, *path)`.
 
-    `supervisor` is the name of the supervisor the worker belongs to
-    (`create_supervisor(name=...)`); `path` the worker names from the root of a tree down
-    to the worker (`("quotes",)` at the root). Every graph and process that compiles a
-    supervisor of that name with that worker, on the same store, shares the breaker. A
-    `.` or `%` in a label is percent-encoded. The state is the item `"state"`.
-
-    Args:
-        supervisor: The supervisor's name.
-        path: The worker's path.
-
-    Returns:
-        The namespace.
+    `supervisor` is `create_supervisor(name=...)`, `path` the worker names from the root of a
+    tree down to the worker; a `.` or `%` in a label is percent-encoded. The state is the
+    item `"state"`.
 
     Example:
         >>> breaker_namespace("desk.v2", ("ops", "pager"))

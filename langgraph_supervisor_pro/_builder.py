@@ -30,7 +30,7 @@ from langgraph_supervisor_pro._graph.supervisor_node import SupervisorNode
 from langgraph_supervisor_pro._graph.trace import NODE_TRACE_POLICY, node_metadata
 from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._graph.worker_node import WorkerNode
-from langgraph_supervisor_pro._internal.checks import check_retry_policy
+from langgraph_supervisor_pro._internal.checks import check_retry_policy, check_type, is_count
 from langgraph_supervisor_pro._internal.model_identity import (
     ModelUse,
     agent_models,
@@ -49,11 +49,8 @@ from langgraph_supervisor_pro.review._guard import ToolGuard
 from langgraph_supervisor_pro.review._policy import ReviewPolicy
 from langgraph_supervisor_pro.review._risks import undeclared_tools
 
-__all__ = ["SupervisorGraph", "create_supervisor"]
-
 SupervisorGraph = StateGraph[SupervisorState, Any, SupervisorInput, SupervisorState]
-"""The type `create_supervisor` returns: an uncompiled StateGraph over `SupervisorState`
-(its runtime context is the `context_schema` given, if any)."""
+"""The type `create_supervisor` returns: an uncompiled StateGraph over `SupervisorState`."""
 
 
 def create_supervisor(
@@ -79,61 +76,35 @@ def create_supervisor(
 
     Args:
         workers: The workers the supervisor can route to (at least one; unique names).
-        model: A chat model used through `with_structured_output` on this graph's
-            `RouteDecision` (whose `next` is a Literal of the worker names and FINISH).
-        router: A deterministic function of `SupervisorView` that decides instead of, or
-            before, the model; it returns a worker name, "FINISH", a RouteDecision, or
-            None to defer to the model.
+        model: A chat model, asked for this graph's `RouteDecision` (structured output).
+        router: A deterministic function of `SupervisorView` that decides before the model:
+            a worker name, "FINISH", a RouteDecision, or None to defer to the model.
         prompt: Replaces the instructions at the top of the supervisor's system prompt;
             the worker catalogue and the answer format are always appended.
         max_steps: The hop budget per run (turn); past it the run halts with `max_steps`.
         fallback: A worker that takes over when the supervisor's decision is still invalid
             after one re-ask; without one, the run halts with `invalid_route`.
         synthesizer: Writes the final answer: a chat model, or a function of
-            `SynthesisInput`. By default the last successful worker's full result.
+            `SynthesisInput` (default: the last successful worker's full result).
         name: The supervisor node's name (and the final answer message's `name`).
-        ledger_window: How many recent ledger lines each decision shows (older hops are
-            counted, not shown), which keeps the supervisor's prompt flat.
+        ledger_window: How many recent ledger lines each decision shows.
         ping_pong_window: Halt when this many hops in a row would alternate between the
             same two workers with no success; None disables the check.
-        compaction: How contexts are kept inside their windows: the default for every
-            worker without its own `Worker.compaction`, and the budget of the
-            supervisor's view. With it, every model call's utilisation is recorded
-            in `usage`, and a worker's history is compacted before a hop that would
-            pass the trigger (or on its `every_n_steps` cadence).
+        compaction: How contexts are kept inside their windows (the default for every
+            worker, and the budget of the supervisor's view).
         review: Autonomy tier, tool risk levels, confirmation and review deadlines
-            (default: `ReviewPolicy()`, the supervised tier; no environment variable is
-            read: pass `ReviewPolicy.from_env()` for the deployment's `LGSP_POLICY_FILE`
-            / `LGSP_AUTONOMY`). A run may make its tier stricter with
-            `config["configurable"]["autonomy"]`, never looser unless the policy sets
-            `allow_run_override`. In the manual tier every dispatch pauses for a human;
-            workers built from `model=` get a `ToolGuard`.
+            (default: `ReviewPolicy()`, the supervised tier; `ReviewPolicy.from_env()`
+            reads the deployment's). Workers built from `model=` get a `ToolGuard`.
         supervisor_retry: How the supervisor and synthesis nodes retry a failed call
-            (a LangGraph `RetryPolicy`). By default the supervisor makes 3 attempts and
-            synthesis 2, with LangGraph's default backoff; pass e.g.
-            `RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)` to retry
-            without waiting (in tests).
+            (default: 3 and 2 attempts, with LangGraph's default backoff).
         parallel: Let one decision name several workers, each with its own
-            instructions (the decision's `parallel` field; a `router` may return a
-            list). They run at the same time, each its own hop in its own namespace
-            and ledger entry; the supervisor decides again when all have finished.
-            Each worker at most once per decision; a fan-out that would pass
-            `max_steps` halts before it starts.
-        context_schema: The type of the run's runtime context (a dataclass, pydantic
-            model or TypedDict), as for `StateGraph(context_schema=...)`: the place for
-            credentials, which LangGraph neither checkpoints nor traces. Pass the context
-            with `invoke(inputs, config, context=...)` (a dict is turned into a dataclass
-            or model); every node, a worker agent's tools (`ToolRuntime.context`) and
-            function workers (`langgraph.runtime.get_runtime().context`) read it, and a
-            domain of a tree reads its root's. `SecretStr` fields are scrubbed from
-            error text (see `langgraph_supervisor_pro._redaction`).
-        judge: An online judge (`observability.OnlineJudge`): a `judge` step after the
-            answer scores a sample of the turns that end `done` with a judge model, keeps
-            the verdict (the state's `judgements`, the graph's store), queues low scores
-            for human review in the store and sends the score to LangSmith as feedback
-            when it has a client. Its model may not be any model of the graph (the
-            supervisor's, synthesis, compaction, a worker's model, checker or agent, a
-            domain's): that is refused here.
+            instructions; they run at the same time, each its own hop, and the
+            supervisor decides again when all have finished.
+        context_schema: The type of the run's runtime context, as for `StateGraph`: the
+            place for credentials, which LangGraph neither checkpoints nor traces.
+        judge: An online judge (`evals.OnlineJudge`) that scores a sample of the turns
+            that end `done`, queueing low scores for human review; its model may not be
+            any model of the graph.
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -155,25 +126,73 @@ def create_supervisor(
         # 'done'
         ```
     """
-    workers = _validate(
-        workers,
-        model=model,
-        router=router,
-        max_steps=max_steps,
-        fallback=fallback,
-        name=name,
-        ledger_window=ledger_window,
-        ping_pong_window=ping_pong_window,
-        compaction=compaction,
-    )
-    _check_retry(supervisor_retry)
-    if not isinstance(parallel, bool):
-        raise TypeError(f"parallel: got {type(parallel).__name__}; give True or False")
-    if context_schema is not None and not isinstance(context_schema, type):
-        raise TypeError(
-            f"context_schema: got {type(context_schema).__name__}; give a class (a dataclass, "
-            "pydantic model or TypedDict) describing the runtime context, or None"
+    if isinstance(workers, Worker | str) or not isinstance(workers, Sequence):
+        raise TypeError("workers: give a list of Worker objects")
+    workers = list(workers)
+    if not workers:
+        raise ValueError(
+            "workers: give at least one Worker; a supervisor needs someone to route to"
         )
+    for index, worker in enumerate(workers):
+        if not isinstance(worker, Worker):
+            raise TypeError(
+                f"workers[{index}]: got {type(worker).__name__}; wrap it as "
+                "Worker(name=..., description=..., agent=...)"
+            )
+    names = [w.name for w in workers]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"workers: duplicate worker names {duplicates}; names must be unique")
+    steps = (SYNTHESIS_NODE, REVIEW_NODE, COMPACTION_NODE)
+    reserved = {name, *steps, START, END, FINISH}
+    clash = sorted(set(names) & reserved)
+    if clash:
+        raise ValueError(
+            f"workers: the names {clash} are taken by the graph itself (the supervisor node "
+            f"{name!r} and the steps {list(steps)}); rename those workers"
+        )
+    if not isinstance(name, str) or not name.strip() or name in steps:
+        raise ValueError(f"name: {name!r} cannot name the supervisor node; use e.g. 'supervisor'")
+    if model is None and router is None:
+        raise ValueError("model: give a chat model to route with, or a router function (or both)")
+    if router is not None and not callable(router):
+        raise TypeError(f"router: got {type(router).__name__}; give a function of SupervisorView")
+    if not is_count(max_steps):
+        raise ValueError(f"max_steps: got {max_steps!r}; give the hop budget as an integer >= 1")
+    if fallback is not None and fallback not in names:
+        raise ValueError(
+            f"fallback: {fallback!r} is not one of the workers {names}; name one of them or None"
+        )
+    if not is_count(ledger_window):
+        raise ValueError(f"ledger_window: got {ledger_window!r}; give an integer >= 1")
+    if ping_pong_window is not None and not is_count(ping_pong_window, minimum=3):
+        raise ValueError(
+            f"ping_pong_window: got {ping_pong_window!r}; give an integer >= 3 "
+            "(hops in an A, B, A... run), or None to disable ping-pong detection"
+        )
+    for worker in workers:
+        unknown = sorted(set(worker.reads) - set(names))
+        if unknown:
+            raise ValueError(
+                f"Worker.reads: worker {worker.name!r} reads {unknown}, which are not workers "
+                f"of this supervisor ({names})"
+            )
+        if isinstance(worker.fallback, str) and worker.fallback not in names:
+            raise ValueError(
+                f"Worker.fallback: worker {worker.name!r} falls back to {worker.fallback!r}, "
+                f"which is not a worker of this supervisor ({names}); name one of them, or "
+                "give a function"
+            )
+    check_type(compaction, Compaction | None, "compaction", "a Compaction(...) or None")
+    retry = "a langgraph.types.RetryPolicy(...) or None for the default"
+    check_type(supervisor_retry, RetryPolicy | None, "supervisor_retry", retry)
+    if supervisor_retry is not None:
+        check_retry_policy(supervisor_retry, "supervisor_retry")
+    check_type(parallel, bool, "parallel", "True or False")
+    context = (
+        "a class (a dataclass, pydantic model or TypedDict) describing the runtime context, or None"
+    )
+    check_type(context_schema, type | None, "context_schema", context)
     uses = _model_uses(
         workers, model=model, router=router, synthesizer=synthesizer, compaction=compaction
     )
@@ -182,19 +201,17 @@ def create_supervisor(
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name), name) for w in workers}
     by_name = {w.name: w for w in workers}
-    chat_model = model if isinstance(model, BaseChatModel) else None
     compaction_node = (
         CompactionNode(compactors, reads={w.name: w.reads for w in workers}, supervisor=name)
         if compactors
         else None
     )
-    supervisor_meter = _meter(compaction, chat_model)
     supervisor = SupervisorNode(
         name=name,
         workers=[(w.name, w.description, w.max_visits) for w in workers],
         breakers={w.name: w.breaker for w in workers if w.breaker is not None},
         fallbacks=frozenset(w.name for w in workers if w.fallback is not None),
-        decision_model=route_decision_model([w.name for w in workers], parallel=parallel),
+        decision_model=route_decision_model(names, parallel=parallel),
         model=model,
         router=router,
         prompt=prompt,
@@ -202,7 +219,7 @@ def create_supervisor(
         fallback=fallback,
         ledger_window=ledger_window,
         ping_pong_window=ping_pong_window,
-        meter=supervisor_meter,
+        meter=_meter(compaction, model if isinstance(model, BaseChatModel) else None),
         view_trigger=compaction.trigger if compaction is not None else 0.7,
         compaction=compaction_node,
         policy=policy,
@@ -210,7 +227,7 @@ def create_supervisor(
     )
     review_node = DispatchReviewNode(
         policy=policy,
-        workers=tuple(w.name for w in workers),
+        workers=tuple(names),
         supervisor=name,
         next_step=supervisor.next_step,
     )
@@ -225,34 +242,25 @@ def create_supervisor(
     graph: SupervisorGraph = StateGraph(
         SupervisorState, context_schema=context_schema, input_schema=SupervisorInput
     )
-    # LangGraph adds a node for each error handler; it never draws an edge to or from
-    # one, so they would stand alone in a drawing, and a graph whose drawing has more
-    # than one start or end is never expanded inside its parent (`xray`). The edges
-    # below draw where the handlers sit: `destinations` are for drawings only, an edge
-    # to END does nothing at run time, and the supervisor's handler goes to synthesis
-    # by its Command anyway.
+    # LangGraph draws no edge to or from an error handler's node, and a drawing with more
+    # than one start or end is never expanded inside its parent (`xray`): the edges and
+    # `destinations` below are for drawings only.
     supervisor_handler = _error_handler_node(name)
     synthesis_handler = _error_handler_node(SYNTHESIS_NODE)
-    destinations = [*[w.name for w in workers], REVIEW_NODE]
-    if compaction_node is not None:
-        destinations.append(COMPACTION_NODE)
+    compacting = [COMPACTION_NODE] if compaction_node is not None else []
     graph.add_node(
         name,
         supervisor.runnable(),
-        destinations=(*destinations, SYNTHESIS_NODE, supervisor_handler),
+        destinations=(*names, REVIEW_NODE, *compacting, SYNTHESIS_NODE, supervisor_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=3),
-        error_handler=_handler(supervisor.on_error),
+        error_handler=cast(Any, supervisor.on_error),  # `NodeError` is injected by annotation
         metadata=node_metadata("supervisor"),
         trace_policy=NODE_TRACE_POLICY,
     )
     graph.add_node(
         REVIEW_NODE,
         review_node.runnable(),
-        destinations=(
-            *[w.name for w in workers],
-            name,
-            *([COMPACTION_NODE] if compaction_node is not None else []),
-        ),
+        destinations=(*names, name, *compacting),
         metadata=node_metadata("review"),
         trace_policy=NODE_TRACE_POLICY,
     )
@@ -260,29 +268,22 @@ def create_supervisor(
         graph.add_node(
             COMPACTION_NODE,
             compaction_node.runnable(),
-            destinations=tuple(w.name for w in workers),
+            destinations=tuple(names),
             retry_policy=RetryPolicy(max_attempts=3),
             metadata=node_metadata("compaction"),
             trace_policy=NODE_TRACE_POLICY,
         )
     for worker in workers:
-        compactor = compactors.get(worker.name)
-        meter = (
-            UsageMeter(counter=compactor.counter, window=compactor.window)
-            if compactor is not None
-            else None
-        )
+        c = compactors.get(worker.name)
         backup = worker.fallback if isinstance(worker.fallback, str) else None
         node = WorkerNode(
             worker,
             supervisor=name,
-            meter=meter,
+            meter=UsageMeter(counter=c.counter, window=c.window) if c else None,
             agent=agents[worker.name],
             fallback=(by_name[backup], agents[backup]) if backup is not None else None,
             summarizer_meter=(
-                UsageMeter(counter=compactor.summarizer_counter, window=compactor.summarizer_window)
-                if compactor is not None
-                else None
+                UsageMeter(counter=c.summarizer_counter, window=c.summarizer_window) if c else None
             ),
         )
         graph.add_node(
@@ -297,7 +298,7 @@ def create_supervisor(
         synthesis.runnable(),
         destinations=(synthesis_handler,) if judge_node is not None else (END, synthesis_handler),
         retry_policy=supervisor_retry or RetryPolicy(max_attempts=2),
-        error_handler=_handler(synthesis.on_error),
+        error_handler=cast(Any, synthesis.on_error),
         metadata=node_metadata("synthesis"),
         trace_policy=NODE_TRACE_POLICY,
     )
@@ -355,16 +356,14 @@ def _model_uses(
 
 
 def _judge_node(
-    judge: object, workers: Sequence[Worker], uses: Sequence[ModelUse], name: str
+    judge: OnlineJudge | None, workers: Sequence[Worker], uses: Sequence[ModelUse], name: str
 ) -> JudgeNode | None:
     """The judge step, after checking the judge is none of the graph's own models."""
     if judge is None:
         return None
-    if not isinstance(judge, OnlineJudge):
-        raise TypeError(
-            f"judge: got {type(judge).__name__}; give an OnlineJudge(model=..., sample=..., "
-            "threshold=...) or None"
-        )
+    check_type(
+        judge, OnlineJudge, "judge", "an OnlineJudge(model=..., sample=..., threshold=...) or None"
+    )
     if name == JUDGE_NODE or any(w.name == JUDGE_NODE for w in workers):
         raise ValueError(
             f"name: {JUDGE_NODE!r} is taken by the judge step when judge= is given; rename "
@@ -375,10 +374,7 @@ def _judge_node(
 
 
 def _error_handler_node(node: str) -> str:
-    """The name LangGraph gives the node it adds for `node`'s `error_handler`.
-
-    Learnt from LangGraph itself (a one-node probe graph), not assumed.
-    """
+    """The name LangGraph gives the node it adds for `node`'s `error_handler` (probed)."""
     probe: StateGraph[_Probe, None, _Probe, _Probe] = StateGraph(_Probe)
     probe.add_node(node, _no_update, error_handler=_no_update)
     (handler,) = set(probe.nodes) - {node}
@@ -386,8 +382,6 @@ def _error_handler_node(node: str) -> str:
 
 
 class _Probe(TypedDict):
-    """The state of the probe graph `_error_handler_node` builds."""
-
     value: int
 
 
@@ -424,26 +418,21 @@ def _compactors(workers: Sequence[Worker], default: Compaction | None) -> dict[s
 def _agent_of(
     worker: Worker, policy: ReviewPolicy, compactor: Compactor | None, supervisor: str
 ) -> Any:
-    """The worker's agent: its own, or a guarded `create_agent` built from its model.
+    """The worker's agent: its own, or a guarded (and compacting) `create_agent` of its model.
 
-    A built agent also compacts before each of its model calls when the worker
-    compacts (`CompactionMiddleware`). Also checks least privilege at build time: a
-    compiled agent may not hold tools outside the worker's allowlist, and tools with
-    no declared risk level are listed in an `UndeclaredRiskWarning` (they are treated
-    as high risk).
+    Also checks least privilege: a compiled agent may hold no tool outside the allowlist,
+    and tools with no declared risk level are warned of (`UndeclaredRiskWarning`).
     """
     mapping = {**worker.risks, **policy.risks}
-    if worker.tools is not None:
-        undeclared = undeclared_tools(worker.tools, mapping)
-        if undeclared:
-            warnings.warn(
-                UndeclaredRiskWarning(
-                    f"worker {worker.name!r}: tools {undeclared} have no declared risk level "
-                    "and are treated as high risk (fail closed); declare them with @risk(...), "
-                    "Worker(risks=...) or the policy file"
-                ),
-                stacklevel=3,
-            )
+    if worker.tools is not None and (undeclared := undeclared_tools(worker.tools, mapping)):
+        warnings.warn(
+            UndeclaredRiskWarning(
+                f"worker {worker.name!r}: tools {undeclared} have no declared risk level "
+                "and are treated as high risk (fail closed); declare them with @risk(...), "
+                "Worker(risks=...) or the policy file"
+            ),
+            stacklevel=3,
+        )
     if worker.model is not None:
         guard = ToolGuard(
             worker=worker.name, tools=worker.tools or (), risks=worker.risks, policy=policy
@@ -471,106 +460,5 @@ def _agent_of(
 
 def _graph_tools(agent: Pregel[Any, Any, Any, Any]) -> set[str]:
     """The tool names of every ToolNode in a compiled graph."""
-    names: set[str] = set()
-    for node in agent.nodes.values():
-        bound = getattr(node, "bound", None)
-        if isinstance(bound, ToolNode):
-            names |= set(bound.tools_by_name)
-    return names
-
-
-def _handler(fn: Any) -> Any:
-    """LangGraph injects `NodeError` by annotation; its stubs only know one-argument nodes."""
-    return cast(Any, fn)
-
-
-def _check_retry(supervisor_retry: object) -> None:
-    """Reject a retry policy LangGraph could not apply, naming the field and the fix."""
-    if supervisor_retry is None:
-        return
-    if not isinstance(supervisor_retry, RetryPolicy):
-        raise TypeError(
-            f"supervisor_retry: got {type(supervisor_retry).__name__}; give a "
-            "langgraph.types.RetryPolicy(...) or None for the default"
-        )
-    check_retry_policy(supervisor_retry, "supervisor_retry")
-
-
-def _validate(
-    workers: Sequence[Worker],
-    *,
-    model: Any,
-    router: Any,
-    max_steps: int,
-    fallback: str | None,
-    name: str,
-    ledger_window: int,
-    ping_pong_window: int | None,
-    compaction: Compaction | None,
-) -> list[Worker]:
-    if isinstance(workers, Worker | str) or not isinstance(workers, Sequence):
-        raise TypeError("workers: give a list of Worker objects")
-    workers = list(workers)
-    if not workers:
-        raise ValueError(
-            "workers: give at least one Worker; a supervisor needs someone to route to"
-        )
-    for index, worker in enumerate(workers):
-        if not isinstance(worker, Worker):
-            raise TypeError(
-                f"workers[{index}]: got {type(worker).__name__}; wrap it as "
-                "Worker(name=..., description=..., agent=...)"
-            )
-    names = [w.name for w in workers]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"workers: duplicate worker names {duplicates}; names must be unique")
-    steps = (SYNTHESIS_NODE, REVIEW_NODE, COMPACTION_NODE)
-    reserved = {name, *steps, START, END, FINISH}
-    clash = sorted(set(names) & reserved)
-    if clash:
-        raise ValueError(
-            f"workers: the names {clash} are taken by the graph itself (the supervisor node "
-            f"{name!r} and the steps {list(steps)}); rename those workers"
-        )
-    if not isinstance(name, str) or not name.strip() or name in steps:
-        raise ValueError(f"name: {name!r} cannot name the supervisor node; use e.g. 'supervisor'")
-    if model is None and router is None:
-        raise ValueError("model: give a chat model to route with, or a router function (or both)")
-    if router is not None and not callable(router):
-        raise TypeError(f"router: got {type(router).__name__}; give a function of SupervisorView")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps: got {max_steps!r}; give the hop budget as an integer >= 1")
-    if fallback is not None and fallback not in names:
-        raise ValueError(
-            f"fallback: {fallback!r} is not one of the workers {names}; name one of them or None"
-        )
-    if isinstance(ledger_window, bool) or not isinstance(ledger_window, int) or ledger_window < 1:
-        raise ValueError(f"ledger_window: got {ledger_window!r}; give an integer >= 1")
-    if ping_pong_window is not None and (
-        isinstance(ping_pong_window, bool)
-        or not isinstance(ping_pong_window, int)
-        or ping_pong_window < 3
-    ):
-        raise ValueError(
-            f"ping_pong_window: got {ping_pong_window!r}; give an integer >= 3 "
-            "(hops in an A, B, A... run), or None to disable ping-pong detection"
-        )
-    for worker in workers:
-        unknown = sorted(set(worker.reads) - set(names))
-        if unknown:
-            raise ValueError(
-                f"Worker.reads: worker {worker.name!r} reads {unknown}, which are not workers "
-                f"of this supervisor ({names})"
-            )
-        if isinstance(worker.fallback, str) and worker.fallback not in names:
-            raise ValueError(
-                f"Worker.fallback: worker {worker.name!r} falls back to {worker.fallback!r}, "
-                f"which is not a worker of this supervisor ({names}); name one of them, or "
-                "give a function"
-            )
-    if compaction is not None and not isinstance(compaction, Compaction):
-        raise TypeError(
-            f"compaction: got {type(compaction).__name__}; give a Compaction(...) or None"
-        )
-    return workers
+    bounds = (getattr(node, "bound", None) for node in agent.nodes.values())
+    return {name for bound in bounds if isinstance(bound, ToolNode) for name in bound.tools_by_name}

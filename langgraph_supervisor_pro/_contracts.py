@@ -1,8 +1,6 @@
 """Typed contracts at every boundary: routing decisions, worker tasks and worker results.
 
-The supervisor's only output is a `RouteDecision`; a worker's only output is a
-`WorkerResult`. Both are validated where they cross a boundary, so nothing
-malformed reaches the graph's state.
+Both outputs are validated where they cross a boundary, so nothing malformed reaches state.
 """
 
 from __future__ import annotations
@@ -23,19 +21,6 @@ from pydantic import (
 
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import first_sentence, truncate
-
-__all__ = [
-    "FINISH",
-    "SUMMARY_MAX_CHARS",
-    "Branch",
-    "HaltReason",
-    "RouteDecision",
-    "RunStatus",
-    "WorkerResult",
-    "WorkerStatus",
-    "WorkerTask",
-    "route_decision_model",
-]
 
 FINISH = "FINISH"
 """The route that ends delegation and hands over to the synthesis step."""
@@ -58,18 +43,14 @@ HaltReason = Literal[
     "supervisor_error",
     "synthesis_error",
 ]
-"""Why a run stopped before the supervisor said FINISH (or why synthesis failed).
-
-`invalid_input`: the user's message holds a character no backend stores (NUL, a
-surrogate code point); the turn ends before any decision, and the next message is a
-new turn."""
+"""Why a run stopped before the supervisor said FINISH (or why synthesis failed); each has a
+page under docs/reference/errors/."""
 
 
 class RouteDecision(BaseModel):
     """The supervisor's decision for one hop: who goes next, and what they should do.
 
-    Each graph gets its own subclass from `route_decision_model`, whose `next`
-    is a `Literal` of that graph's worker names plus `"FINISH"`.
+    Each graph gets its own subclass from `route_decision_model`.
 
     Example:
         >>> Decision = route_decision_model(["researcher", "writer"])
@@ -112,16 +93,10 @@ def route_decision_model(
     """Build the `RouteDecision` model for a set of workers.
 
     Args:
-        worker_names: The workers the supervisor may route to.
-        parallel: Add a `parallel` field: further workers (each with its own
-            instructions) to run at the same time as `next`. Each worker may appear
-            once per decision, and never beside FINISH.
-
-    Returns:
-        A `RouteDecision` subclass whose `next` only accepts those names or `"FINISH"`.
-
-    Raises:
-        ValueError: If `worker_names` is empty.
+        worker_names: The workers the supervisor may route to (`next` accepts only those
+            names or `"FINISH"`).
+        parallel: Add a `parallel` field: further workers, each with its own
+            instructions, to run at the same time as `next` (each once, never with FINISH).
 
     Example:
         >>> Decision = route_decision_model(["researcher"])
@@ -138,13 +113,12 @@ def route_decision_model(
         Field(description=f"One of: {', '.join(options)}. FINISH ends the delegation."),
     )
     if not parallel:
-        model: type[RouteDecision] = create_model(
+        return create_model(
             "RouteDecision",
             __base__=RouteDecision,
             __doc__="Route the task to one worker with instructions, or FINISH.",
             next=next_field,
         )
-        return model
     branch_type: Any = Literal.__getitem__(names)
     branch: type[Branch] = create_model(
         "Branch",
@@ -152,7 +126,7 @@ def route_decision_model(
         __doc__=Branch.__doc__,
         next=(branch_type, Field(description=f"One of: {', '.join(names)}.")),
     )
-    parallel_model: type[RouteDecision] = create_model(
+    return create_model(
         "RouteDecision",
         __base__=RouteDecision,
         __doc__=(
@@ -173,7 +147,6 @@ def route_decision_model(
             ),
         ),
     )
-    return parallel_model
 
 
 def _distinct_branches(decision: Any) -> Any:
@@ -192,11 +165,7 @@ def _distinct_branches(decision: Any) -> Any:
 
 
 class WorkerTask(BaseModel):
-    """What a worker receives for one hop, and nothing more.
-
-    It holds the user's task, the supervisor's instructions for this hop and the
-    worker's own earlier messages: never the supervisor's history or other
-    workers' transcripts.
+    """What a worker receives for one hop: never the supervisor's history or other transcripts.
 
     Example:
         >>> task = WorkerTask(worker="writer", step=3, task="Report on X",
@@ -222,10 +191,7 @@ class WorkerTask(BaseModel):
     )
 
     def prompt(self) -> str:
-        """Render the task and instructions as the text a model-backed worker is given.
-
-        Returns:
-            The task, followed by the instructions when there are any.
+        """The task, the instructions and the outputs it reads, as a model-backed worker sees them.
 
         Example:
             >>> WorkerTask(worker="w", step=1, task="T").prompt()
@@ -243,10 +209,8 @@ class WorkerTask(BaseModel):
 class WorkerResult(BaseModel):
     r"""The typed outcome of one worker hop.
 
-    Whatever a worker returns or raises becomes one of these. `summary` is the
-    only part of the output the supervisor sees; when the worker gives none it is
-    derived from `result` (or `error`) and truncated to `SUMMARY_MAX_CHARS`. Its text
-    is always storable: a NUL or a lone surrogate in `result`, `summary` or `error`
+    `summary`, the only part the supervisor sees, is derived from `result` (or `error`)
+    when not given, and cut to `SUMMARY_MAX_CHARS`. A NUL or a lone surrogate in the text
     becomes U+FFFD (Postgres refuses both).
 
     Example:
@@ -284,15 +248,12 @@ class WorkerResult(BaseModel):
         return None if value is None else storable(value)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Derive and truncate the summary so it is always short and never empty."""
+        """Derive and truncate the summary: always short, never empty."""
         summary = self.summary.strip() or _derive_summary(self)
         object.__setattr__(self, "summary", truncate(summary, SUMMARY_MAX_CHARS))
 
     def result_text(self) -> str:
-        """Return `result` as text: strings as they are, anything else as JSON.
-
-        Returns:
-            The result rendered as text ('' when there is none).
+        """`result` as text: strings as they are, anything else as JSON ('' for none).
 
         Example:
             >>> WorkerResult(status="success", result=[1, 2]).result_text()
@@ -308,8 +269,7 @@ class WorkerResult(BaseModel):
 WorkerTask.model_rebuild()
 
 
-DERIVED_SUMMARY_CHARS = 120
-"""A derived summary is the result's first sentence, cut to this many characters."""
+DERIVED_SUMMARY_CHARS = 120  # a derived summary: the first sentence, cut to this
 
 
 def _derive_summary(result: WorkerResult) -> str:

@@ -1,14 +1,6 @@
 """Chat models from configuration: `LGSP_MODEL`, and `LGSP_<ROLE>_MODEL` per role.
 
-One switch between offline and real models for a whole team, the one the templates use:
-`LGSP_MODEL=openai:gpt-4.1-mini` gives every role that model through LangChain's
-`init_chat_model`; `LGSP_BILLING_MODEL=anthropic:claude-haiku-4-5` overrides one role.
 Unset, `model_from_env` returns None and the caller uses its offline model.
-
-Example:
-    >>> from langgraph_supervisor_pro._models import model_from_env
-    >>> model_from_env("billing", environ={}) is None
-    True
 """
 
 from __future__ import annotations
@@ -21,8 +13,6 @@ from langchain_core.language_models import BaseChatModel
 
 from langgraph_supervisor_pro._internal.text import one_line
 
-__all__ = ["MODEL_ENV", "model_from_env", "model_variable"]
-
 MODEL_ENV = "LGSP_MODEL"
 """The variable naming every role's model (`provider:model`)."""
 
@@ -31,27 +21,12 @@ _MAX_NAME = 200
 
 
 def model_variable(role: str) -> str:
-    """The variable that names `role`'s own model: `LGSP_<ROLE>_MODEL`.
-
-    Args:
-        role: A role name: a letter, then letters, digits or `_` (at most 64).
-
-    Returns:
-        The variable's name.
-
-    Raises:
-        ValueError: If `role` is not such a name.
-
-    Example:
-        >>> model_variable("tech_support")
-        'LGSP_TECH_SUPPORT_MODEL'
-    """
+    """The variable that names `role`'s own model: `LGSP_<ROLE>_MODEL` (a ValueError if bad)."""
     if not isinstance(role, str) or _ROLE.fullmatch(role) is None:
-        msg = (
+        raise ValueError(
             f"role: got {role!r}; give a name that starts with a letter and holds only "
             "letters, digits and '_' (at most 64), e.g. 'billing'"
         )
-        raise ValueError(msg)
     return f"LGSP_{role.upper()}_MODEL"
 
 
@@ -64,17 +39,12 @@ def model_from_env(
     `provider:model` (e.g. `openai:gpt-4.1-mini`); blank counts as unset.
 
     Args:
-        role: The role (a worker's name, "supervisor", "summarizer", ...); None reads only
-            `LGSP_MODEL`.
+        role: The role (a worker's name, "supervisor", ...); None reads only `LGSP_MODEL`.
         environ: Where the variables are read (default `os.environ`).
 
-    Returns:
-        The model `init_chat_model` made, or None.
-
     Raises:
-        ValueError: If `role` is not a valid name, or a variable's value is not a model
-            `init_chat_model` can make (the message names the variable; the provider's
-            own error, such as a missing `langchain-openai`, is chained).
+        ValueError: If `role` is not a valid name, or `init_chat_model` cannot make the
+            variable's model (the provider's own error is chained).
 
     Example:
         >>> model_from_env("writer", environ={"LGSP_MODEL": " "}) is None
@@ -87,21 +57,18 @@ def model_from_env(
         if not name:
             continue
         if len(name) > _MAX_NAME or not name.isprintable():
-            msg = (
+            raise ValueError(
                 f"{variable}: got {name[:60]!r}; give provider:model in printable characters "
                 f"(at most {_MAX_NAME}), e.g. openai:gpt-4.1-mini"
             )
-            raise ValueError(msg)
         from langchain.chat_models import init_chat_model
 
         try:
             return init_chat_model(name)
         except Exception as exc:  # the provider's own error, chained
-            msg = (
+            raise ValueError(
                 f"{variable}={name!r}: init_chat_model could not make this model "
-                f"({one_line(str(exc), 300)}); "
-                "give provider:model, e.g. openai:gpt-4.1-mini, and install the "
-                "provider's package (e.g. langchain-openai)"
-            )
-            raise ValueError(msg) from exc
+                f"({one_line(str(exc), 300)}); give provider:model, e.g. openai:gpt-4.1-mini, "
+                "and install the provider's package (e.g. langchain-openai)"
+            ) from exc
     return None

@@ -1,14 +1,13 @@
 """The supervisor graph's state: the user's conversation, the ledger and one slot per worker.
 
-`ledger` and `workers` grow by one small write per hop. They use LangGraph's
-`DeltaChannel`, so a checkpoint stores each hop's write once instead of the
-whole, growing value at every step (which is what makes Postgres threads of
-plain message lists grow with the square of the hop count).
+The growing lists are LangGraph `DeltaChannel`s, so a checkpoint stores each hop's write
+once (docs/architecture.md, "State").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -18,48 +17,13 @@ from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._contracts import RunStatus, WorkerStatus
 
-__all__ = [
-    "DELTA_SNAPSHOT_FREQUENCY",
-    "BranchStage",
-    "BreakerMark",
-    "CompactionEntry",
-    "FanoutRoute",
-    "JudgementEntry",
-    "LedgerEntry",
-    "ReviewEntry",
-    "RouteState",
-    "SecurityEntry",
-    "SupervisorInput",
-    "SupervisorState",
-    "UsageEntry",
-    "UsageRole",
-    "WorkerSlot",
-]
-
-
 DELTA_SNAPSHOT_FREQUENCY = 1_000
-"""Updates of a root delta channel between two full copies of it (LangGraph's default: 100).
+"""Updates of a root delta channel between two full copies of it (LangGraph's default: 100;
+docs/architecture.md, "What a thread keeps", says why)."""
 
-A copy (`_DeltaSnapshot`) repeats every earlier write of the channel, and `workers` holds
-every worker's transcript, so without compaction each copy is larger than the one before.
-Copied every 100 updates (LangGraph's default, ours before), the ranges of hops holding
-the 100th, 200th and 300th hop cost 1.6x, 2.3x and 2.9x the bytes per hop of hops 1-20 on
-Postgres with tool-calling agents (bench/storage.py): storage grew with the square of the
-hop count again, with a hundredth of a plain channel's slope. Every 1,000, 300 hops stay
-flat (0.95x); past 1,000 hops the copies come back, ten times rarer.
-
-Loading a thread replays the writes since the last copy (one deserialized write per
-hop) instead of one copy of the same bytes. On Postgres the checkpointers of
-`open_checkpointer` read that history in a few queries (`_delta_history.py`), so at 300
-hops (600 writes), against a thread copied every 100 just after its copy (its best
-case), `get_state` costs about 1.4x, a new turn 1.1-1.2x and a history of five
-1.4-1.6x; 80 hops after a copy, about 1.0x (bench/storage.py's snapshot sections).
-LangGraph's memory and SQLite savers replay with their own readers: 1.5x and 1.8x for
-`get_state` at that point (dev and test savers). Compaction bounds the slots, and so
-the copies. LangGraph also copies a channel after 5,000 steps without one. Threads
-written under another frequency load unchanged: a copy is found by its blob, not by the
-frequency that wrote it.
-"""
+SCHEMA_VERSION = 1
+"""The state schema a new thread records (docs/concepts/state.md, "Schema version"): 1 is
+0.1.0's. Raise it only with a migration for older threads and a new tests/golden fixture set."""
 
 
 class LedgerEntry(TypedDict):
@@ -70,9 +34,8 @@ class LedgerEntry(TypedDict):
     step: int
     """The hop number within its turn, from 1."""
     worker: str
-    """The worker that ran."""
     instructions: str
-    """What the supervisor asked it to do."""
+    """What the supervisor asked the worker to do."""
     decided_by: Literal["router", "model", "fallback"]
     """Who chose the route: the deterministic router, the model, or the fallback."""
     status: WorkerStatus
@@ -85,9 +48,7 @@ class LedgerEntry(TypedDict):
     """Tool calls refused during the hop (outside the worker's allowlist)."""
     fallback: NotRequired[str]
     """Present when the worker's `fallback` answered the hop: why the worker's own hop
-    would have failed (`"verify: ..."`, `"output_schema: ..."`, `"error: ..."`,
-    `"failed: ..."`, `"breaker open: ..."`). `status`, `summary` and `error` are then the
-    fallback's (a failed fallback's `error` gives both reasons)."""
+    would have failed (`"verify: ..."`, `"breaker open: ..."`, ...)."""
     breaker: NotRequired[BreakerMark]
     """Present for a worker with a `breaker`: the state the hop ran under."""
 
@@ -96,13 +57,11 @@ class BreakerMark(TypedDict):
     """The circuit breaker state one hop ran under (`LedgerEntry["breaker"]`)."""
 
     state: Literal["closed", "half_open", "open"]
-    """What the hop found: closed (its agent ran), half_open (it ran as the one probe) or
-    open (refused: its agent did not run)."""
+    """What the hop found: closed (it ran), half_open (it ran as the probe) or open (refused)."""
     failures: int
     """Failed hops counted within the breaker's window after this hop."""
     changed_to: Literal["closed", "open"] | None
-    """The state this hop moved the breaker to (its failure opened it, or its probe
-    closed or re-opened it), else None."""
+    """The state this hop moved the breaker to, else None."""
 
 
 class SecurityEntry(TypedDict):
@@ -120,10 +79,8 @@ class SecurityEntry(TypedDict):
 class ReviewEntry(TypedDict):
     """One answered review, for the audit trail: what was reviewed, who answered, when.
 
-    Written by the node that consumed the answer: the dispatch review step, or the worker
-    node for its agent's tool reviews (from the tool message's note). A review inside a
-    domain of a tree is recorded in the domain's state and copied to each level above
-    when the domain's hop ends, with that level's turn and step; `path` says where it was.
+    A review inside a domain of a tree is copied to each level above, with that level's
+    turn and step; `path` says where it was.
     """
 
     turn: int
@@ -141,16 +98,12 @@ class ReviewEntry(TypedDict):
     path: list[str]
     """Where the review paused: worker names from the root down."""
     decision: Literal["approve", "edit", "reject", "respond"]
-    """The decision applied."""
     reviewer: str | None
-    """Who answered: the answer's `reviewer` (the review desk's `reviewer=`, `lgsp review
-    --as`, the sweep's `lgsp:sweep`, the server user `server_auth` stamps), else the
-    LangGraph server's authenticated user of the run; None when nobody was named."""
+    """Who answered: the answer's `reviewer`, else the server's authenticated user, or None."""
     reviewers: str | None
     """The reviewer group the review was assigned to when it was answered."""
     answered_at: str
-    """When it was answered (ISO 8601, UTC): the answer's `answered_at`, else when the
-    gate received it."""
+    """When it was answered (ISO 8601, UTC)."""
     escalations: list[dict[str, Any]]
     """The escalations before the answer, oldest first (from, to, reason, by, at, ...)."""
 
@@ -173,7 +126,6 @@ class UsageEntry(TypedDict):
     window: int
     """The model's input window."""
     utilisation: float
-    """tokens / window."""
 
 
 class CompactionEntry(TypedDict):
@@ -183,32 +135,25 @@ class CompactionEntry(TypedDict):
     step: int
     worker: str
     reason: Literal["trigger", "cadence", "within_hop"]
-    """Before a hop (trigger or cadence), or inside the worker's agent before one of its
-    model calls (`within_hop`, by `CompactionMiddleware`)."""
+    """Before a hop (trigger or cadence), or inside the worker's agent (`within_hop`)."""
     tokens_before: int
     tokens_after: int
     removed: int
-    """How many messages the summary replaced, or the truncation dropped (0: nothing
-    changed)."""
+    """How many messages the summary replaced, or the truncation dropped."""
     attempts: int
     """Summarizer calls made (0 when its breaker was open)."""
     error: str | None
-    """Why the summarizer failed or was not called (its breaker was open): the oldest
-    turns were then dropped instead (`kind="truncated"`)."""
+    """Why the summarizer failed or was not called (the oldest turns were dropped instead)."""
     kind: NotRequired[Literal["summary", "truncated"]]
-    """How: replaced by a summary, or, when the summarizer failed or its breaker was open,
-    the oldest turns dropped (the task, the latest summary and the recent messages kept).
-    Absent: a summary, or nothing changed (`removed == 0`; older checkpoints)."""
+    """How: replaced by a summary, or the oldest turns dropped (absent: a summary)."""
     stored: NotRequired[dict[str, Any]]
-    """Where a truncation's dropped messages were archived, when the graph has a store:
-    `{"namespace": [...], "key": ...}` (`messages_from_dict` reads them back)."""
+    """Where a truncation's dropped messages were archived: `{"namespace": [...], "key": ...}`."""
 
 
 class JudgementEntry(TypedDict):
     """The online judge's verdict on one completed turn (`create_supervisor(judge=...)`)."""
 
     turn: int
-    """The turn judged."""
     key: str
     """Its `judge_key` (thread, domain path, turn): the item key in the store and queue."""
     judge: str
@@ -218,14 +163,12 @@ class JudgementEntry(TypedDict):
     passed: bool | None
     """The judge's own pass or fail; None when it failed."""
     reasons: list[str]
-    """The judge's reasons."""
     threshold: float
     """Scores below it are queued for human review."""
     queued: bool
     """Queued for human review (a score below the threshold, with a store to queue in)."""
     error: str | None
-    """Why there is no verdict (the judge raised, or answered an invalid verdict), or why a
-    low score could not be queued; None otherwise."""
+    """Why there is no verdict, or why a low score could not be queued."""
     feedback_id: str | None
     """The id of the LangSmith feedback sent with the score, if any."""
     feedback_error: str | None
@@ -251,14 +194,11 @@ class RouteState(TypedDict):
     step: int
     decided_by: Literal["router", "model", "fallback"]
     at: NotRequired[str]
-    """When the supervisor dispatched the hop (ISO 8601, UTC): the start of its review
-    deadlines, stable however often the hop's nodes re-run."""
+    """When the supervisor dispatched the hop (ISO 8601, UTC): its review deadlines' start."""
 
 
 BranchStage = Literal["review", "approved", "closed", "dispatched"]
-"""Where one branch of a parallel decision stands: awaiting its dispatch review (manual
-tier), approved by it, settled by the reviewer without running (`closed`), or sent to its
-worker (`dispatched`)."""
+"""Where one branch of a parallel decision stands (`closed`: settled without running)."""
 
 
 class FanoutRoute(RouteState):
@@ -270,19 +210,12 @@ class FanoutRoute(RouteState):
 def _merge_fanout(
     current: Mapping[str, FanoutRoute] | None, update: Mapping[str, FanoutRoute] | None
 ) -> dict[str, FanoutRoute]:
-    """Merge branch records by worker name.
-
-    Each branch's node writes its own key; the supervisor replaces the whole value
-    (with LangGraph's `Overwrite`) when it decides.
-    """
+    """Merge branch records by worker name (the supervisor replaces all with `Overwrite`)."""
     return {**(current or {}), **(update or {})}
 
 
 def _append(current: Sequence[Any], batches: Sequence[Sequence[Any]]) -> list[Any]:
-    merged = list(current)
-    for batch in batches:
-        merged.extend(batch)
-    return merged
+    return [*current, *chain.from_iterable(batches)]
 
 
 def _merge_worker_slots(
@@ -290,12 +223,9 @@ def _merge_worker_slots(
 ) -> dict[str, WorkerSlot]:
     """Append each write to its own worker's slot; never touch another slot.
 
-    Pure (no mutation of `current`), deterministic and batching-invariant, as
-    `DeltaChannel` requires: folding two batches one after the other equals
-    folding their concatenation.
+    Pure, deterministic and batching-invariant, as `DeltaChannel` requires.
     """
-    # Each touched slot's lists are copied once and extended in place: replaying a
-    # thread folds hundreds of writes in one call (copying per write was quadratic).
+    # Each touched slot's lists are copied once (copying per write was quadratic on replay).
     messages: dict[str, list[Any]] = {}
     results: dict[str, list[Any]] = {}
     for batch in batches:
@@ -320,21 +250,16 @@ def _merge_worker_slots(
 
 
 def _apply_compaction(messages: list[Any], compact: Mapping[str, Any]) -> list[Any]:
-    """Replace the messages whose ids are in `compact["remove"]` by `compact["summary"]`.
-
-    The summary takes the place of the first removed message. Removing ids that are
-    already gone is a no-op, so replaying the same write is harmless.
-    """
+    """Put `compact["summary"]` in place of the messages in `compact["remove"]` (idempotent)."""
     remove = set(compact["remove"])
     out: list[Any] = []
     placed = False
     for message in messages:
-        if getattr(message, "id", None) in remove:
-            if not placed:
-                out.append(compact["summary"])
-                placed = True
-            continue
-        out.append(message)
+        if getattr(message, "id", None) not in remove:
+            out.append(message)
+        elif not placed:
+            out.append(compact["summary"])
+            placed = True
     return out
 
 
@@ -369,8 +294,7 @@ class SupervisorState(SupervisorInput, total=False):
     security: Annotated[list[SecurityEntry], _delta(_append)]
     """Every refused tool call (least privilege), oldest first."""
     reviews: Annotated[list[ReviewEntry], _delta(_append)]
-    """Every answered review (who answered, when, what), oldest first: this level's and
-    its domains'."""
+    """Every answered review, oldest first: this level's and its domains'."""
     autonomy: str
     """The autonomy tier in force for the current turn (manual, supervised, autonomous)."""
     compactions: Annotated[list[CompactionEntry], _delta(_append)]
@@ -395,3 +319,11 @@ class SupervisorState(SupervisorInput, total=False):
     """Why the run stopped early (a `HaltReason`), else None."""
     halt_detail: str | None
     """A sentence that explains the halt, naming the numbers that tripped it."""
+    schema_version: int
+    """The state schema the thread started with, written once by its first turn (read it
+    with `schema_version`: threads of 0.1.0 have none)."""
+
+
+def schema_version(values: Mapping[str, Any]) -> int:
+    """The state schema version of a thread's values: the one it recorded, else 1 (0.1.0)."""
+    return int(values.get("schema_version", 1))

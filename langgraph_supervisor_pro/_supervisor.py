@@ -1,8 +1,6 @@
 """The supervisor's public vocabulary: what it sees for a decision, and a deterministic router.
 
-The routing node itself (the view, the prompt, the model call, validation, re-ask,
-fallback and the loop guards) is private (`_graph/supervisor_node.py`); this module
-holds the types a user writes code against.
+The routing node itself is `_graph/supervisor_node.py`.
 """
 
 from __future__ import annotations
@@ -14,15 +12,12 @@ from typing import Any, TypeAlias
 from langgraph_supervisor_pro._contracts import RouteDecision
 from langgraph_supervisor_pro._state import LedgerEntry
 
-__all__ = ["DEFAULT_SUPERVISOR_PROMPT", "Router", "SupervisorView"]
-
 DEFAULT_SUPERVISOR_PROMPT = (
     "You are a supervisor: you route work to workers and never do it yourself. Pick the "
     "worker best placed to make progress and give it short, specific instructions (it sees "
     "only the task and them), or FINISH when the task is done or cannot progress."
 )
-"""The instructions at the top of the supervisor's system message (the `prompt` argument
-replaces them; the worker catalogue and the answer format are always appended)."""
+"""The instructions at the top of the supervisor's system message (`prompt` replaces them)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,16 +44,13 @@ class SupervisorView:
     workers: tuple[str, ...]
     """The worker names, in catalogue order."""
     unavailable: Mapping[str, str] = field(default_factory=dict)
-    """Workers whose circuit breaker is open, and why (`"circuit open until 12:00:05
-    UTC"`). A route to one of them is invalid unless it has a `fallback`, which then
-    answers the hop."""
+    """Workers whose circuit breaker is open, and why; a route to one is invalid unless it
+    has a `fallback`."""
 
 
 _Decision: TypeAlias = str | RouteDecision | Mapping[str, Any]
 
 _RouterAnswer: TypeAlias = _Decision | Sequence[_Decision] | None
-"""What a router returns: a worker name, "FINISH", a RouteDecision (or dict), a list of
-them (a parallel fan-out, with `create_supervisor(parallel=True)`), or None."""
 
 Router: TypeAlias = (
     Callable[[SupervisorView], _RouterAnswer] | Callable[[SupervisorView], Awaitable[_RouterAnswer]]

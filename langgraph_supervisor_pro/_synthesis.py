@@ -1,11 +1,8 @@
 """The synthesis step: writes the run's answer from the workers' full results.
 
-Routing never sees full outputs; this separate step does. By default the answer
-is the last successful worker's full result, or every branch's after a parallel
-fan-out (so the real answer is never hidden behind a hand-off message). Give
-`synthesizer=` a chat model or a
-function to write it differently. Halted and failed runs get a closing message
-that says why, without calling the synthesizer.
+By default the answer is the last successful worker's full result (every branch's after a
+parallel fan-out); `synthesizer=` (a chat model or a function) writes it otherwise. Halted
+and failed runs get a closing message that says why, without calling the synthesizer.
 """
 
 from __future__ import annotations
@@ -34,8 +31,6 @@ from langgraph_supervisor_pro._state import SupervisorState
 from langgraph_supervisor_pro.compaction._compactor import TokenCounter
 from langgraph_supervisor_pro.errors import LGSPError, troubleshooting
 from langgraph_supervisor_pro.persistence._memory import aload_result, load_result
-
-__all__ = ["DEFAULT_SYNTHESIS_PROMPT", "HopOutput", "SynthesisInput", "Synthesizer"]
 
 DEFAULT_SYNTHESIS_PROMPT = (
     "You write the final answer to the user's task from the workers' results below. "
@@ -80,9 +75,6 @@ class SynthesisInput(BaseModel):
     def successes(self) -> list[HopOutput]:
         """The hops that ended in `success`, oldest first.
 
-        Returns:
-            Those hops.
-
         Example:
             >>> SynthesisInput(task="t", hops=[], status="running").successes()
             []
@@ -99,12 +91,7 @@ Synthesizer: TypeAlias = (
 
 
 def default_answer(inp: SynthesisInput) -> str:
-    """The answer when no synthesizer is given, and the closing message of halted runs.
-
-    The last successful hop's full result; when the last decision was a parallel
-    fan-out, every successful branch's result, each headed by its worker and hop. A
-    halted run's message says why it stopped and links the halt reason's page.
-    """
+    """The answer when no synthesizer is given, and the closing message of halted runs."""
     done = inp.successes()
     last = done[-1] if done else None
     if inp.status in ("halted", "failed"):
@@ -176,17 +163,13 @@ def _loading(state: SupervisorState) -> Steps[SynthesisInput]:
     return synthesis_input(state, results)
 
 
-def _load(state: SupervisorState) -> SynthesisInput:
-    return drive(_loading(state))
-
-
 def _model_messages(
     inp: SynthesisInput, *, budget: int | None = None, counter: TokenCounter | None = None
 ) -> list[BaseMessage]:
-    """The synthesizer model's input; within `budget` tokens when one is given.
+    """The synthesizer model's input, within `budget` tokens when given.
 
-    Full results go in newest first while they fit; older ones are reduced to their
-    summaries, and a single result larger than the budget is cut to fit.
+    Full results go in newest first while they fit, the others as summaries; a single
+    result larger than the budget is cut to fit.
     """
 
     def render(parts: list[str]) -> list[BaseMessage]:
@@ -229,21 +212,18 @@ class SynthesisNode:
         self.meter = meter
         self.trigger = trigger
         self._takes_messages = isinstance(synthesizer, Runnable)
-        self._runnable: Runnable[Any, Any] | None
-        if synthesizer is None:
-            self._runnable = None
-        elif isinstance(synthesizer, Runnable):
+        self._runnable: Runnable[Any, Any] | None = None
+        if isinstance(synthesizer, Runnable):
             self._runnable = synthesizer
         elif callable(synthesizer):
             self._runnable = RunnableLambda(synthesizer, name="synthesizer")
-        else:
+        elif synthesizer is not None:
             raise TypeError(
                 f"synthesizer: got {type(synthesizer).__name__}; give a chat model, a Runnable "
                 "taking messages, or a function taking a SynthesisInput"
             )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
-        """The node as a Runnable with native sync and async bodies."""
         return GraphNode(SYNTHESIS_NODE, self.invoke, self.ainvoke)
 
     def _payload(self, inp: SynthesisInput) -> Any:
@@ -261,11 +241,9 @@ class SynthesisNode:
         return merge_configs(config, {"callbacks": [recorder]}), recorder
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Write the answer synchronously."""
         return drive(self._writing(state, config))
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
-        """Write the answer on the event loop."""
         return await adrive(self._writing(state, config))
 
     def _writing(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
@@ -296,11 +274,8 @@ class SynthesisNode:
         return update
 
     def on_error(self, state: SupervisorState, error: NodeError) -> dict[str, Any]:
-        """LangGraph error handler: the synthesizer failed; answer with what the run has.
-
-        The exception's text is scrubbed of the run's secrets before it is stored.
-        """
-        inp = _load(state)
+        """LangGraph error handler: the synthesizer failed; answer with what the run has."""
+        inp = drive(_loading(state))
         exc = error.error
         text = exc.message if isinstance(exc, LGSPError) else exc  # state holds no doc link
         detail = storable(

@@ -1,17 +1,8 @@
 """Verification at the handoff: a worker's result is checked before the supervisor sees it.
 
-Two checks, both on `Worker`, both run on a `success` result only, in this order:
-
-- `Worker(output_schema=...)`: the result must match a schema: a pydantic model, a
-  `TypedDict`, a dataclass (anything pydantic's `TypeAdapter` takes) or a JSON Schema
-  dict. A JSON text result is parsed first. The validated value (as JSON data) replaces
-  the result.
-- `Worker(verify=...)`: a function (sync or async) of `(WorkerTask, WorkerResult)`, or a
-  chat model acting as a checker (it answers a `Verdict` through structured output).
-
-A result that fails either check becomes a `failed` hop whose `error` gives the reason:
-the supervisor sees it in the ledger, and synthesis never takes it for a good result. A
-check that raises fails the hop too (closed, never open).
+`Worker(output_schema=...)`, then `Worker(verify=...)`, on a `success` result only; a result
+that fails either (or a check that raises) becomes a `failed` hop whose `error` says why
+(docs/architecture.md, "Verification at the handoff").
 """
 
 from __future__ import annotations
@@ -27,14 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro._internal.text import truncate
 from langgraph_supervisor_pro._internal.validation import validation_summary
-
-__all__ = [
-    "DEFAULT_CHECKER_PROMPT",
-    "OutputSchema",
-    "Verdict",
-    "Verifier",
-    "VerifierReply",
-]
 
 
 class Verdict(BaseModel):
@@ -76,16 +59,14 @@ REASON_MAX_CHARS = 300
 
 
 class SchemaCheck:
-    """`Worker.output_schema`, prepared once (private to the worker node)."""
+    """`Worker.output_schema`, prepared once."""
 
     def __init__(self, schema: OutputSchema, *, where: str) -> None:
         self._adapter: TypeAdapter[Any] | None = None
         self._validator: Any = None
         if isinstance(schema, Mapping):
-            try:
-                import jsonschema
-            except ImportError as exc:  # pragma: no cover - a core dependency
-                raise ImportError(f"{where}: a JSON Schema needs the `jsonschema` package") from exc
+            import jsonschema
+
             try:
                 cls = jsonschema.validators.validator_for(dict(schema))
                 cls.check_schema(dict(schema))
@@ -109,20 +90,20 @@ class SchemaCheck:
     def check(self, value: Any) -> tuple[Any, str | None]:
         """The validated value (as JSON data), or the reason it does not match."""
         first = self._check(value)
-        if first[1] is not None and isinstance(value, str):
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                return first
-            return self._check(parsed)
-        return first
+        if first[1] is None or not isinstance(value, str):
+            return first
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return first
+        return self._check(parsed)
 
     def _check(self, value: Any) -> tuple[Any, str | None]:
         if self._adapter is not None:
             try:
                 validated = self._adapter.validate_python(value)
             except ValidationError as exc:
-                return value, _short_errors(exc)
+                return value, validation_summary(exc, empty="result", max_chars=REASON_MAX_CHARS)
             return self._adapter.dump_python(validated, mode="json"), None
         errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
         if not errors:
@@ -131,19 +112,8 @@ class SchemaCheck:
         return value, truncate("; ".join(parts[:3]), REASON_MAX_CHARS)
 
 
-def _short_errors(exc: ValidationError) -> str:
-    return validation_summary(exc, empty="result", max_chars=REASON_MAX_CHARS)
-
-
 def verdict_of(reply: object) -> Verdict:
-    """A verify function's reply as a `Verdict` (an unexpected reply fails, saying so).
-
-    Example:
-        >>> verdict_of("cites no sources").passed
-        False
-        >>> verdict_of(None).passed
-        True
-    """
+    """A verify function's reply as a `Verdict` (an unexpected reply fails, saying so)."""
     if reply is None or reply is True:
         return Verdict(passed=True)
     if reply is False:
@@ -178,12 +148,7 @@ def checker_messages(task: WorkerTask, result: WorkerResult) -> list[BaseMessage
 
 
 def failed_verification(check: str, reason: str) -> WorkerResult:
-    """The `failed` result that replaces one a check refused.
-
-    Example:
-        >>> failed_verification("verify", "cites no sources").error
-        'verify: cites no sources'
-    """
+    """The `failed` result that replaces one a check refused."""
     return WorkerResult(
         status="failed", error=truncate(f"{check}: {reason}", REASON_MAX_CHARS + 40)
     )

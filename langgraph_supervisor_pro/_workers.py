@@ -1,7 +1,7 @@
 """Worker specs: who a worker is, what runs it, and the limits it runs under.
 
-The node that runs a hop lives in `_worker_node.py`; the coercion of whatever an
-agent returns into a `WorkerResult` in `_coerce.py`.
+The node that runs a hop is `_graph/worker_node.py`.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/workers/
 """
 
 from __future__ import annotations
@@ -20,25 +20,22 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._breakers import Breaker
 from langgraph_supervisor_pro._contracts import FINISH, WorkerTask
-from langgraph_supervisor_pro._internal.checks import check_retry_policy, check_seconds
+from langgraph_supervisor_pro._internal.checks import (
+    check_retry_policy,
+    check_seconds,
+    check_type,
+    is_count,
+)
 from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro._verification import OutputSchema, SchemaCheck, Verifier
 from langgraph_supervisor_pro.compaction._compactor import Compaction
 from langgraph_supervisor_pro.errors import WorkerTimeoutError
 from langgraph_supervisor_pro.review._risks import RISK_LEVELS, Risk
 
-__all__ = [
-    "Worker",
-    "WorkerAgent",
-    "WorkerFallback",
-    "default_worker_retry",
-]
-
 WorkerAgent: TypeAlias = (
     Runnable[Any, Any] | Callable[[WorkerTask], Any] | Callable[[WorkerTask], Awaitable[Any]]
 )
-"""A compiled graph / Runnable taking `{"messages": [...]}`, or a sync or async function
-taking a `WorkerTask`."""
+"""A compiled graph or Runnable taking `{"messages": [...]}`, or a function of a `WorkerTask`."""
 
 WorkerFallback: TypeAlias = Callable[[WorkerTask], Any] | Callable[[WorkerTask], Awaitable[Any]]
 """A deterministic fallback: a sync or async function of the hop's `WorkerTask` returning
@@ -46,8 +43,6 @@ anything a worker may return."""
 
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 _DESCRIPTION_MAX_CHARS = 300
-
-
 _LANGGRAPH_RETRY_ON = RetryPolicy().retry_on
 
 
@@ -61,13 +56,10 @@ def _is_transient(exc: Exception) -> bool:
 
 
 def default_worker_retry() -> RetryPolicy:
-    """The retry policy workers get by default: 3 attempts, exponential backoff.
+    """The retry policy workers get by default: 3 attempts, backoff from 0.5 s doubling.
 
     Time-outs and LangGraph's transient errors (connection errors, HTTP 5xx) are
     retried; programming errors (`ValueError`, `TypeError`, ...) are not.
-
-    Returns:
-        A `RetryPolicy` with `initial_interval=0.5`, `backoff_factor=2.0`, jitter.
 
     Example:
         >>> default_worker_retry().max_attempts
@@ -95,15 +87,10 @@ class Worker:
     description: str
     """One sentence the supervisor sees in its catalogue."""
     agent: WorkerAgent | StateGraph[Any, Any, Any, Any] | None = None
-    """A compiled LangGraph graph (e.g. from `create_agent`, or another supervisor from
-    `create_supervisor`: a domain of a tree) or any Runnable taking `{"messages": [...]}`,
-    or a plain sync or async function taking a `WorkerTask`. An uncompiled `StateGraph`
-    is compiled here as a stateful subgraph (`compile(checkpointer=True)`: it keeps its
-    state from one visit to the next, in the parent's thread).
-    Give either `agent` or `model`."""
+    """A LangGraph graph (another supervisor: a domain), a Runnable taking `{"messages": [...]}`,
+    or a sync or async function of a `WorkerTask`. Give either `agent` or `model`."""
     model: BaseChatModel | None = None
-    """A chat model: the worker becomes a `create_agent` agent over `tools`, guarded by
-    `ToolGuard` (allowlist, risk levels, review gates)."""
+    """A chat model: the worker becomes a `create_agent` agent over `tools`, with a `ToolGuard`."""
     prompt: str | None = None
     """The system prompt of the agent built from `model`."""
     tools: tuple[BaseTool | Callable[..., Any] | str, ...] | None = None
@@ -111,11 +98,9 @@ class Worker:
     risks: Mapping[str, Risk] = field(default_factory=dict)
     """Risk levels of this worker's tools by name (`low`, `medium`, `high`)."""
     timeout: float | None = None
-    """Seconds one attempt may take (a finite number > 0); past it the attempt fails with
-    `WorkerTimeoutError`."""
+    """Seconds one attempt may take; past it the attempt fails with `WorkerTimeoutError`."""
     retry: RetryPolicy = field(default_factory=default_worker_retry)
-    """LangGraph retry policy for transient errors (see `default_worker_retry`); checked
-    here: finite waits >= 0, `backoff_factor` >= 1, `max_attempts` >= 1, a bool `jitter`."""
+    """LangGraph retry policy for transient errors (see `default_worker_retry`)."""
     max_visits: int | None = None
     """How many hops this worker may take per run before the run halts."""
     reads: tuple[str, ...] = ()
@@ -124,148 +109,119 @@ class Worker:
     """How this worker's history is compacted (default: the supervisor's `compaction`)."""
     output_schema: OutputSchema | None = None
     """The shape a `success` result must have: a pydantic model, a TypedDict, a dataclass or
-    a JSON Schema dict (a JSON text result is parsed first). A result that does not match
-    is a `failed` hop with the reason; a matching one is stored as validated JSON data."""
+    a JSON Schema dict; a result that does not match is a `failed` hop."""
     verify: Verifier | None = None
-    """A check of every `success` result before the supervisor sees it: a function (sync
-    or async) of `(WorkerTask, WorkerResult)` returning True/None to pass, or False, a
-    reason or a `Verdict` to fail; or a chat model that answers a `Verdict`. A refused
-    result (or a check that raises) is a `failed` hop with the reason."""
+    """A check of every `success` result: a function of `(WorkerTask, WorkerResult)` (sync or
+    async) or a chat model answering a `Verdict`; a refused result is a `failed` hop."""
     fallback: WorkerFallback | str | None = None
-    """What answers the hop when it would end `failed` (an exception after the retries, a
-    refused or failed result) or when the worker's breaker is open: a function (sync or
-    async) of the hop's `WorkerTask`, or the name of another worker of the same
-    supervisor, whose agent then runs this hop (once: that worker's own fallback is not
-    followed). Its result must pass this worker's `output_schema` (not `verify`); the
-    ledger entry's `fallback` says why it answered."""
+    """What answers the hop when it would end `failed` or the breaker is open: a function of
+    the hop's `WorkerTask`, or the name of another worker of the same supervisor."""
     breaker: Breaker | None = None
-    """A circuit breaker (`langgraph_supervisor_pro._breakers.Breaker`): after
-    `failures` failed hops within `window` seconds, the worker is taken out of rotation
-    for `cooldown` seconds, then one probe hop decides. Its state is shared through the
-    graph's store by every run and process."""
+    """A circuit breaker: after `failures` failed hops within `window` seconds, the worker
+    is out of rotation for `cooldown` seconds, then one probe hop decides."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
+        name = self.name
+        if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
             raise ValueError(
-                f"Worker.name: {self.name!r} is not a valid worker name; use 1-64 letters, "
+                f"Worker.name: {name!r} is not a valid worker name; use 1-64 letters, "
                 "digits, '_' or '-', starting with a letter (e.g. 'researcher')"
             )
-        if self.name.upper() == FINISH:
+        if name.upper() == FINISH:
             raise ValueError(
-                f"Worker.name: {self.name!r} is reserved for ending the run; pick another name"
+                f"Worker.name: {name!r} is reserved for ending the run; pick another name"
             )
+        who = f"worker {name!r}"
         description = " ".join(str(self.description).split())
         if not description:
             raise ValueError(
-                f"Worker.description: worker {self.name!r} needs a one-sentence description "
+                f"Worker.description: {who} needs a one-sentence description "
                 "(the supervisor routes on it)"
             )
         if len(description) > _DESCRIPTION_MAX_CHARS:
             raise ValueError(
-                f"Worker.description: worker {self.name!r} has a {len(description)}-character "
+                f"Worker.description: {who} has a {len(description)}-character "
                 f"description; keep it to one sentence of at most {_DESCRIPTION_MAX_CHARS} "
                 "characters (the supervisor reads it at every decision)"
             )
         object.__setattr__(self, "description", description)
         if (self.agent is None) == (self.model is None):
             raise ValueError(
-                f"Worker.agent: worker {self.name!r} needs exactly one of `agent` (a graph, "
+                f"Worker.agent: {who} needs exactly one of `agent` (a graph, "
                 "Runnable or function) or `model` (a chat model to build a guarded agent from)"
             )
         if isinstance(self.agent, StateGraph):
-            # An uncompiled graph (e.g. a domain supervisor from `create_supervisor`) is
-            # compiled as a stateful subgraph (`checkpointer=True`): its state lives in
-            # the parent's thread under a namespace named after the worker, and persists
-            # from one visit to the next (a domain's next visit is its next turn, and its
-            # workers remember the earlier ones). It inherits the parent's checkpointer.
+            # Compiled as a stateful subgraph: its state lives in the parent's thread under
+            # the worker's namespace and persists from one visit (turn) to the next.
             object.__setattr__(self, "agent", self.agent.compile(checkpointer=True))
         if self.agent is not None:
-            agent_kind(self.name, self.agent)  # raises TypeError for unsupported agents
-        elif not isinstance(self.model, BaseChatModel):
-            raise TypeError(
-                f"Worker.model: worker {self.name!r} got {type(self.model).__name__}; give a "
-                "LangChain chat model"
-            )
+            agent_kind(name, self.agent)  # raises TypeError for unsupported agents
+        else:
+            check_type(self.model, BaseChatModel, "Worker.model", "a LangChain chat model", who=who)
         if self.tools is not None:
-            _tool_names(self.name, self.tools)  # validates
+            _tool_names(name, self.tools)  # validates
             object.__setattr__(self, "tools", tuple(self.tools))
         if self.model is not None and any(isinstance(t, str) for t in self.tools or ()):
             raise TypeError(
-                f"Worker.tools: worker {self.name!r} builds its agent from `model`, so give "
+                f"Worker.tools: {who} builds its agent from `model`, so give "
                 "the tools themselves (BaseTool or functions), not their names"
             )
         if self.prompt is not None and self.model is None:
             raise ValueError(
-                f"Worker.prompt: worker {self.name!r} has an `agent`; `prompt` only applies "
+                f"Worker.prompt: {who} has an `agent`; `prompt` only applies "
                 "to agents built from `model`"
             )
-        object.__setattr__(self, "risks", _risk_map(self.name, self.risks))
+        object.__setattr__(self, "risks", _risk_map(name, self.risks))
         if self.timeout is not None:
             timeout = check_seconds(
-                self.timeout,
-                "Worker.timeout",
-                who=f"worker {self.name!r}",
-                fix=", or None for no timeout",
+                self.timeout, "Worker.timeout", who=who, fix=", or None for no timeout"
             )
             object.__setattr__(self, "timeout", timeout)  # a timedelta becomes seconds
-        check_retry_policy(self.retry, "Worker.retry", who=f"worker {self.name!r}")
+        check_retry_policy(self.retry, "Worker.retry", who=who)
         if self.output_schema is not None:
-            SchemaCheck(self.output_schema, where=f"Worker.output_schema: worker {self.name!r}")
+            SchemaCheck(self.output_schema, where=f"Worker.output_schema: {who}")
         if self.verify is not None and not (
             isinstance(self.verify, BaseChatModel) or callable(self.verify)
         ):
             raise TypeError(
-                f"Worker.verify: worker {self.name!r} got {type(self.verify).__name__}; give a "
+                f"Worker.verify: {who} got {type(self.verify).__name__}; give a "
                 "function of (WorkerTask, WorkerResult) or a chat model"
             )
-        self._check_fallback()
-        if self.breaker is not None and not isinstance(self.breaker, Breaker):
-            raise TypeError(
-                f"Worker.breaker: worker {self.name!r} got {type(self.breaker).__name__}; give "
-                "a Breaker(failures=..., window=..., cooldown=...) or None"
-            )
+        self._check_fallback(who)
+        breaker = "a Breaker(failures=..., window=..., cooldown=...) or None"
+        check_type(self.breaker, Breaker | None, "Worker.breaker", breaker, who=who)
         if isinstance(self.reads, str) or not all(
-            isinstance(name, str) and _NAME_RE.fullmatch(name) for name in self.reads
+            isinstance(read, str) and _NAME_RE.fullmatch(read) for read in self.reads
         ):
             raise ValueError(
-                f"Worker.reads: worker {self.name!r} got {self.reads!r}; give a list of "
+                f"Worker.reads: {who} got {self.reads!r}; give a list of "
                 "worker names whose outputs it should be given"
             )
         object.__setattr__(self, "reads", tuple(self.reads))
-        if self.compaction is not None and not isinstance(self.compaction, Compaction):
-            raise TypeError(
-                f"Worker.compaction: worker {self.name!r} got "
-                f"{type(self.compaction).__name__}; give a Compaction(...) or None"
-            )
-        if self.max_visits is not None and (
-            isinstance(self.max_visits, bool)
-            or not isinstance(self.max_visits, int)
-            or self.max_visits < 1
-        ):
+        compaction = "a Compaction(...) or None"
+        check_type(self.compaction, Compaction | None, "Worker.compaction", compaction, who=who)
+        if self.max_visits is not None and not is_count(self.max_visits):
             raise ValueError(
-                f"Worker.max_visits: worker {self.name!r} got {self.max_visits!r}; give an "
+                f"Worker.max_visits: {who} got {self.max_visits!r}; give an "
                 "integer >= 1, or None for no per-worker limit"
             )
 
-    def _check_fallback(self) -> None:
+    def _check_fallback(self, who: str) -> None:
         fallback = self.fallback
-        if fallback is None:
-            return
         if isinstance(fallback, str):
             if not _NAME_RE.fullmatch(fallback):
                 raise ValueError(
-                    f"Worker.fallback: worker {self.name!r} got {fallback!r}, which is not a "
+                    f"Worker.fallback: {who} got {fallback!r}, which is not a "
                     "worker name; name another worker of the supervisor, or give a function"
                 )
             if fallback == self.name:
                 raise ValueError(
-                    f"Worker.fallback: worker {self.name!r} names itself; name another worker "
+                    f"Worker.fallback: {who} names itself; name another worker "
                     "of the supervisor, or give a function"
                 )
-            return
-        if isinstance(fallback, Runnable) or not callable(fallback):
+        elif fallback is not None and (isinstance(fallback, Runnable) or not callable(fallback)):
             raise TypeError(
-                f"Worker.fallback: worker {self.name!r} got {type(fallback).__name__}; give a "
+                f"Worker.fallback: {who} got {type(fallback).__name__}; give a "
                 "function (sync or async) of WorkerTask, or the name of another worker (make "
                 "a Runnable a Worker of its own and name it)"
             )
@@ -283,11 +239,8 @@ class Worker:
 
 
 def _risk_map(worker: str, risks: Mapping[str, Any]) -> dict[str, Risk]:
-    if not isinstance(risks, Mapping):
-        raise TypeError(
-            f"Worker.risks: worker {worker!r} got {type(risks).__name__}; give a mapping of "
-            "tool name to 'low', 'medium' or 'high'"
-        )
+    give = "a mapping of tool name to 'low', 'medium' or 'high'"
+    check_type(risks, Mapping, "Worker.risks", give, who=f"worker {worker!r}")
     bad = {name: level for name, level in risks.items() if level not in RISK_LEVELS}
     if bad:
         raise ValueError(
@@ -318,6 +271,7 @@ def _tool_names(worker: str, tools: Sequence[Any]) -> tuple[str, ...]:
 
 
 def agent_kind(worker: str, agent: Any) -> str:
+    """How a hop calls `agent`: `runnable`, `async` or `function` (else a TypeError)."""
     if isinstance(agent, Runnable):
         return "runnable"
     if callable(agent):

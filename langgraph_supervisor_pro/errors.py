@@ -43,24 +43,15 @@ __all__ = [
     "UserError",
     "WorkerTimeoutError",
 ]
-# Also defined here, not exported (raised and caught inside the package, or standing in for
-# another exception): ScrubbedError, InvalidSummaryError, JudgeTimeoutError, TemplateError,
-# DemoError, ExportError. Their messages carry no link.
+# The private classes at the end are raised and caught inside the package; no link.
 
 _DOCS_URL = "https://langgraph-supervisor-pro.readthedocs.io/en/latest"
 _TROUBLESHOOTING = "For troubleshooting, visit: "
-_QUERY_CHARS = 200
-"""How much of a lock holder's query `SetupLockError` shows."""
+_QUERY_CHARS = 200  # how much of a lock holder's query `SetupLockError` shows
 
 
 def error_page(name: str) -> str:
-    """The docs page of an error class or a halt reason.
-
-    Args:
-        name: The class name (`ThreadBusyError`) or halt reason (`max_steps`).
-
-    Returns:
-        The page's URL.
+    """The docs page of an error class (`ThreadBusyError`) or a halt reason (`max_steps`).
 
     Example:
         >>> error_page("max_steps")
@@ -70,31 +61,23 @@ def error_page(name: str) -> str:
 
 
 def troubleshooting(name: str) -> str:
-    """The line that links an error's or a halt reason's page (LangGraph's wording).
-
-    Args:
-        name: The class name or halt reason.
-
-    Returns:
-        `For troubleshooting, visit: <its page>`.
-
-    Example:
-        >>> troubleshooting("ping_pong")  # doctest: +ELLIPSIS
-        'For troubleshooting, visit: https://.../reference/errors/ping_pong/'
-    """
+    """The line that links an error's or a halt reason's page (LangGraph's wording)."""
     return f"{_TROUBLESHOOTING}{error_page(name)}"
 
 
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    return cls.__new__(cls, *args)  # the attributes come back through __setstate__
+
+
 class _Linked:
-    """What `LGSPError` and `LGSPWarning` share: a page, and a message that links it."""
+    """What `LGSPError` and `LGSPWarning` share: a page, a message that links it, pickling."""
 
     docs_url: ClassVar[str | None] = None
     """The page that explains this class (None for the package's private ones)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # A class of this module has a page when it is public; a subclass defined elsewhere
-        # (an application's own) links the page of the class it derives from.
+        # A subclass defined elsewhere (an application's own) keeps its base's page.
         if cls.__module__ == __name__:
             cls.docs_url = error_page(cls.__name__) if cls.__name__ in __all__ else None
 
@@ -107,79 +90,41 @@ class _Linked:
         text = self.message
         return f"{text}\n{_TROUBLESHOOTING}{self.docs_url}" if self.docs_url else text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling `__init__` (whose arguments are not `args`).
+        return (_rebuild, (type(self), self.args), vars(self))  # type: ignore[attr-defined]
+
 
 class LGSPError(_Linked, Exception):
     """The base class of every exception langgraph-supervisor-pro raises.
 
-    Each also keeps its built-in base (`LookupError`, `RuntimeError`, ...). `message` is
-    the text without the troubleshooting link that `str()` ends with.
-
-    Example:
-        >>> from langgraph_supervisor_pro.errors import ReviewNotFoundError
-        >>> err = ReviewNotFoundError("no pending review 'ab12'")
-        >>> isinstance(err, LGSPError), isinstance(err, LookupError), err.message
-        (True, True, "no pending review 'ab12'")
+    `message` is the text without the troubleshooting link that `str()` ends with.
     """
 
 
 class UserError(LGSPError):
-    """The caller used the API wrongly: fix the call, retrying will not help.
-
-    Example:
-        >>> from langgraph_supervisor_pro.errors import InvalidDecisionError
-        >>> issubclass(InvalidDecisionError, UserError)
-        True
-    """
+    """The caller used the API wrongly: fix the call, retrying will not help."""
 
 
 class LGSPWarning(_Linked, UserWarning):
-    """The base class of every warning langgraph-supervisor-pro issues.
-
-    Example:
-        >>> import warnings
-        >>> warnings.simplefilter("ignore", LGSPWarning)  # silence them all
-        >>> warnings.resetwarnings()
-    """
-
-
-# -- persistence ---------------------------------------------------------------------------
+    """The base class of every warning langgraph-supervisor-pro issues."""
 
 
 class ThreadBusyError(LGSPError, RuntimeError):
-    """Another writer holds the thread, or stored a checkpoint this run did not see.
+    """Another writer holds the thread's lease, or stored a checkpoint this run did not see.
 
-    Raised by `thread_lease` / `athread_lease` when the lease is held (at once, or after
-    `wait` seconds), and by the Postgres checkpointers' fence when a run tries to store
-    a root checkpoint whose parent is no longer the thread's head.
-
-    Attributes:
-        thread_id: The thread.
-        holder: Who holds its lease (the owner string, e.g. `host:pid`), when known.
-
-    Example:
-        >>> err = ThreadBusyError("t-1", "worker-a:42")
-        >>> err.thread_id, err.holder
-        ('t-1', 'worker-a:42')
-        >>> str(err).startswith("thread 't-1' is busy")
-        True
+    It carries `thread_id` and `holder` (the lease owner, e.g. `host:pid`, when known).
     """
 
     def __init__(self, thread_id: str, holder: str | None = None, detail: str = "") -> None:
         self.thread_id = thread_id
         self.holder = holder
         held = f"held by {holder}" if holder else "held by another writer"
-        message = detail or (
-            f"thread {shown_id(thread_id)} is busy: its lease is {held}. Wait for the run to "
-            "finish "
-            "(thread_lease(..., wait=SECONDS) waits for the lease), or run another thread."
+        super().__init__(
+            detail
+            or f"thread {shown_id(thread_id)} is busy: its lease is {held}. Wait for the run to "
+            "finish (thread_lease(..., wait=SECONDS) waits for the lease), or run another thread."
         )
-        super().__init__(message)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.thread_id, self.holder, self.message))
-
-
-# -- review --------------------------------------------------------------------------------
 
 
 class ReviewError(LGSPError):
@@ -191,11 +136,7 @@ class ReviewNotFoundError(ReviewError, LookupError):
 
 
 class InvalidDecisionError(ReviewError, UserError, ValueError):
-    """The decision is not valid for the review; the run was not touched.
-
-    Attributes:
-        review: The `PendingReview` the decision was meant for.
-    """
+    """The decision is not valid for the review (`review`); the run was not touched."""
 
     def __init__(self, message: str, *, review: Any) -> None:
         super().__init__(message)
@@ -203,16 +144,7 @@ class InvalidDecisionError(ReviewError, UserError, ValueError):
 
 
 class ReviewerNotAllowedError(ReviewError, PermissionError):
-    """The reviewer may not answer the review: the policy's `members` or `may_answer` refuse.
-
-    Raised by `resolve_review` before the run is touched when it is given the policy, or
-    after the graph's own gate refused the answer (the run is then paused on the same
-    review, whose `invalid_answer` says why).
-
-    Attributes:
-        review: The `PendingReview`.
-        reviewer: Who tried to answer it (None: nobody was named).
-    """
+    """The policy's `members` or `may_answer` refuse the `reviewer` an answer to `review`."""
 
     def __init__(self, message: str, *, review: Any, reviewer: str | None) -> None:
         super().__init__(message)
@@ -223,17 +155,10 @@ class ReviewerNotAllowedError(ReviewError, PermissionError):
 class UndeclaredRiskWarning(LGSPWarning):
     """Some tools have no declared risk level, so they are treated as `high`.
 
-    The warning category builders use when a worker's tools lack a level (see
-    `warn_undeclared`): every call to such a tool needs a human's review until a level
-    is declared. Build one with `for_tools` for the standard message, or with any
-    message like any warning.
-
     Example:
         >>> w = UndeclaredRiskWarning.for_tools(["refund", "send_email"], worker="billing")
-        >>> w.tools, w.worker
-        (('refund', 'send_email'), 'billing')
-        >>> "treated as high" in str(w)
-        True
+        >>> w.tools, w.worker, "treated as high" in str(w)
+        (('refund', 'send_email'), 'billing', True)
     """
 
     tools: tuple[str, ...] = ()
@@ -243,19 +168,7 @@ class UndeclaredRiskWarning(LGSPWarning):
 
     @classmethod
     def for_tools(cls, tools: Sequence[str], *, worker: str | None = None) -> UndeclaredRiskWarning:
-        """The warning for these tools, with a message listing them.
-
-        Args:
-            tools: The undeclared tools' names (see `undeclared_tools`).
-            worker: The worker they belong to, named in the message.
-
-        Returns:
-            The warning, ready for `warnings.warn`.
-
-        Example:
-            >>> print(UndeclaredRiskWarning.for_tools(["refund"]))  # doctest: +ELLIPSIS
-            1 tool has no declared risk level and is treated as high ...: refund. ...
-        """
+        """The warning for these tools (`undeclared_tools`), with a message listing them."""
         names = tuple(tools)
         one = len(names) == 1
         where = f" of worker {worker!r}" if worker else ""
@@ -271,18 +184,11 @@ class UndeclaredRiskWarning(LGSPWarning):
         return warning
 
 
-# -- workers -------------------------------------------------------------------------------
-
-
 class WorkerTimeoutError(LGSPError):
     """A worker hop ran longer than its `Worker.timeout`.
 
-    Not a subclass of the built-in `TimeoutError` (an `OSError`), so LangGraph's
-    default retry predicate treats it as transient and retries it.
-
-    Example:
-        >>> WorkerTimeoutError("researcher", 5.0).timeout
-        5.0
+    Not a built-in `TimeoutError` (an `OSError`), so LangGraph's default retry predicate
+    retries it.
     """
 
     def __init__(self, worker: str, timeout: float) -> None:
@@ -292,49 +198,15 @@ class WorkerTimeoutError(LGSPError):
 
 
 class RemoteDomainError(LGSPError, RuntimeError):
-    """A remote domain refused the hop (an HTTP 4xx), or its remote run failed.
-
-    Not retried by the default worker retry policy (`default_worker_retry`): asking
-    again gets the same answer. The hop is `failed`, its error this message (the URL
-    shown with its password masked).
-
-    Example:
-        >>> RemoteDomainError("remote domain 'ops' (graph 'ops'): the remote run failed").message
-        "remote domain 'ops' (graph 'ops'): the remote run failed"
-    """
+    """A remote domain refused the hop (an HTTP 4xx), or its remote run failed (not retried)."""
 
 
 class RemoteDomainUnavailable(RemoteDomainError, ConnectionError):
-    """A remote domain's server could not be reached, timed out or answered HTTP 5xx.
-
-    A `ConnectionError`, so the default worker retry policy retries it; after the last
-    attempt the hop is `failed`.
-
-    Example:
-        >>> isinstance(RemoteDomainUnavailable("unreachable"), ConnectionError)
-        True
-    """
-
-
-# -- evals ---------------------------------------------------------------------------------
+    """A remote domain's server could not be reached, timed out or answered HTTP 5xx."""
 
 
 class EffectInDoubtError(LGSPError, RuntimeError):
-    """An external effect may already have happened, and nobody can be asked here.
-
-    `run_external` found the intent an earlier execution recorded before the call, and no
-    outcome: that execution died between the call and the record. Inside a graph run the
-    effect pauses on a review instead; outside one (no runnable context) and without
-    `reconcile=`, this is raised rather than calling the remote a second time.
-
-    Attributes:
-        key: The effect's idempotency key.
-
-    Example:
-        >>> err = EffectInDoubtError("t-1/1/2/mailer/receipt")
-        >>> err.key, "may already have happened" in str(err)
-        ('t-1/1/2/mailer/receipt', True)
-    """
+    """An external effect (`key`) may already have happened, and nobody can be asked here."""
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -348,9 +220,6 @@ class EffectInDoubtError(LGSPError, RuntimeError):
             f"'confirmed' WHERE key = ...) or delete the row to run it again"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.key,))
-
 
 class SetupLockError(LGSPError, RuntimeError):
     """Setup waited longer than its bound for a lock that another session holds.
@@ -358,11 +227,6 @@ class SetupLockError(LGSPError, RuntimeError):
     Attributes:
         what: What was being set up (`"lgsp_effects"`, `"lgsp_thread_leases"`).
         holders: `(pid, state, application_name, query)` of each session holding it.
-
-    Example:
-        >>> err = SetupLockError("lgsp_effects", 1.0, [(42, "idle in transaction", "w", "X")])
-        >>> err.holders[0][0], "pid 42" in str(err)
-        (42, True)
     """
 
     def __init__(self, what: str, seconds: float, holders: Sequence[tuple[Any, ...]]) -> None:
@@ -390,27 +254,9 @@ class SetupLockError(LGSPError, RuntimeError):
             "deployment, and open with setup=False afterwards if need be."
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_setup_lock_error, (type(self), self.what, self.message, self.holders))
-
-
-def _rebuild_setup_lock_error(
-    cls: type[SetupLockError], what: str, message: str, holders: list[tuple[Any, ...]]
-) -> SetupLockError:
-    err = cls.__new__(cls)
-    Exception.__init__(err, message)
-    err.what, err.holders = what, holders
-    return err
-
 
 class JudgementNotFoundError(LGSPError, LookupError):
-    """No queued verdict has this key in the store.
-
-    Example:
-        >>> print(JudgementNotFoundError("t-1:1"))  # doctest: +ELLIPSIS
-        no queued judgement 't-1:1' in the store; lgsp judge list --store URL --all lists them
-        For troubleshooting, visit: https://.../reference/errors/JudgementNotFoundError/
-    """
+    """No queued verdict has this key in the store."""
 
     def __init__(self, key: str) -> None:
         super().__init__(
@@ -421,17 +267,7 @@ class JudgementNotFoundError(LGSPError, LookupError):
 
 
 class JudgementAlreadyAcknowledgedError(LGSPError, ValueError):
-    """The verdict was already acknowledged (by someone else, or by an earlier call).
-
-    A `ValueError`, so code that caught the earlier error keeps working.
-
-    Example:
-        >>> err = JudgementAlreadyAcknowledgedError("t-1:1", by="alice", at="2030-01-01T09:00Z")
-        >>> err.message
-        "judgement 't-1:1' was already acknowledged by alice at 2030-01-01T09:00Z"
-        >>> err.by, err.at
-        ('alice', '2030-01-01T09:00Z')
-    """
+    """The verdict was already acknowledged `by` someone `at` a time (ISO 8601, UTC)."""
 
     def __init__(self, key: str, *, by: str | None, at: str | None) -> None:
         super().__init__(
@@ -440,44 +276,24 @@ class JudgementAlreadyAcknowledgedError(LGSPError, ValueError):
         )
         self.key = key
         self.by = by
-        """Who acknowledged it."""
         self.at = at
-        """When (ISO 8601, UTC)."""
 
 
 class JudgeTimeoutError(LGSPError):
-    """The judge model did not answer within `OnlineJudge.timeout` (caught by the judge step).
-
-    Not exported: the judge step records it in the verdict's `error`
-    (`the judge failed: JudgeTimeoutError: ...`), it never reaches the caller.
-    """
+    """The judge model did not answer within `OnlineJudge.timeout` (caught by the judge step)."""
 
     def __init__(self, timeout: float) -> None:
         super().__init__(f"no verdict within the judge's timeout of {timeout:g}s")
 
 
-# -- testing -------------------------------------------------------------------------------
-
-
 class ScriptExhaustedError(UserError, RuntimeError):
-    """Raised when a `ScriptedChatModel` is called after its last step was used.
+    """A `ScriptedChatModel` was called after its last step was used.
 
-    It subclasses `RuntimeError` (not `AssertionError`) on purpose: LangGraph's
-    default `RetryPolicy` does not retry `RuntimeError`, so an exhausted script
-    fails a graph run immediately instead of being retried with back-off.
+    A `RuntimeError`, which LangGraph's default `RetryPolicy` does not retry, so the run
+    fails at once.
 
-    Attributes:
-        script_length: How many steps the script had.
-        call_index: Zero-based index of the call that found the script exhausted.
-        last_message: The last message of that call's input (`None` if it was empty).
-
-    Example:
-        ```python
-        model = ScriptedChatModel(script=["only reply"])
-        model.invoke("one")
-        with pytest.raises(ScriptExhaustedError, match="1 step"):
-            model.invoke("two")
-        ```
+    It carries `script_length`, the zero-based `call_index` of the call and its input's
+    `last_message` (None if it was empty).
     """
 
     def __init__(
@@ -493,23 +309,9 @@ class ScriptExhaustedError(UserError, RuntimeError):
         self.call_index = call_index
         self.last_message = last_message
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), self.args, self.__dict__)
-
-
-# -- private: raised and handled inside the package ----------------------------------------
-
 
 class ScrubbedError(LGSPError):
-    """Stands in for an exception whose text held a secret.
-
-    Its message is the original's type name and scrubbed message; the original is kept
-    in `original` (never shown). No link: the text is the original's.
-
-    Example:
-        >>> ScrubbedError("RuntimeError: bad key ***").message
-        'RuntimeError: bad key ***'
-    """
+    """Stands in for an exception whose text held a secret (kept in `original`, never shown)."""
 
     original: Exception | None = None
 

@@ -1,23 +1,8 @@
 """Circuit breakers at run time (private): the state machine, and where its state lives.
 
-The transitions are pure functions of the stored `BreakerState` (`admit`, `report`,
-`unavailable`); `Transact` applies one of them as a single read-modify-write of the item
-`("lgsp", "breakers", <supervisor>, *<path>) / "state"` (an `ItemTransaction`, locked on
-the namespace, except without a store):
-
-- a Postgres store over a connection pool (`PostgresStore`, `AsyncPostgresStore`, as
-  `open_store`/`aopen_store` open them): one transaction on one pooled connection takes
-  a transaction-scoped advisory lock on the namespace (`pg_advisory_xact_lock`), reads
-  and writes the item through a `PostgresStore` bound to that connection, and commits.
-  Another process doing the same waits for the lock, so two runs never both take the
-  half-open probe. Atomic across processes.
-- an `InMemoryStore`, or no store (a per-process dict): the read and the write happen
-  under one process-wide lock, with no await in between. Atomic (the state is per
-  process anyway).
-- any other store (SQLite, a Postgres store over a single connection, a platform's
-  store): the same process-wide lock (sync runs) or a per-event-loop lock (async runs)
-  around the store's own `get` and `put`. Serialised within a process only: two
-  processes can both read a state before either writes, and both take the probe.
+The transitions (`admit`, `report`, `unavailable`) are pure; `Transact` applies one as a
+single read-modify-write, locked on the namespace (docs/architecture.md, "Fallbacks and
+circuit breakers", says what is atomic on which store).
 """
 
 from __future__ import annotations
@@ -37,16 +22,12 @@ from langgraph_supervisor_pro._internal.text import truncate
 
 T = TypeVar("T")
 
-KEY = "state"
-"""The item key of a breaker's state in its namespace."""
+KEY = "state"  # the item key of a breaker's state in its namespace
 
 REASON_MAX_CHARS = 200
 
-_LOCK_CLASS = "lgsp_breakers"
-"""The advisory lock's class of breaker states on Postgres (the namespace is the item)."""
-
-_local: dict[tuple[str, ...], dict[str, Any]] = {}
-"""Breaker states of graphs compiled without a store (per process)."""
+_LOCK_CLASS = "lgsp_breakers"  # the Postgres advisory lock's class (the namespace is the item)
+_local: dict[tuple[str, ...], dict[str, Any]] = {}  # the states of graphs without a store
 _process_lock = threading.Lock()
 
 
@@ -80,7 +61,7 @@ class Read:
 
 @dataclass(frozen=True, slots=True)
 class Transact(Generic[T]):
-    """Apply `change` to one breaker's state as one read-modify-write (see the module)."""
+    """Apply `change` to one breaker's state as one read-modify-write."""
 
     store: BaseStore | None
     namespace: tuple[str, ...]
@@ -108,34 +89,23 @@ class Transact(Generic[T]):
         return await self._item(self.store).arun()
 
 
-# -- the state machine -------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Admission:
     """Whether a hop may run its agent."""
 
-    state: CircuitState
-    """What the hop found: closed (it runs), half_open (it runs as the probe) or open
-    (refused)."""
-    detail: str = ""
-    """Why it was refused."""
-    transition: str | None = None
-    """The change this admission made, for the log (`open -> half_open`)."""
-    failures: int = 0
-    """Failed hops counted within the window (for a refused hop's ledger mark)."""
+    state: CircuitState  # closed: it runs; half_open: it runs as the probe; open: refused
+    detail: str = ""  # why it was refused
+    transition: str | None = None  # the change it made, for the log (`open -> half_open`)
+    failures: int = 0  # failed hops within the window (for a refused hop's ledger mark)
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What a finished hop did to the breaker."""
 
-    failures: int
-    """Failed hops counted in the window after this one."""
-    changed_to: Literal["closed", "open"] | None = None
-    """The state this hop moved the breaker to (open or closed), if it did."""
-    transition: str | None = None
-    """The change, for the log."""
+    failures: int  # failed hops counted in the window after this one
+    changed_to: Literal["closed", "open"] | None = None  # the state it moved the breaker to
+    transition: str | None = None  # the change, for the log
 
 
 def fresh(now: float) -> BreakerState:
@@ -169,10 +139,6 @@ def _recent(failures: Any, breaker: Breaker, now: float) -> list[dict[str, Any]]
     return kept[-breaker.failures :]
 
 
-def _count(value: Mapping[str, Any], breaker: Breaker, now: float) -> int:
-    return len(_recent(value.get("failures"), breaker, now))
-
-
 def _probe_live(value: Mapping[str, Any], breaker: Breaker, now: float) -> bool:
     at = value.get("probe_at")
     return at is not None and now < float(at) + breaker.probe_lease
@@ -196,18 +162,15 @@ def admit(
     """Let a hop run, as the probe of a breaker whose cooldown is over, or refuse it."""
     if value is None or value.get("state") == "closed":
         return None, Admission("closed")
+    if value.get("state") != "open" and value.get("probe") == hop:
+        return None, Admission("half_open")  # this hop again: a re-run after an interrupt
+    detail = unavailable(value, breaker, now)
+    if detail is not None:
+        failures = len(_recent(value.get("failures"), breaker, now))
+        return None, Admission("open", detail, failures=failures)
     if value.get("state") == "open":
-        until = float(value.get("until") or 0.0)
-        if now < until:
-            detail = f"circuit open until {clock_text(until, now)}"
-            return None, Admission("open", detail, failures=_count(value, breaker, now))
         probing = {**value, "state": "half_open", "probe": hop, "probe_at": now, "changed_at": now}
         return probing, Admission("half_open", transition="open -> half_open")
-    if value.get("probe") == hop:  # this hop again: a re-run after an interrupt or a crash
-        return None, Admission("half_open")
-    if _probe_live(value, breaker, now):
-        detail = "circuit half-open, a probe hop is in flight"
-        return None, Admission("open", detail, failures=_count(value, breaker, now))
     taken = {**value, "probe": hop, "probe_at": now}
     return taken, Admission(
         "half_open", transition=f"half_open: probe {value.get('probe')} never reported; retaken"
@@ -225,8 +188,8 @@ def report(
     """Record how an admitted hop ended (`failure` is None for a success)."""
     current: Mapping[str, Any] = value if value is not None else fresh(now)
     recent = _recent(current.get("failures"), breaker, now)
-    reason = truncate(failure, REASON_MAX_CHARS) if failure is not None else None
-    if admission.state == "half_open":
+    probe = admission.state == "half_open"
+    if probe:
         if current.get("state") != "half_open" or current.get("probe") != hop:
             # No longer the probe (it timed out and another hop took over): not counted.
             return None, Outcome(len(recent))
@@ -234,12 +197,7 @@ def report(
             return dict(fresh(now)), Outcome(
                 0, "closed", "half_open -> closed (the probe succeeded)"
             )
-        failed = [*recent, {"at": now, "hop": hop}][-breaker.failures :]
-        opened = _opened(current, breaker, now, failed, reason)
-        return opened, Outcome(
-            len(opened["failures"]), "open", "half_open -> open (the probe failed)"
-        )
-    if (
+    elif (
         admission.state != "closed"
         or failure is None
         or current.get("state") != "closed"
@@ -249,30 +207,21 @@ def report(
         # already (it ran again after an interrupt): nothing to count.
         return None, Outcome(len(recent))
     failures = [*recent, {"at": now, "hop": hop}][-breaker.failures :]
-    if len(failures) < breaker.failures:
+    if not probe and len(failures) < breaker.failures:
         return {**current, "failures": failures}, Outcome(len(failures))
-    opened = _opened(current, breaker, now, failures, reason)
-    return opened, Outcome(
-        len(failures),
-        "open",
-        f"closed -> open ({len(failures)} failed hops within {breaker.window:g}s)",
-    )
-
-
-def _opened(
-    current: Mapping[str, Any],
-    breaker: Breaker,
-    now: float,
-    failures: list[dict[str, Any]],
-    reason: str | None,
-) -> dict[str, Any]:
-    return {
+    opened = {
         **current,
         "state": "open",
         "failures": failures,
         "until": now + breaker.cooldown,
         "probe": None,
         "probe_at": None,
-        "reason": reason,
+        "reason": truncate(failure, REASON_MAX_CHARS),
         "changed_at": now,
     }
+    transition = (
+        "half_open -> open (the probe failed)"
+        if probe
+        else f"closed -> open ({len(failures)} failed hops within {breaker.window:g}s)"
+    )
+    return opened, Outcome(len(failures), "open", transition)

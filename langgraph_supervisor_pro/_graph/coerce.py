@@ -25,42 +25,23 @@ def coerce_worker_output(
 ) -> tuple[WorkerResult, list[BaseMessage]]:
     """Turn whatever a worker returned into a valid `WorkerResult` and its new messages.
 
-    Accepted: a `WorkerResult`; a `str`; an AI message or a list of messages; an
-    agent state dict with `messages` (and `structured_response`, as `create_agent`
-    returns); a dict with a `status` key (validated as a `WorkerResult`); any other
-    JSON-serialisable dict; a pydantic model. Anything else becomes `failed`.
-
-    A result's error text (and the summary derived from it) is scrubbed of the run's
-    secrets, before any cut to length.
-
-    Args:
-        output: What the agent returned.
-        worker: The worker's name (for error messages).
-        sent: The messages the worker was given, which are not new output.
-        scrub: Removes secrets from error text (default: the running run's secrets).
-
-    Returns:
-        The result, and the messages the worker produced during the hop.
+    Accepted: a `WorkerResult`, a `str`, messages, an agent state (`messages`, and
+    `structured_response`), a dict with `status` (validated), any other JSON dict, a
+    pydantic model; anything else is `failed`. `sent` (what the worker was given) is not
+    new output. Error text is scrubbed (`scrub`, default the run's secrets) before any cut.
     """
-    scrubber = scrub if scrub is not None else RunSecrets().scrub
-    result, produced = _coerce(output, worker, sent, scrubber)
-    return scrubbed_result(result, scrubber), produced
-
-
-def scrubbed_result(result: WorkerResult, scrub: Callable[[str], str]) -> WorkerResult:
-    """`result` with its error text scrubbed of secrets.
-
-    A summary derived from the error is derived again from the scrubbed text (the cut to
-    length could have split a secret); a summary the worker gave is scrubbed as it is.
-    """
-    if not result.error:
-        return result
-    error = scrub(result.error)
-    if error == result.error:
-        return result
+    scrub = scrub if scrub is not None else RunSecrets().scrub
+    result, produced = _coerce(output, worker, sent, scrub)
+    if not result.error or (error := scrub(result.error)) == result.error:
+        return result, produced
+    # A summary derived from the error is derived again from the scrubbed text (the cut to
+    # length could have split a secret); a summary the worker gave is scrubbed as it is.
     derived = WorkerResult(status=result.status, result=result.result, error=result.error)
     summary = "" if result.summary == derived.summary else scrub(result.summary)
-    return WorkerResult(status=result.status, result=result.result, summary=summary, error=error)
+    scrubbed = WorkerResult(
+        status=result.status, result=result.result, summary=summary, error=error
+    )
+    return scrubbed, produced
 
 
 def _coerce(
@@ -115,10 +96,8 @@ _DOMAIN_END = ("done", "halted", "failed")
 def _after_sent(messages: Sequence[Any], sent_ids: set[str]) -> list[BaseMessage]:
     """A domain's messages after the last one it was given (its answer to this visit).
 
-    A domain keeps its whole conversation in its own namespace and returns all of it;
-    what it was given may be only this hop's prompt (a stateful domain), and the
-    worker's slot may hold a compacted version of the rest, so "new" is what follows
-    the last given message, not what the slot lacks.
+    A domain returns its whole conversation, and the slot may hold a compacted version
+    of it: "new" is what follows the last given message, not what the slot lacks.
     """
     listed = [m for m in messages if isinstance(m, BaseMessage)]
     last = max((i for i, m in enumerate(listed) if m.id in sent_ids), default=None)
@@ -150,12 +129,7 @@ def _from_domain(
     worker: str,
     scrub: Callable[[str], str],
 ) -> WorkerResult:
-    """A domain's run as one hop of its parent: its answer, and whether it ended `done`.
-
-    Its ledger, slots and transcripts stay in its own namespace; the parent sees the
-    answer (the result) and its first sentence (the summary). A domain that halted or
-    failed is a `failed` hop, with the reason and detail in `error`.
-    """
+    """A domain's run as one hop of its parent: its answer; `failed` unless it ended `done`."""
     answer = next(
         (message_text(m) for m in reversed(new) if isinstance(m, AIMessage) and not m.tool_calls),
         "",
@@ -176,12 +150,9 @@ def _from_domain(
 
 def _from_messages(messages: Sequence[BaseMessage], structured: Any) -> WorkerResult:
     if structured is not None:
-        value = (
-            structured.model_dump(mode="json")
-            if isinstance(structured, BaseModel)
-            else (structured)
-        )
-        return WorkerResult(status="success", result=value)
+        if isinstance(structured, BaseModel):
+            structured = structured.model_dump(mode="json")
+        return WorkerResult(status="success", result=structured)
     for message in reversed(messages):
         if isinstance(message, AIMessage) and not message.tool_calls:
             return WorkerResult(status="success", result=message_text(message))

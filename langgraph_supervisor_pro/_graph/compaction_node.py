@@ -1,16 +1,10 @@
 """The compaction step: compacts a worker's history before its hop (private).
 
-The supervisor routes through this node, instead of straight to the worker, when
-the worker's history plus the hop's prompt reaches the trigger fraction of its
-window or its `every_n_steps` cadence. The step is its own super-step, so the
-summary is checkpointed before the worker runs, and a crash in the middle of it
-re-runs only the summarizer: nothing was written yet, so nothing is lost. The
-summary's id is derived from the ids it replaces, so a re-run writes the same one.
-
-When the summarizer fails every attempt, or its breaker is open, the step truncates
-instead (the oldest turns dropped, a marker in their place, `kind="truncated"`), and with
-a store the dropped messages are archived (`compaction/_archive.py`). The summarizer's
-calls are metered against its own window.
+The supervisor routes through this node when the worker's history plus the hop's prompt
+reaches the trigger or its cadence. Being its own super-step, the summary is checkpointed
+before the worker runs: a crash in it re-runs only the summarizer, and the summary's id
+derives from the ids it replaces, so a re-run writes the same one. A truncation (the
+summarizer failed or its breaker is open) archives the dropped messages with a store.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_store
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
@@ -30,8 +25,9 @@ from langgraph_supervisor_pro._graph.names import COMPACTION_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.hop import hop_context
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro._state import CompactionEntry, RouteState, SupervisorState
-from langgraph_supervisor_pro.compaction._archive import Archive
+from langgraph_supervisor_pro.compaction._archive import archive
 from langgraph_supervisor_pro.compaction._compactor import CompactionOutcome, Compactor
 from langgraph_supervisor_pro.persistence._memory import latest_results, thread_of
 
@@ -82,9 +78,8 @@ class CompactionNode:
     def _reads_estimate(self, state: SupervisorState, worker: str) -> dict[str, WorkerResult]:
         """The outputs the worker will be given (`Worker.reads`), for counting.
 
-        Outputs kept in state are used as they are; an output in the store is stood in
-        for by text of its recorded length (`chars`), so the trigger counts it without
-        a store round trip.
+        An output in the store is stood in for by text of its recorded length (`chars`),
+        so the trigger counts it without a store round trip.
         """
         slots = state.get("workers") or {}
         out: dict[str, WorkerResult] = {}
@@ -99,11 +94,7 @@ class CompactionNode:
         return out
 
     def _targets(self, state: SupervisorState) -> list[RouteState]:
-        """The hops this step compacts for: the routed one, or a parallel decision's branches.
-
-        A serial hop is compacted unconditionally (the supervisor sent it here); of a
-        parallel decision's dispatched branches, those whose worker needs it.
-        """
+        """The routed hop (unconditionally), or a parallel decision's branches that need it."""
         route = state.get("route")
         if route is not None:
             if route["next"] not in self.compactors:
@@ -119,77 +110,51 @@ class CompactionNode:
             raise RuntimeError("the compaction step ran with no hop in flight")
         return targets
 
-    def _history(self, state: SupervisorState, worker: str) -> list[BaseMessage]:
-        slot = (state.get("workers") or {}).get(worker)
-        return list(slot["messages"]) if slot else []
-
-    def _path(self, config: RunnableConfig, worker: str) -> tuple[str, ...]:
-        """The worker's path from the root of a tree (the parent's hop context) down to it."""
-        parent = hop_context(config)
-        return (*(parent.path if parent is not None else ()), worker)
-
-    def _recorder(self, compactor: Compactor) -> UsageRecorder:
-        """Meters the summarizer's calls against the summarizer's own window."""
-        meter = UsageMeter(counter=compactor.summarizer_counter, window=compactor.summarizer_window)
-        return UsageRecorder(meter, summarizer=meter)
-
-    def _archive(
+    def _compacting(
         self,
         state: SupervisorState,
         config: RunnableConfig,
+        store: BaseStore | None,
         route: RouteState,
-        outcome: CompactionOutcome,
-    ) -> Archive | None:
-        if not outcome.truncated:
-            return None
-        return Archive(
+    ) -> Steps[_Done]:
+        worker = route["next"]
+        compactor = self.compactors[worker]
+        # The summarizer's calls are metered against its own window.
+        meter = UsageMeter(counter=compactor.summarizer_counter, window=compactor.summarizer_window)
+        recorder = UsageRecorder(meter, summarizer=meter)
+        parent = hop_context(config)  # the worker's path from the root of a tree
+        path = (*(parent.path if parent is not None else ()), worker)
+        slot = (state.get("workers") or {}).get(worker)
+        outcome = yield from compactor._steps(
+            list(slot["messages"]) if slot else [],
+            state.get("task", ""),
+            {"callbacks": [recorder]},
+            store,
+            (self.supervisor, *path),
+        )
+        stored = yield from archive(
             outcome,
+            store,
             thread_id=thread_of(config),
-            path=self._path(config, route["next"]),
+            path=path,
             turn=state.get("turn", 1),
             step=route["step"],
         )
+        return route, outcome, recorder, stored
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Compact synchronously."""
         store = get_store()
-        done = []
-        for route in self._targets(state):
-            compactor = self.compactors[route["next"]]
-            recorder = self._recorder(compactor)
-            outcome = compactor.compact(
-                self._history(state, route["next"]),
-                task=state.get("task", ""),
-                config={"callbacks": [recorder]},
-                store=store,
-                scope=(self.supervisor, *self._path(config, route["next"])),
-            )
-            archive = self._archive(state, config, route, outcome)
-            stored = archive.write(store) if archive is not None and store is not None else None
-            done.append((route, outcome, recorder, stored))
+        done = [drive(self._compacting(state, config, store, r)) for r in self._targets(state)]
         return self._command(state, done)
 
     async def ainvoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
         """Compact on the event loop (a parallel decision's workers concurrently)."""
         store = get_store()
-
-        async def one(route: RouteState) -> _Done:
-            compactor = self.compactors[route["next"]]
-            recorder = self._recorder(compactor)
-            outcome = await compactor.acompact(
-                self._history(state, route["next"]),
-                task=state.get("task", ""),
-                config={"callbacks": [recorder]},
-                store=store,
-                scope=(self.supervisor, *self._path(config, route["next"])),
-            )
-            archive = self._archive(state, config, route, outcome)
-            stored = (
-                await archive.awrite(store) if archive is not None and store is not None else None
-            )
-            return route, outcome, recorder, stored
-
-        done = await asyncio.gather(*(one(r) for r in self._targets(state)))
+        targets = self._targets(state)
+        done = await asyncio.gather(
+            *(adrive(self._compacting(state, config, store, r)) for r in targets)
+        )
         return self._command(state, list(done))
 
     def _command(

@@ -1,12 +1,6 @@
-"""Parallel fan-out (private): the branches of a parallel decision, as state records them.
+"""Parallel fan-out (private): the branches of a parallel decision, as `state["fanout"]` holds them.
 
-With `create_supervisor(parallel=True)` one decision may name several workers. The
-supervisor writes them to `state["fanout"]` (one `FanoutRoute` per worker, keyed by
-name) and sends them on together: in the manual tier each branch to its own dispatch
-review (a `Send`, so each review is its own task with its own interrupt id), otherwise
-to the compaction step (when a branch's worker needs it) and then to all the workers at
-once. All the branch workers run in the same super-step, each in its own task and
-namespace; the supervisor runs again once every one of them has finished.
+See docs/concepts/fan-out.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The judge step: scores a sample of completed turns with the online judge (private).
 
-It runs after synthesis. A turn that ended `done`, is in the sample and has no verdict
-yet (in the state or the store) is shown to the judge model; the verdict goes into the
-store first (with the review queue's mark when the score is low), then into the state.
-Nothing the judge does changes the run's answer or status: every failure is recorded in
-the verdict's `error`.
+A `done` turn in the sample with no verdict yet (in the state or the store) is shown to
+the judge model; the verdict goes to the store first (queued when low), then the state.
+Nothing the judge does changes the run: every failure is recorded in the verdict's `error`.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ from langgraph.config import get_store
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END
-from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
 from langgraph_supervisor_pro._graph.names import JUDGE_NODE
@@ -43,15 +40,8 @@ from langgraph_supervisor_pro._internal.text import content_text, one_line, trun
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._state import JudgementEntry, SupervisorState
 from langgraph_supervisor_pro.errors import JudgeTimeoutError
-from langgraph_supervisor_pro.evals._judge import (
-    JudgeVerdict,
-    OnlineJudge,
-    judge_key,
-    judged,
-)
+from langgraph_supervisor_pro.evals._judge import JudgeVerdict, OnlineJudge, judge_key, judged
 from langgraph_supervisor_pro.evals._judge_queue import JUDGE_NAMESPACE
-
-__all__ = ["JudgeNode", "model_label", "refuse_same_model"]
 
 _ERROR_CHARS = 500
 _TASK_CHARS = 500
@@ -82,11 +72,6 @@ def refuse_same_model(judge: OnlineJudge, uses: Sequence[ModelUse]) -> None:
         )
 
 
-def _path(checkpoint_ns: str) -> list[str]:
-    """The domain path of a node's namespace ("ops|judge:<task>" gives ["ops"])."""
-    return list(namespace_path(checkpoint_ns)[:-1])
-
-
 def _traced_run(config: RunnableConfig) -> Any:
     """The LangSmith run of this node (whose `trace_id` is the root run's id), when traced."""
     manager = config.get("callbacks")
@@ -103,9 +88,8 @@ def _traced_run(config: RunnableConfig) -> Any:
 class _Ask(NamedTuple):
     """The judge model's call, bounded by the judge's timeout (an `Io` of the twins).
 
-    Under `drive` a bounded call runs in a worker thread (a blocking call cannot be
-    interrupted: past the timeout it is left to finish on its own, and its answer is
-    dropped); under `adrive` it is cancelled.
+    Under `drive` a bounded call runs in a worker thread (past the timeout it is left to
+    finish, its answer dropped: a blocking call cannot be interrupted); `adrive` cancels it.
     """
 
     runnable: Runnable[Any, Any]
@@ -168,14 +152,10 @@ class JudgeNode:
         return GraphNode(JUDGE_NODE, self.invoke, self.ainvoke)
 
     def route(self, state: SupervisorState, config: RunnableConfig) -> str:
-        """After synthesis: the judge step for a turn to judge, else END.
-
-        A turn out of the sample costs no step and no checkpoint.
-        """
+        """After synthesis: the judge step for a turn to judge, else END (no step to pay)."""
         return JUDGE_NODE if self._due(state, config) is not None else END
 
     def _due(self, state: SupervisorState, config: RunnableConfig) -> _Turn | None:
-        """The turn, when it is to be judged."""
         if state.get("status") != "done":
             return None
         turn = state.get("turn", 1)
@@ -183,7 +163,8 @@ class JudgeNode:
             return None
         configurable = config.get("configurable") or {}
         thread = str(configurable.get("thread_id") or state.get("task_message_id") or "")
-        path = _path(str(configurable.get("checkpoint_ns") or ""))
+        # The domain path: "ops|judge:<task>" gives ["ops"].
+        path = list(namespace_path(str(configurable.get("checkpoint_ns") or ""))[:-1])
         key = judge_key(thread, turn, path)
         return _Turn(key, thread, path, turn) if judged(key, self.judge.sample) else None
 
@@ -243,15 +224,13 @@ class JudgeNode:
         verdict: JudgeVerdict | None = None
         error: str | None = None
         try:
-            # Tagged `nostream`: the judge's tokens are not the answer, so stream_mode
-            # "messages" leaves them out.
-            ask = _Ask(
+            # Tagged `nostream`: the judge's tokens are not the answer (stream_mode="messages").
+            reply = yield _Ask(
                 self._structured,
                 self.messages(state, answer),
                 merge_configs(config, {"tags": [TAG_NOSTREAM]}),
                 self.judge.timeout,
             )
-            reply = yield ask
             verdict = JudgeVerdict.model_validate(
                 reply.model_dump() if isinstance(reply, JudgeVerdict) else reply
             )
@@ -287,7 +266,23 @@ class JudgeNode:
             return {"judgements": [entry]}
         entry["queued"] = low
         try:
-            yield from self._record(store, entry, state, thread, path, answer, low)
+            value: dict[str, Any] = {
+                **entry,
+                "thread_id": storable(thread),
+                "path": path,
+                "graph": self.graph,
+                "task": storable(truncate(state.get("task", ""), _TASK_CHARS)),
+                "answer": storable(truncate(answer, self.judge.max_answer_chars)),
+                "review": "open" if low else None,
+                "acknowledged_by": None,
+                "acknowledged_at": None,
+                "note": "",
+                "entry": dict(entry),
+            }
+            yield Call(
+                partial(store.put, JUDGE_NAMESPACE, key, value, index=False),
+                partial(store.aput, JUDGE_NAMESPACE, key, value, index=False),
+            )
         except Exception as exc:
             entry["queued"] = False
             entry["error"] = self._clean(
@@ -297,35 +292,6 @@ class JudgeNode:
 
     def _clean(self, text: str) -> str:
         return storable(truncate(RunSecrets().scrub(text), _ERROR_CHARS))
-
-    def _record(
-        self,
-        store: BaseStore,
-        entry: JudgementEntry,
-        state: SupervisorState,
-        thread: str,
-        path: list[str],
-        answer: str,
-        low: bool,
-    ) -> Steps[None]:
-        value: dict[str, Any] = {
-            **entry,
-            "thread_id": storable(thread),
-            "path": path,
-            "graph": self.graph,
-            "task": storable(truncate(state.get("task", ""), _TASK_CHARS)),
-            "answer": storable(truncate(answer, self.judge.max_answer_chars)),
-            "review": "open" if low else None,
-            "acknowledged_by": None,
-            "acknowledged_at": None,
-            "note": "",
-            "entry": dict(entry),
-        }
-        key = entry["key"]
-        yield Call(
-            partial(store.put, JUDGE_NAMESPACE, key, value, index=False),
-            partial(store.aput, JUDGE_NAMESPACE, key, value, index=False),
-        )
 
     def _feedback(
         self, entry: JudgementEntry, verdict: JudgeVerdict, config: RunnableConfig
@@ -351,8 +317,7 @@ class JudgeNode:
     def _send(self, run: Any, verdict: JudgeVerdict, key: str, feedback_id: uuid.UUID) -> None:
         """Post the score as feedback on the run's trace (its root run), in its project.
 
-        LangSmith locates the run by its project: the run's own id for it, else the
-        project read by name once (then kept), else the run's address.
+        The project: the run's own id for it, else read by name once (kept), else the address.
         """
         client = self.judge.client
         where: dict[str, Any] = {}

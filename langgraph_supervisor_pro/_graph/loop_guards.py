@@ -1,7 +1,6 @@
-"""Loop guards: the global hop budget, per-worker visit budgets and ping-pong detection.
+"""Loop guards (private): hop budget, visit budgets, ping-pong; see docs/concepts/halts.md.
 
-Each guard looks at the current turn's ledger and the proposed route, and
-returns a `(reason, detail)` pair when the hop must not run.
+Each returns a `(reason, detail)` pair when the proposed hop must not run.
 """
 
 from __future__ import annotations
@@ -42,24 +41,21 @@ def check_max_visits(
 
 
 def check_ping_pong(worker: str, ledger: Sequence[LedgerEntry], window: int | None) -> Halt | None:
-    """Halt when the proposed hop makes `window` hops alternating A, B, A, B with no success.
+    """Halt when the hop makes `window` hops alternating A, B, A, B with no success between.
 
-    The hops already run inside the window must all have ended without `success`:
-    alternating workers that keep succeeding are a pipeline, not a loop.
+    Alternating workers that keep succeeding are a pipeline, not a loop.
     """
     if window is None or len(ledger) < window - 1:
         return None
     tail = list(ledger[len(ledger) - (window - 1) :])
     sequence = [entry["worker"] for entry in tail] + [worker]
-    pair = {sequence[0], sequence[1]}
-    if len(pair) != 2:
-        return None
-    alternating = all(sequence[i] != sequence[i + 1] for i in range(len(sequence) - 1)) and all(
-        name in pair for name in sequence
-    )
-    if not alternating or any(entry["status"] == "success" for entry in tail):
-        return None
     a, b = sequence[0], sequence[1]
+    if (
+        a == b
+        or any(name != (a, b)[i % 2] for i, name in enumerate(sequence))
+        or any(entry["status"] == "success" for entry in tail)
+    ):
+        return None
     return (
         "ping_pong",
         f"workers {a!r} and {b!r} were about to alternate for {window} hops in a row with no "
@@ -68,11 +64,7 @@ def check_ping_pong(worker: str, ledger: Sequence[LedgerEntry], window: int | No
 
 
 def check_fan_out(step: int, width: int, max_steps: int) -> Halt | None:
-    """Halt when a parallel decision's `width` hops would overrun the hop budget.
-
-    Guards count hops, not decisions: a fan-out of three at step 18 of 20 would run hops
-    19, 20 and 21, so it does not start.
-    """
+    """Halt when a parallel decision's `width` hops would overrun the hop budget."""
     if step + width > max_steps:
         left = max(max_steps - step, 0)
         return (

@@ -1,42 +1,9 @@
 """A worker hop on a remote LangGraph server, through a `RemoteGraph` (private).
 
-`RemoteHop` is the agent the worker node calls when a worker's agent is a
-`langgraph.pregel.remote.RemoteGraph` (see `langgraph_supervisor_pro/_remote.py` for what
-users see). It uses the `RemoteGraph`'s own SDK clients and assistant id, and not its
-`invoke`: `RemoteGraph.invoke` would run in the root's thread id, start a new run every
-time the hop's node runs, and send a resume as new input (langgraph #4879).
-
-One hop, every time its node runs (first run, a resume, a replay after a crash):
-
-1. the remote thread (`remote_thread_id`) is created unless it exists;
-2. the hop's run (metadata `lgsp_run` = `<turn>:<step>` and `lgsp_prompt`, a digest of
-   the prompt: a root forked with a new input reaches the same turn and step with another
-   prompt) is joined if the thread already has it (pending, running or finished), else
-   started with the hop's prompt;
-   the thread's runs are read newest first, a page at a time, back to the first one
-   created before the hop was dispatched (less `_CLOCK_SKEW`): a run older than that
-   cannot be the hop's, so a new hop reads one page and a root taken back in time
-   reads back as far as the hop it replays (never a fixed number of runs);
-3. while the remote thread has a pending interrupt, it is surfaced here with LangGraph's
-   `interrupt()` (the k-th one in this task's answer slot k); the answer is forwarded as
-   the run `<turn>:<step>:resume:<k>`, once: a later run of the node finds that run and
-   joins it instead of forwarding again;
-4. the remote thread's state is the agent's output: the domain's final state, its
-   messages after the hop's prompt (after time travel, when the thread has moved on:
-   the last checkpoint the hop's last run wrote, looked up by its run id).
-
-Each run it starts streams its tokens and custom events, subgraphs included, resumably.
-Before joining a run it started (or found still running) the hop reads that stream from
-its first event and relays each token and custom event to the root's stream writer as a
-custom event (`remote.RemoteStreamEvent`); a run found finished is not relayed again.
-Relaying is best effort: a stream that breaks off ends the relay, and the join that
-follows says how the run ended. A sync attempt abandoned by its worker's timeout stops
-relaying (its thread cannot be cancelled; the retry joins the run and relays it from the
-start).
-
-Every failure to talk to the server raises `RemoteDomainUnavailable` (down, timed out,
-HTTP 5xx: retried by the default policy) or `RemoteDomainError` (a refused request, a
-failed remote run), with the URL's password masked.
+It uses the `RemoteGraph`'s SDK clients, not its `invoke` (which would run in the root's
+thread id and send a resume as new input, langgraph #4879): each run of the hop's node
+joins or starts the hop's remote run exactly once, relays its stream, forwards remote
+interrupts, and reads the remote state. See docs/architecture.md, "Remote domains".
 """
 
 from __future__ import annotations
@@ -44,9 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, cast
 
 from langchain_core.callbacks import (
@@ -81,42 +49,29 @@ from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KE
 from langgraph_supervisor_pro.review._gate import invalid_answer_summary, response_schema
 from langgraph_supervisor_pro.review._payload import is_review_payload
 
-RUN_KEY = "lgsp_run"
-"""The remote run's metadata key naming the hop (and answer) it was started for."""
-PROMPT_KEY = "lgsp_prompt"
-"""The remote run's metadata key holding a digest of the hop's prompt: a root forked with a
-new input reaches the same `<turn>:<step>` with another prompt, which is another hop."""
-_REUSABLE = frozenset({"pending", "running", "success"})
-"""Run statuses a hop joins rather than starting anew (an `error` one is started again)."""
-_RUNS_PAGE = 100
-"""Runs read per request while looking for the hop's own (newest first)."""
-_CLOCK_SKEW = timedelta(minutes=10)
-"""How far behind this process's clock the remote server's may be: runs created up to
-this long before the hop was dispatched are still read."""
-_STREAMED = ("messages-tuple", "custom")
-"""What a hop's remote run streams (subgraphs included): the modes relayed to the root."""
-_RELAYED = frozenset({"messages", "custom"})
-"""The stream events relayed (the server names `messages-tuple` events `messages`)."""
-_FROM_THE_START = "-1"
-"""`last_event_id` that replays a resumable run's stream from its first event."""
+RUN_KEY = "lgsp_run"  # the remote run's metadata key: the hop (and answer) it ran for
+PROMPT_KEY = "lgsp_prompt"  # ... and the digest of the hop's prompt (a fork is another hop)
+_REUSABLE = frozenset({"pending", "running", "success"})  # joined (an `error` one: started)
+_RUNS_PAGE = 100  # runs read per request, newest first
+_CLOCK_SKEW = timedelta(minutes=10)  # how far behind ours the remote server's clock may be
+_STREAMED = ("messages-tuple", "custom")  # what the remote run streams (subgraphs included)
+_RELAYED = frozenset({"messages", "custom"})  # the events relayed (`messages-tuple` as these)
+_FROM_THE_START = "-1"  # `last_event_id` that replays a resumable run's stream from its start
 
 _log = logging.getLogger(__name__)
 
 
 class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
-    """The agent of a worker whose `agent` is a `RemoteGraph`.
+    """The agent of a worker whose `agent` is a `RemoteGraph` (built by the worker node).
 
-    Built by the worker node; not public API. Its input is the worker node's
-    `{"messages": [prompt]}` (a remote domain keeps its own history), its output the
-    remote thread's state values with `messages` from the prompt on.
+    Its input is `{"messages": [prompt]}`, its output the remote thread's state values
+    with `messages` from the prompt on.
     """
 
     def __init__(self, remote: RemoteGraph, *, worker: str) -> None:
         self.remote = remote
         self.worker = worker
         self.name = f"{worker}.remote"
-
-    # -- Runnable ------------------------------------------------------------------------
 
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -136,13 +91,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         run_manager: CallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> dict[str, Any]:
-        client = self.remote.sync_client
-        if client is None:
-            raise RemoteDomainError(
-                f"{self._who()}: the RemoteGraph has no sync client, and the root runs "
-                "with invoke; give RemoteGraph(url=...) or sync_client=..."
-            )
-        return drive(self._hop(input, config, _Api(client, sync=True)))
+        return drive(self._hop(input, config, self._api(sync=True)))
 
     async def _arun(
         self,
@@ -150,15 +99,19 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
         run_manager: AsyncCallbackManagerForChainRun,
         config: RunnableConfig,
     ) -> dict[str, Any]:
-        client = self.remote.client
-        if client is None:
-            raise RemoteDomainError(
-                f"{self._who()}: the RemoteGraph has no async client, and the root runs "
-                "with ainvoke; give RemoteGraph(url=...) or client=..."
-            )
-        return await adrive(self._hop(input, config, _Api(client, sync=False)))
+        return await adrive(self._hop(input, config, self._api(sync=False)))
 
-    # -- the hop ---------------------------------------------------------------------
+    def _api(self, *, sync: bool) -> _Api:
+        client = self.remote.sync_client if sync else self.remote.client
+        if client is None:
+            kind, method, given = (
+                ("sync", "invoke", "sync_client") if sync else ("async", "ainvoke", "client")
+            )
+            raise RemoteDomainError(
+                f"{self._who()}: the RemoteGraph has no {kind} client, and the root runs "
+                f"with {method}; give RemoteGraph(url=...) or {given}=..."
+            )
+        return _Api(client, sync=sync)
 
     def _hop(
         self, input: Mapping[str, Any], config: RunnableConfig, api: _Api
@@ -170,6 +123,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 "(no hop context in its config)"
             )
         prompt = _prompt(input)
+        kind = "human" if isinstance(prompt, HumanMessage) else prompt.type
         configurable = config.get("configurable") or {}
         root_thread = str(configurable.get("thread_id") or "")
         # A root without a thread (no checkpointer) cannot resume or replay a hop: each
@@ -188,19 +142,14 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 if_exists="do_nothing",
                 metadata={"lgsp_root_thread": root_thread, "lgsp_path": "/".join(hop.path)},
             )
-            since = _read_back_to(hop)
-            runs = yield from self._hop_runs(api, thread, key, digest, since)
+            runs = yield from self._hop_runs(api, thread, key, digest, _read_back_to(hop))
             # The prompt's id in the remote thread is the hop's, not the root task's: a
             # replay of the hop (a new root task) finds the answer that follows it.
             remote_prompt = _remote_prompt_id(thread, key, digest, runs.get(key))
+            message = {"type": kind, "content": prompt.content, "id": remote_prompt}
             ran: dict[str, str] = {}  # the runs this call joined or started, by key
             ran[key] = yield from self._run_once(
-                api,
-                thread,
-                runs.get(key),
-                relay,
-                metadata={**metadata, RUN_KEY: key},
-                input={"messages": [_message_dict(prompt, remote_prompt)]},
+                api, relay, runs, key, metadata, input={"messages": [message]}
             )
             answers: dict[str, str] = {}  # remote interrupt id -> the root's interrupt id
             for known in runs.values():
@@ -220,17 +169,13 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 # root's answer (the node runs again): returns the answer of this slot.
                 answer = _ask(self._surfaced(asked, hop, root_thread, thread), asked, local_id)
                 resume_key = f"{key}:resume:{slot}"
+                ids = {"lgsp_interrupt": local_id, "lgsp_remote_interrupt": str(asked["id"])}
                 ran[resume_key] = yield from self._run_once(
                     api,
-                    thread,
-                    runs.get(resume_key),
                     relay,
-                    metadata={
-                        **metadata,
-                        RUN_KEY: resume_key,
-                        "lgsp_interrupt": local_id,
-                        "lgsp_remote_interrupt": str(asked["id"]),
-                    },
+                    runs,
+                    resume_key,
+                    {**metadata, **ids},
                     command={"resume": {str(asked["id"]): answer}},
                 )
                 answers[str(asked["id"])] = local_id
@@ -248,14 +193,10 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
     def _hop_runs(
         self, api: _Api, thread: str, key: str, digest: str, since: datetime | None
     ) -> Steps[dict[str, Mapping[str, Any]]]:
-        """The remote thread's runs that may be this hop's (and its answers'), by key.
+        """The remote thread's runs for this prompt that may be this hop's (or answers'), by key.
 
-        Only runs started for the same prompt (`digest`; a run of an older version, with
-        no digest, counts) are kept. Pages newest first until the hop's own run is found
-        (its answers' runs are newer and already read), the runs run out, or a page ends
-        with a run created before `since` (older runs were started for earlier hops).
-        With no `since` (a hop dispatched by an older version, without a time) every
-        run is read.
+        Pages newest first until the hop's own run is found, the runs run out, or a page
+        ends with a run created before `since` (None: every run is read).
         """
         listed: list[Mapping[str, Any]] = []
         offset = 0
@@ -278,20 +219,19 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
     def _run_once(
         self,
         api: _Api,
-        thread: str,
-        existing: Mapping[str, Any] | None,
         relay: _Relay,
-        *,
+        runs: Mapping[str, Mapping[str, Any]],
+        key: str,
         metadata: dict[str, Any],
+        *,
         input: Any = None,
         command: Any = None,
     ) -> Steps[str]:
-        """Join the run `existing` if it can still answer, else start it; wait for it.
+        """Join the run `key` of `runs` if it can still answer, else start it; wait; its id.
 
-        The stream of a run started here, or joined while it still runs, is relayed to
-        the root (`relay`); a finished run's is not again (the node runs again after each
-        answer and on every replay). Returns the run's id.
+        A run's stream is relayed unless it had finished (it was relayed then).
         """
+        thread, existing = relay.thread, runs.get(key)
         live = True
         if existing is not None and existing.get("status") in _REUSABLE:
             run_id = str(existing["run_id"])
@@ -304,7 +244,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 self.remote.assistant_id,
                 input=input,
                 command=command,
-                metadata=metadata,
+                metadata={**metadata, RUN_KEY: key},
                 headers=headers,
                 stream_mode=list(_STREAMED),
                 stream_subgraphs=True,
@@ -326,13 +266,9 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
     def _state_after(
         self, api: _Api, thread: str, remote_prompt: str, run_id: str
     ) -> Steps[Mapping[str, Any]]:
-        """The remote domain's state at the end of the turn the hop's prompt started.
+        """The remote state at the end of the hop's turn, after time travel at the root.
 
-        A root replayed from an earlier checkpoint (time travel) runs a hop whose remote
-        run finished long ago, and the remote thread has moved on since: the hop's result
-        is the newest checkpoint its last run (`run_id`: its own, or the run that took
-        its last answer) wrote, asked for by the run id the server records in each
-        checkpoint's metadata: one request, however far back the hop lies.
+        The newest checkpoint its last run (`run_id`) wrote: one request, however far back.
         """
         page = yield api.call("get_history", thread, limit=1, metadata={"run_id": run_id})
         for snapshot in page or ():
@@ -376,8 +312,7 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
     ) -> dict[str, Any]:
         """The remote state as the agent's output: messages from the hop's prompt on.
 
-        The reviews the remote domain recorded carry the path from the root and the
-        root's interrupt ids (the ids the root's caller answered).
+        Its reviews get the path from the root and the root's interrupt ids.
         """
         values = dict(state.get("values") or {})
         messages = convert_to_messages(values.get("messages") or [])
@@ -398,8 +333,6 @@ class RemoteHop(Runnable[dict[str, Any], dict[str, Any]]):
                 if isinstance(entry, Mapping)
             ]
         return values
-
-    # -- errors ----------------------------------------------------------------------
 
     def _url(self) -> str:
         for client in (self.remote.sync_client, self.remote.client):
@@ -441,10 +374,8 @@ class _Api:
         self._sync = sync
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Call:
-        method = self._method(name)
-        if self._sync:
-            return Call(lambda: method(*args, **kwargs), None)
-        return Call(lambda: method(*args, **kwargs), lambda: method(*args, **kwargs))
+        run = partial(self._method(name), *args, **kwargs)
+        return Call(run, None if self._sync else run)
 
     def relay(self, thread: str, run_id: str, relay: _Relay) -> Call:
         """Read the run's stream from its first event, relaying it; the events relayed."""
@@ -494,9 +425,8 @@ class _Relay:
     def forward(self, run_id: str, event: str, data: Any) -> int:
         """Write one remote event as a `RemoteStreamEvent` if it is relayed; 1 if it was.
 
-        An event the remote run itself relayed from a remote domain of its own arrives
-        as that domain's event, its path prefixed with this hop's (as a remote review's
-        path is), not wrapped once per server it crossed.
+        An event relayed from a remote domain's own remote domain keeps its wrapping, its
+        path prefixed with this hop's (never wrapped once per server it crossed).
         """
         mode, _, ns = event.partition("|")
         if self.writer is None or mode not in _RELAYED:
@@ -547,11 +477,6 @@ def _prompt(input: Mapping[str, Any]) -> BaseMessage:
     return messages[-1]
 
 
-def _message_dict(message: BaseMessage, id: str) -> dict[str, Any]:
-    kind = "human" if isinstance(message, HumanMessage) else message.type
-    return {"type": kind, "content": message.content, "id": id}
-
-
 def _run_metadata(config: RunnableConfig, hop: HopContext) -> dict[str, Any]:
     """What the remote run is tagged with: the hop's trace facts and its W3C trace context."""
     metadata = config.get("metadata") or {}
@@ -566,12 +491,7 @@ def _run_metadata(config: RunnableConfig, hop: HopContext) -> dict[str, Any]:
 
 
 def _tracing_headers() -> dict[str, str] | None:
-    """LangSmith's distributed-tracing headers for the hop's own run, if it is traced.
-
-    `RemoteGraph(..., distributed_tracing=True)` asks for them: the remote server then
-    traces the remote run beneath the hop's run, in the root's LangSmith trace (the
-    `langsmith-trace` and `baggage` headers, as `RemoteGraph.invoke` sends them).
-    """
+    """LangSmith's distributed-tracing headers of the hop's own run, if it is traced."""
     run_tree = get_current_run_tree()
     return None if run_tree is None else dict(run_tree.to_headers())
 
@@ -604,11 +524,7 @@ def _slot(run_key: str, key: str) -> int | None:
 
 
 def _digest(prompt: BaseMessage) -> str:
-    """`prompt_digest` of the prompt's text (the task, instructions and outputs it reads).
-
-    The worker node's prompt is a string: its digest is the hop context's. Content blocks
-    are digested as their JSON.
-    """
+    """`prompt_digest` of the prompt's text (content blocks: of their JSON)."""
     content = prompt.content
     if isinstance(content, str):
         return prompt_digest(content)
@@ -621,10 +537,7 @@ def _digest_of(run: Mapping[str, Any]) -> str | None:
 
 
 def _remote_prompt_id(thread: str, key: str, digest: str, own: Mapping[str, Any] | None) -> str:
-    """The id of the hop's prompt in the remote thread (a hop's own, never a root task's).
-
-    A run started before prompts were digested keeps the id it was given then.
-    """
+    """The id of the hop's prompt in the remote thread (a run without a digest: the old id)."""
     legacy = own is not None and _digest_of(own) is None
     seed = f"lgsp:{thread}:{key}:prompt" if legacy else f"lgsp:{thread}:{key}:{digest}:prompt"
     return str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
@@ -661,28 +574,26 @@ def _pending(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The remote thread's pending interrupts (every task's), oldest task first."""
     if thread.get("status") != "interrupted":
         return []
-    groups = thread.get("interrupts") or {}
-    return [i for group in groups.values() for i in _each(group) if i.get("id")]
-
-
-def _each(group: Any) -> Iterator[Mapping[str, Any]]:
-    for item in group if isinstance(group, list) else ():
-        if isinstance(item, Mapping):
-            yield item
+    groups = (thread.get("interrupts") or {}).values()
+    return [
+        i
+        for group in groups
+        for i in (group if isinstance(group, list) else ())
+        if isinstance(i, Mapping) and i.get("id")
+    ]
 
 
 def _ask(value: Any, asked: Mapping[str, Any], local_id: str) -> Any:
     """The root's answer to a remote interrupt, asked with LangGraph's `interrupt()`.
 
-    A review payload's answer is validated here, against the same response schema the
-    remote gate uses: an invalid one is never forwarded, and the review is posted again
-    under the same interrupt id with `context["invalid_answer"]`, as a gate in this
-    process would. The valid answer is forwarded as JSON, with the root's authenticated
-    user as its reviewer when it names none. Any other interrupt's answer is forwarded
-    as it is.
+    A review's answer is validated as the remote gate would (an invalid one is asked
+    again, never forwarded) and forwarded as JSON, with the root's user as its reviewer.
     """
     if not is_review_payload(value):
-        return interrupt(value, response_schema=_schema_of(asked))
+        schema = asked.get("response_schema")
+        return interrupt(
+            value, response_schema=dict(schema) if isinstance(schema, Mapping) else None
+        )
     allowed = value["review_configs"][0]["allowed_decisions"]
     schema = response_schema(allowed)
     try:
@@ -702,11 +613,6 @@ def _ask(value: Any, asked: Mapping[str, Any], local_id: str) -> Any:
     if "reviewer" not in answer and user is not None:
         answer["reviewer"] = user
     return answer
-
-
-def _schema_of(asked: Mapping[str, Any]) -> dict[str, Any] | None:
-    schema = asked.get("response_schema")
-    return dict(schema) if isinstance(schema, Mapping) else None
 
 
 def _error_text(error: Any) -> str:

@@ -1,13 +1,8 @@
 """The dispatch review step: in the `manual` tier a human approves each dispatch (private).
 
-The supervisor routes through this node, instead of straight to the worker, when
-the tier in force is `manual`. The node pauses with a review payload (kind
-`dispatch`) and applies the decision: approve (go on to the worker), edit (go on
-with the reviewer's instructions, or to another worker the reviewer named), reject
-(the hop is recorded as failed with the reviewer's message, and the supervisor
-decides again) or respond (the reviewer's message stands in for the worker's
-result). Whatever the decision, the node records the answer (who, when, what) in
-`reviews`, in the same update.
+The node pauses with a `dispatch` review and applies the decision: approve or edit (go on,
+perhaps with other instructions or another worker), reject or respond (the hop is closed
+with the reviewer's message; the supervisor decides again). The answer goes to `reviews`.
 """
 
 from __future__ import annotations
@@ -91,12 +86,10 @@ class DispatchReviewNode:
         )
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> Command[Any]:
-        """Pause for the decision and apply it.
+        """Pause for the decision and apply it, for the serial hop or one parallel branch.
 
-        The node reviews the serial hop in flight, or, when it is one branch of a
-        parallel decision (a `Send` whose argument holds the branch), that branch:
-        then it records the decision in `fanout` and goes back to the supervisor, which
-        dispatches the approved branches together once every review is answered.
+        A branch (a `Send` holding it) records its decision in `fanout` and goes back to
+        the supervisor, which dispatches the approved branches together.
         """
         branch = cast(Mapping[str, Any], state).get(BRANCH_KEY)
         route = branch if branch is not None else state.get("route")
@@ -110,32 +103,23 @@ class DispatchReviewNode:
         record = answer.entry(turn=state.get("turn", 1), step=route["step"])
         decision = answer.decision
         if isinstance(decision, EditDecision):
-            target = decision.edited_action.name.removeprefix(_DISPATCH)
+            name = decision.edited_action.name
+            target = name.removeprefix(_DISPATCH)
+            refused = None
             if branch is not None and target != route["next"]:
-                return self._closed(
-                    state,
-                    route,
-                    WorkerResult(
-                        status="failed",
-                        error=f"the reviewer's edit names {decision.edited_action.name!r}; in "
-                        "a parallel dispatch an edit may change the instructions, not the "
-                        "worker; nothing ran",
-                    ),
-                    record,
-                    branch=True,
+                refused = (
+                    f"the reviewer's edit names {name!r}; in a parallel dispatch an edit may "
+                    "change the instructions, not the worker; nothing ran"
                 )
-            if target not in self.workers:
+            elif target not in self.workers:
                 # Fail closed: nothing runs, the hop records why, the supervisor decides.
-                return self._closed(
-                    state,
-                    route,
-                    WorkerResult(
-                        status="failed",
-                        error=f"the reviewer's edit names {decision.edited_action.name!r}, which "
-                        f"is not a worker (dispatch:<{'|'.join(self.workers)}>); nothing ran",
-                    ),
-                    record,
+                refused = (
+                    f"the reviewer's edit names {name!r}, which is not a worker "
+                    f"(dispatch:<{'|'.join(self.workers)}>); nothing ran"
                 )
+            if refused is not None:
+                failed = WorkerResult(status="failed", error=refused)
+                return self._closed(state, route, failed, record, branch=branch is not None)
             edited = RouteState(
                 next=target,
                 instructions=storable(

@@ -1,12 +1,7 @@
 """The routing node (private): it decides who works next, and never does the work itself.
 
-Each decision sees a slim, bounded view: the task, the worker catalogue (one line
-each, with visit counts) and the last few ledger lines. The decision comes from
-an optional deterministic `router`, else from the model through
-`with_structured_output` on a per-graph `RouteDecision`. An invalid decision is
-re-asked once with the validation error, then goes to the fallback worker or
-halts the run; it is never executed. Guards (hop budget, visit budgets,
-ping-pong) run on every decision.
+A router, else the model, decides from a bounded view; an invalid decision is re-asked
+once, then goes to the fallback worker or halts. See docs/concepts/supervisor.md.
 """
 
 from __future__ import annotations
@@ -44,15 +39,12 @@ from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.validation import validation_summary
-from langgraph_supervisor_pro._state import LedgerEntry, RouteState, SupervisorState, UsageEntry
+from langgraph_supervisor_pro._state import SCHEMA_VERSION, LedgerEntry, RouteState, SupervisorState
 from langgraph_supervisor_pro._supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 from langgraph_supervisor_pro.errors import LGSPError
 from langgraph_supervisor_pro.review._policy import ReviewPolicy, Tier, strictest_tier
 
-LINE_CHARS = SUMMARY_MAX_CHARS
-"""A ledger line shows a hop's whole summary (summaries are capped at this length)."""
-
-_NO_MODEL = "the router deferred (returned None) and no model is configured"
+LINE_CHARS = SUMMARY_MAX_CHARS  # a ledger line shows a hop's whole (capped) summary
 
 DecidedBy: TypeAlias = Literal["router", "model", "fallback"]
 
@@ -62,8 +54,7 @@ class _Decision:
     next: str
     instructions: str
     decided_by: DecidedBy
-    parallel: tuple[tuple[str, str], ...] = ()
-    """Further (worker, instructions) to run at the same time as `next`."""
+    parallel: tuple[tuple[str, str], ...] = ()  # more (worker, instructions) run with `next`
 
 
 @dataclass(frozen=True)
@@ -97,14 +88,11 @@ class SupervisorNode:
     ) -> None:
         self.name = name
         self.breakers = dict(breakers or {})
-        """The workers with a circuit breaker: the catalogue marks those that are open."""
+        # A route to a worker with a fallback whose breaker is open is kept (it answers).
         self.fallbacks = fallbacks
-        """The workers with a `fallback`: a route to one whose breaker is open is kept
-        (its fallback answers)."""
         self.policy = policy if policy is not None else ReviewPolicy()
+        # The tier of a policy given explicitly: as a domain of a tree, never looser.
         self.floor = floor
-        """The tier of a policy given to this supervisor explicitly: as a domain of a tree it
-        is never looser than this."""
         self.meter = meter
         self.view_trigger = view_trigger
         self.compaction = compaction
@@ -129,30 +117,22 @@ class SupervisorNode:
                 " To run several workers at the same time on independent parts of the task, "
                 "name the others in `parallel`, each with its own instructions."
             )
-        self.system_prompt = self._system_prompt({})
-        """The system prompt while every worker is available."""
+        self.system_prompt = self._system_prompt({})  # while every worker is available
 
     def runnable(self) -> GraphNode[SupervisorState, Command[Any]]:
         """The node as a Runnable with native sync and async bodies."""
         return GraphNode(self.name, self.invoke, self.ainvoke)
 
-    # -- the view ----------------------------------------------------------------------
-
     def _system_prompt(self, unavailable: Mapping[str, str]) -> str:
-        """The system prompt: instructions, catalogue, answer format.
-
-        A worker whose circuit is open is marked on its catalogue line.
-        """
+        """The system prompt: instructions, catalogue (open circuits marked), answer format."""
         lines = []
         for name, description in self._catalogue:
             line = f"- {name}: {description}"
             why = unavailable.get(name)
-            if why is not None:
-                line += (
-                    f" [{why}: its fallback answers]"
-                    if name in self.fallbacks
-                    else f" [unavailable: {why}]"
-                )
+            if why is not None and name in self.fallbacks:
+                line += f" [{why}: its fallback answers]"
+            elif why is not None:
+                line += f" [unavailable: {why}]"
             lines.append(line)
         catalogue = "\n".join(lines)
         return f"{self._instructions}\n\nWorkers:\n{catalogue}\n\n{self._answer_format}"
@@ -223,32 +203,9 @@ class SupervisorNode:
         system = self._system_prompt(view.unavailable) if view.unavailable else self.system_prompt
         return [SystemMessage(content=system), HumanMessage(content=human)]
 
-    def _reask(self, error: str, view: SupervisorView) -> HumanMessage:
-        options = ", ".join((*(n for n in self.worker_names if not self._blocked(n, view)), FINISH))
-        return HumanMessage(
-            content=(
-                f"Your previous answer was not a valid decision: {error}\n"
-                f"Answer again with `next` set to exactly one of: {options}."
-            )
-        )
-
     def _blocked(self, name: str, view: SupervisorView) -> bool:
         """Whether a route to `name` is refused: its circuit is open and it has no fallback."""
         return name in view.unavailable and name not in self.fallbacks
-
-    def _available(
-        self, choice: _Decision | _Invalid, view: SupervisorView
-    ) -> _Decision | _Invalid:
-        """`choice`, or why not when it routes to a worker whose circuit is open."""
-        if isinstance(choice, _Invalid):
-            return choice
-        for name in (choice.next, *(branch for branch, _ in choice.parallel)):
-            if self._blocked(name, view):
-                return _Invalid(
-                    f"worker {name!r} is unavailable ({view.unavailable[name]}); route to "
-                    "another worker or FINISH"
-                )
-        return choice
 
     def _unavailable(self, config: RunnableConfig) -> Steps[dict[str, str]]:
         """The workers whose circuit is open now, and why (read from the graph's store)."""
@@ -270,30 +227,9 @@ class SupervisorNode:
                 found[name] = why
         return found
 
-    def _model_config(
-        self, config: RunnableConfig, view: SupervisorView, tier: str
-    ) -> RunnableConfig:
-        """The config of the model's call: its trace metadata, the tier in force included.
-
-        Traces only: nothing reads these keys back. Built when the model is asked, not
-        for every decision (a router's decision makes no call below the node).
-        """
-        return merge_configs(
-            config,
-            {
-                "metadata": {
-                    "lgsp_role": "supervisor",
-                    "lgsp_step": view.step + 1,
-                    "lgsp_turn": view.turn,
-                    "lgsp_autonomy": tier,
-                },
-                "tags": ["lgsp:supervisor"],
-            },
-        )
-
-    # -- parsing -----------------------------------------------------------------------
-
-    def _parse(self, value: Any, decided_by: DecidedBy) -> _Decision | _Invalid:
+    def _parse(
+        self, value: Any, decided_by: DecidedBy, view: SupervisorView
+    ) -> _Decision | _Invalid:
         """Validate a router's or model's output into a decision, or say what is wrong."""
         if isinstance(value, Mapping) and {"raw", "parsed"} <= set(value):
             if value.get("parsing_error") is not None:
@@ -318,6 +254,12 @@ class SupervisorNode:
         branches = tuple(
             (b.next, b.instructions.strip()) for b in getattr(decision, "parallel", ())
         )
+        for name in (decision.next, *(branch for branch, _ in branches)):
+            if self._blocked(name, view):  # its circuit is open
+                return _Invalid(
+                    f"worker {name!r} is unavailable ({view.unavailable[name]}); route to "
+                    "another worker or FINISH"
+                )
         return _Decision(decision.next, decision.instructions.strip(), decided_by, branches)
 
     def _fan_in(self, routes: Sequence[Any]) -> dict[str, Any] | _Invalid:
@@ -337,16 +279,6 @@ class SupervisorNode:
             return _Invalid("an empty list of routes; return FINISH to end the delegation")
         return {**items[0], "parallel": items[1:]}
 
-    # -- deciding ------------------------------------------------------------------------
-
-    def _route_from_router(self, view: SupervisorView, raw: Any) -> _Decision | _Invalid | None:
-        if raw is None:
-            return None
-        parsed = self._available(self._parse(raw, "router"), view)
-        if isinstance(parsed, _Invalid):
-            return _Invalid(f"the router returned an invalid route: {parsed.error}")
-        return parsed
-
     def _deciding(self, state: SupervisorState, config: RunnableConfig) -> Steps[Command[Any]]:
         """One decision, for both drivers: router (sync or async) first, else the model."""
         intake = self._intake(state)
@@ -355,8 +287,10 @@ class SupervisorNode:
         if intake.get("halt_reason") == "invalid_input":  # the message cannot be stored
             return Command(goto=SYNTHESIS_NODE, update=intake)
         approved = [] if intake else branches(state, "approved")
-        if approved:  # a parallel decision's branches, back from their dispatch reviews
-            return self._dispatch(state, approved)
+        if approved:  # a parallel decision's branches, back from their dispatch reviews: go
+            update = {"fanout": {r["next"]: with_stage(r, "dispatched") for r in approved}}
+            goto = self._branch_goto(state, state.get("task", ""), approved)
+            return Command(goto=goto, update=update)
         parent = hop_context(config)
         if parent is not None and parent.tier:
             # A domain of a tree: the parent's tier, or this level's own policy when that
@@ -375,7 +309,10 @@ class SupervisorNode:
         if self.router is not None:
             router = self.router
             raw = yield MaybeAwait(lambda: router(view))
-            choice = self._route_from_router(view, raw)
+            if raw is not None:
+                choice = self._parse(raw, "router", view)
+                if isinstance(choice, _Invalid):
+                    choice = _Invalid(f"the router returned an invalid route: {choice.error}")
         sent: list[list[BaseMessage]] = []
         if choice is None:
             choice = yield from self._asking(view, config, tier, sent)
@@ -388,27 +325,32 @@ class SupervisorNode:
         tier: str,
         sent: list[list[BaseMessage]],
     ) -> Steps[_Decision | _Invalid]:
-        """The model conversation for one decision.
-
-        Returns the decision, or what was wrong with it after one re-ask; every message
-        list sent is appended to `sent`.
-        """
+        """The model's decision, or what was wrong with it after one re-ask (sent: in `sent`)."""
         if self._structured is None:
-            return _Invalid(_NO_MODEL)
+            return _Invalid("the router deferred (returned None) and no model is configured")
         structured = self._structured
-        cfg = self._model_config(config, view, tier)
+        # Traces only: nothing reads these keys back.
+        metadata = {
+            "lgsp_role": "supervisor",
+            "lgsp_step": view.step + 1,
+            "lgsp_turn": view.turn,
+            "lgsp_autonomy": tier,
+        }
+        cfg = merge_configs(config, {"metadata": metadata, "tags": ["lgsp:supervisor"]})
         messages = self.messages(view)
-        first = self._available(
-            self._parse((yield from _structured_reply(structured, messages, cfg, sent)), "model"),
-            view,
-        )
+        reply = yield from _structured_reply(structured, messages, cfg, sent)
+        first = self._parse(reply, "model", view)
         if isinstance(first, _Decision):
             return first
-        retry = [*messages, self._reask(first.error, view)]
-        second = self._available(
-            self._parse((yield from _structured_reply(structured, retry, cfg, sent)), "model"),
-            view,
+        options = ", ".join((*(n for n in self.worker_names if not self._blocked(n, view)), FINISH))
+        reask = HumanMessage(
+            content=(
+                f"Your previous answer was not a valid decision: {first.error}\n"
+                f"Answer again with `next` set to exactly one of: {options}."
+            )
         )
+        reply = yield from _structured_reply(structured, [*messages, reask], cfg, sent)
+        second = self._parse(reply, "model", view)
         if isinstance(second, _Invalid):
             return _Invalid(f"twice invalid: {first.error} / then: {second.error}")
         return second
@@ -421,14 +363,10 @@ class SupervisorNode:
         """Decide on the event loop."""
         return await adrive(self._deciding(state, config))
 
-    # -- turning a decision into a command ---------------------------------------------
-
     def _intake(self, state: SupervisorState) -> dict[str, Any]:
         """Start a new turn when a new user message arrived; else change nothing.
 
-        A message whose text or id holds a character no backend stores (NUL, a
-        surrogate) starts its turn `halted` with `invalid_input`: the detail says which
-        character and where, nothing else runs, and the next message is a new turn.
+        A message no backend can store (NUL, a surrogate) starts its turn `halted`.
         """
         human = next(
             (m for m in reversed(state.get("messages") or []) if isinstance(m, HumanMessage)),
@@ -454,25 +392,12 @@ class SupervisorNode:
         }
         if state.get("fanout"):  # the last turn's fan-out is over
             intake["fanout"] = Overwrite({})
+        if "turn" not in state:  # a new thread records its state schema, once
+            intake["schema_version"] = SCHEMA_VERSION
         problem = _unstorable_input(text, human.id)
         if problem is not None:
             intake.update(status="halted", halt_reason="invalid_input", halt_detail=problem)
         return intake
-
-    def _usage(self, view: SupervisorView, sent: list[list[BaseMessage]]) -> list[UsageEntry]:
-        if self.meter is None:
-            return []
-        meter = self.meter
-        return [
-            meter.entry(
-                turn=view.turn,
-                step=view.step + 1,
-                role="supervisor",
-                worker=None,
-                tokens=meter.counter(messages),
-            )
-            for messages in sent
-        ]
 
     def _command(
         self,
@@ -483,11 +408,20 @@ class SupervisorNode:
         sent: list[list[BaseMessage]] | None = None,
         tier: str = "supervised",
     ) -> Command[Any]:
-        usage = self._usage(view, sent or [])
         if state.get("autonomy") != tier:  # written when it changes, not every hop
             intake = {**intake, "autonomy": tier}
-        if usage:
-            intake["usage"] = usage
+        if self.meter is not None and sent:
+            meter = self.meter
+            intake["usage"] = [
+                meter.entry(
+                    turn=view.turn,
+                    step=view.step + 1,
+                    role="supervisor",
+                    worker=None,
+                    tokens=meter.counter(messages),
+                )
+                for messages in sent
+            ]
         choice = _storable(choice)
         if isinstance(choice, _Invalid):
             if self.fallback is None:
@@ -571,13 +505,6 @@ class SupervisorNode:
         update["fanout"] = Overwrite({r["next"]: with_stage(r, "dispatched") for r in routes})
         return Command(goto=self._branch_goto(state, view.task, routes), update=update)
 
-    def _dispatch(self, state: SupervisorState, approved: list[RouteState]) -> Command[Any]:
-        """Send the approved branches of a parallel decision to their workers."""
-        update = {"fanout": {r["next"]: with_stage(r, "dispatched") for r in approved}}
-        return Command(
-            goto=self._branch_goto(state, state.get("task", ""), approved), update=update
-        )
-
     def _branch_goto(
         self, state: SupervisorState, task: str, routes: Sequence[RouteState]
     ) -> str | list[str]:
@@ -611,10 +538,7 @@ class SupervisorNode:
         )
 
     def on_error(self, state: SupervisorState, error: NodeError) -> Command[str]:
-        """LangGraph error handler: after retries, fail the run closed with the reason.
-
-        The exception's text is scrubbed of the run's secrets before it is stored.
-        """
+        """LangGraph error handler: after retries, fail the run closed with the scrubbed reason."""
         exc = error.error
         text = exc.message if isinstance(exc, LGSPError) else exc  # state holds no doc link
         detail = RunSecrets().scrub(f"the supervisor failed: {type(exc).__name__}: {text}")
@@ -674,12 +598,7 @@ def _as_route(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class _DecisionCall:
-    """How the model is asked for a decision: a runnable, and the parser of its output.
-
-    `parser` is None when `runnable` already returns the parsed decision (a model's own
-    `with_structured_output` chain); else `runnable` is the chat model with the decision
-    tool bound and `parser` reads the tool call from its message.
-    """
+    """How the model is asked: a runnable, and the parser of its message (None: it parses)."""
 
     runnable: Runnable[Any, Any]
     parser: JsonOutputKeyToolsParser | None = None
@@ -690,14 +609,10 @@ def _decision_call(
 ) -> _DecisionCall:
     """The decision call for `model`, or a TypeError when it cannot produce one.
 
-    A chat model that keeps LangChain's default `with_structured_output` (tool calling
-    with `tool_choice="any"`, the first call of the decision tool parsed) is asked
-    exactly that way, with the same bound tool and `ls_structured_output_format`
-    metadata, but its message is parsed here with the same parser instead of through a
-    chain: the same request and the same result, without a chain run and a parser run
-    around every decision (about half the CPU of the call, measured in
-    bench/scale.py). A model whose class has its own `with_structured_output` (JSON
-    schema mode, ...) and any other Runnable are called through it.
+    A chat model with LangChain's default `with_structured_output` gets exactly its
+    request (bound tool, `tool_choice="any"`, metadata), parsed here with its parser: no
+    chain and parser runs around every decision (half the call's CPU, bench/scale.py).
+    Any other model or Runnable is called through its own `with_structured_output`.
     """
     if (
         isinstance(model, BaseChatModel)
@@ -737,26 +652,22 @@ def _structured_reply(
         reply = yield Invoke(call.runnable, messages, config)
     except _PARSE_ERRORS as exc:  # a model's own chain parses inside the call
         return {"raw": None, "parsed": None, "parsing_error": exc}
-    if call.parser is None:
-        return {"raw": None, "parsed": reply, "parsing_error": None}
-    try:
-        parsed = call.parser.parse_result([ChatGeneration(message=reply)])
-    except Exception as exc:  # the parse is pure: whatever it raises is the reply's fault
-        return {"raw": None, "parsed": None, "parsing_error": exc}
-    return {"raw": None, "parsed": parsed, "parsing_error": None}
+    if call.parser is not None:
+        try:
+            reply = call.parser.parse_result([ChatGeneration(message=reply)])
+        except Exception as exc:  # the parse is pure: whatever it raises is the reply's fault
+            return {"raw": None, "parsed": None, "parsing_error": exc}
+    return {"raw": None, "parsed": reply, "parsing_error": None}
 
 
-def _parse_errors() -> tuple[type[Exception], ...]:
-    """What a structured-output chain raises for a reply that holds no valid decision."""
-    errors: tuple[type[Exception], ...] = (OutputParserException, ValidationError)
-    try:  # a refusal (langchain-core >= 1.7.5): the model declined to answer the schema
-        from langchain_core.exceptions import ModelRefusalError
-    except ImportError:  # pragma: no cover - older langchain-core has no refusal error
-        return errors
-    return (*errors, ModelRefusalError)
+# What a structured-output chain raises for a reply that holds no valid decision.
+_PARSE_ERRORS: tuple[type[Exception], ...] = (OutputParserException, ValidationError)
+try:  # a refusal (langchain-core >= 1.7.5): the model declined to answer the schema
+    from langchain_core.exceptions import ModelRefusalError
 
-
-_PARSE_ERRORS = _parse_errors()
+    _PARSE_ERRORS = (*_PARSE_ERRORS, ModelRefusalError)
+except ImportError:  # pragma: no cover - older langchain-core has no refusal error
+    pass
 
 
 def _short_error(exc: Any) -> str:

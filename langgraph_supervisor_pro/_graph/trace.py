@@ -1,12 +1,7 @@
-"""What each node's own trace run records (private).
-
-A node's input is the whole graph state, worker transcripts included; recording it
-on every node run would make traces grow with every hop. Nodes record the slim view
-instead: the task, where the run stands, the hop in flight and the last ledger lines.
+"""What each node's own trace run records (private): a slim view of the state, not all of it.
 
 A node's metadata says its role (and worker) and clears the keys of an enclosing hop
-(`node_metadata`): in a tree of supervisors a domain's nodes run inside their parent's
-hop, and LangChain copies a run's metadata to every run below it.
+(`node_metadata`).
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ _LEDGER_TAIL = 8
 
 
 def slim_state(state: Any) -> Any:
-    """The part of the state worth recording on a node's run."""
+    """The task, where the run stands, the hop in flight and the last ledger lines."""
     if not isinstance(state, Mapping):
         return state
     ledger = list(state.get("ledger") or ())
@@ -37,6 +32,7 @@ def slim_state(state: Any) -> Any:
 
 NODE_TRACE_POLICY = TracePolicy(process_inputs=slim_state)
 
+# One hop's metadata keys on its agent's run (`lgsp_path` holds for every run below it).
 HOP_METADATA_KEYS = (
     "lgsp_worker",
     "lgsp_step",
@@ -45,18 +41,13 @@ HOP_METADATA_KEYS = (
     "lgsp_autonomy",
     "lgsp_dispatched_at",
 )
-"""The metadata keys of one worker hop (on its agent's run). `lgsp_path` is not one: it
-says where in a tree of supervisors a run is, which holds for every run below the hop."""
 
 
 def node_metadata(role: str, worker: str | None = None) -> dict[str, Any]:
     """A node's trace metadata: its role and worker, with an enclosing hop's keys cleared.
 
-    A domain (a supervisor graph used as a worker's agent) runs inside its parent's hop,
-    whose agent run carries that hop's `lgsp_step`, `lgsp_instructions`, ...; LangChain
-    copies a run's metadata to every run below it, so without this a domain's decisions
-    and hops would show the parent hop's step, turn and instructions. A node's metadata
-    takes precedence over what it inherits, and `None` reads as "not this run's".
+    A domain's nodes run inside their parent's hop, and LangChain copies a run's metadata
+    to every run below it: without this they would show the parent hop's step and turn.
 
     Example:
         >>> meta = node_metadata("worker", "pager")

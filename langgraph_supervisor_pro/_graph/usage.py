@@ -1,7 +1,6 @@
 """Measuring context utilisation of model calls (private).
 
-A summarizer's calls (compaction) are measured against the summarizer's own window and
-counter (`UsageRecorder(summarizer=...)`), not the worker's.
+A summarizer's calls (compaction) are measured against its own window and counter.
 """
 
 from __future__ import annotations
@@ -48,14 +47,8 @@ class UsageRecorder(BaseCallbackHandler):
     def __init__(self, meter: UsageMeter, *, summarizer: UsageMeter | None = None) -> None:
         self.meter = meter
         self.summarizer = summarizer if summarizer is not None else meter
-        """How the summarizer's calls (compaction) are measured: its own window."""
         self.calls: list[tuple[int, str | None]] = []
         self._lock = threading.Lock()
-
-    @property
-    def tokens(self) -> list[int]:
-        """The input tokens of each recorded call, in order."""
-        return [tokens for tokens, _ in self.calls]
 
     def on_chat_model_start(
         self,

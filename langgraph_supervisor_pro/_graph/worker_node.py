@@ -1,14 +1,9 @@
 """The node that runs one worker hop inside its own namespace (private).
 
-It reads only what the hop's `WorkerTask` needs (the task, the route's
-instructions, the worker's own messages, and the outputs it declared it `reads`),
-runs the agent, turns whatever comes back into a `WorkerResult`, and writes only
-its own slot, one ledger entry and the hop's model-call utilisation. With a store,
-the full output goes to external memory and the slot keeps a reference.
-Exceptions, time-outs and garbage become a `failed` result (after the retry
-policy has had its turn), never a crash of the graph. A worker's circuit breaker
-admits the hop first and is told how it ended (`_graph/circuit.py`); a worker's
-`fallback` answers a hop that would end `failed`.
+It reads only what the hop's `WorkerTask` needs, runs the agent, and writes only its own
+slot, one ledger entry and its usage; exceptions, time-outs and garbage become a `failed`
+result, never a crash. See docs/concepts/workers.md and docs/architecture.md ("Fallbacks
+and circuit breakers").
 """
 
 from __future__ import annotations
@@ -118,8 +113,7 @@ class _Hop:
     route: RouteState
     turn: int
     autonomy: str | None = None
-    serial: bool = True
-    """False for one branch of a parallel decision."""
+    serial: bool = True  # False for one branch of a parallel decision
 
     @cached_property
     def prompt(self) -> str:
@@ -131,15 +125,12 @@ class _Hop:
 class _Runner:
     """An agent that can answer a hop: the worker's own, or the worker named as its fallback."""
 
-    name: str
-    """Whose agent it is."""
+    name: str  # whose agent it is
     runnable: Runnable[Any, Any]
     is_async: bool
     takes_messages: bool
-    keeps_history: bool
-    """A stateful subgraph keeps its own messages across visits: it is sent the prompt only."""
-    transient: bool
-    """A graph agent (not a domain, not stateful): its checkpoints are the hop's scratch."""
+    keeps_history: bool  # a stateful subgraph keeps its own messages: it is sent the prompt
+    transient: bool  # a graph agent (not a domain, not stateful): checkpoints are scratch
     timeout: float | None
     retry: RetryPolicy
     allowed: frozenset[str] | None
@@ -151,6 +142,7 @@ class _Runner:
             return replace(cls.of(worker, RemoteHop(agent, worker=worker.name)), keeps_history=True)
         kind = agent_kind(worker.name, agent)
         is_async = kind == "async"
+        stateful = isinstance(agent, Pregel) and agent.checkpointer is True
         return cls(
             name=worker.name,
             runnable=(
@@ -160,14 +152,11 @@ class _Runner:
             ),
             is_async=is_async,
             takes_messages=kind == "runnable",
-            # A stateful subgraph (a domain passed uncompiled, or any graph compiled with
-            # `checkpointer=True`) keeps its own messages across visits in its namespace.
-            keeps_history=isinstance(agent, Pregel) and agent.checkpointer is True,
-            # Its checkpoints serve only the hop in flight (a crash, an interrupt inside
-            # it): `open_checkpointer`'s savers delete them once the hop is recorded.
-            transient=isinstance(agent, Pregel)
-            and agent.checkpointer is not True
-            and not is_domain_graph(agent),
+            # A graph compiled with `checkpointer=True` keeps its messages across visits.
+            keeps_history=stateful,
+            # Else its checkpoints serve only the hop in flight: `open_checkpointer`'s
+            # savers delete them once the hop is recorded.
+            transient=isinstance(agent, Pregel) and not stateful and not is_domain_graph(agent),
             timeout=worker.timeout,
             retry=worker.retry,
             allowed=frozenset(worker.tool_names) if worker.tools is not None else None,
@@ -186,13 +175,11 @@ class _Ran:
     produced: list[BaseMessage]
     recorder: UsageRecorder | None
     store: BaseStore | None
-    refused: bool = False
-    """A check (`output_schema`, `verify`) refused a success: `result.error` says which."""
-    allowed: frozenset[str] | None = None
-    """The allowlist of the agent that answered."""
-    takes_messages: bool = False
-    """The agent answered in messages (a Runnable), not a function's return value."""
+    refused: bool = False  # a check (`output_schema`, `verify`) refused a success
+    allowed: frozenset[str] | None = None  # the allowlist of the agent that answered
+    takes_messages: bool = False  # it answered in messages (a Runnable), not a return value
 
+    @property
     def why(self) -> str | None:
         """Why the hop failed, as the ledger's `fallback` field says it; None if it did not."""
         if self.result.status != "failed":
@@ -205,30 +192,13 @@ class _Ran:
 class _Failure:
     """A hop that produced no result: an exception after the retries, or an open breaker."""
 
-    error: str
-    """As the ledger's `error` says it (`RuntimeError: feed down`)."""
-    why: str
-    """As the ledger's `fallback` field says it (`error: RuntimeError: feed down`)."""
-    mark: BreakerMark | None = None
-    """The breaker state that refused the hop."""
-
-
-@dataclass(frozen=True)
-class _Gate:
-    """A hop's admission by a breaker, and what it needs to report the hop's outcome."""
-
-    breaker: Breaker
-    store: BaseStore | None
-    namespace: tuple[str, ...]
-    hop: str
-    admission: Admission
+    error: str  # as the ledger's `error` says it (`RuntimeError: feed down`)
+    why: str  # as its `fallback` says it (`error: RuntimeError: feed down`)
+    mark: BreakerMark | None = None  # the breaker state that refused the hop
 
 
 class WorkerNode:
-    """Runs one worker hop; `invoke` and `ainvoke` share every part but the awaits.
-
-    Built by `create_supervisor`; not public API.
-    """
+    """Runs one worker hop; `invoke` and `ainvoke` share every part but the awaits."""
 
     def __init__(
         self,
@@ -269,20 +239,18 @@ class WorkerNode:
             )
 
     def runnable(self) -> GraphNode[SupervisorState, dict[str, Any]]:
-        """The node as a Runnable with native sync and async bodies.
-
-        A compiled graph agent (a `create_agent` graph, a domain supervisor) is named as
-        the node's subgraph, so LangGraph sees it: `get_graph(xray=...)` draws its nodes,
-        `get_subgraphs()` lists it and `get_state(subgraphs=True)` reads its state.
-        Functions and other Runnables are not graphs: the node names none.
-        """
+        """The node as a Runnable; a compiled graph agent is named as its subgraph."""
         runnable = self._own.runnable
         subgraph = runnable if isinstance(runnable, Pregel) else None
         return GraphNode(self.worker.name, self.invoke, self.ainvoke, subgraph=subgraph)
 
-    # -- reading the hop --------------------------------------------------------------
+    def _serial(self, state: SupervisorState) -> bool:
+        """Whether this hop is the serial route (not one branch of a parallel decision)."""
+        route = state.get("route")
+        return route is not None and route["next"] == self.worker.name
 
-    def _route(self, state: SupervisorState) -> RouteState:
+    def _reading(self, state: SupervisorState, store: BaseStore | None) -> Steps[_Hop]:
+        """The hop, with the outputs it `reads` loaded from the store."""
         route = route_of(state, self.worker.name)
         if route is None:
             raise RuntimeError(
@@ -290,27 +258,20 @@ class WorkerNode:
                 f"(route={state.get('route')!r}, fanout={state.get('fanout')!r}); worker "
                 "nodes are only reached from the supervisor"
             )
-        return route
-
-    def _serial(self, state: SupervisorState) -> bool:
-        """Whether this hop is the serial route (not one branch of a parallel decision)."""
-        route = state.get("route")
-        return route is not None and route["next"] == self.worker.name
-
-    def _reads(self, state: SupervisorState) -> dict[str, Mapping[str, Any]]:
-        return latest_results(state.get("workers") or {}, self.worker.reads)
-
-    def _hop(
-        self, state: SupervisorState, route: RouteState, reads: Mapping[str, WorkerResult]
-    ) -> _Hop:
-        slot = (state.get("workers") or {}).get(self.worker.name)
+        workers = state.get("workers") or {}
+        reads: dict[str, WorkerResult] = {}
+        for name, entry in latest_results(workers, self.worker.reads).items():
+            reads[name] = yield Call(
+                partial(load_result, store, entry), partial(aload_result, store, entry)
+            )
+        slot = workers.get(self.worker.name)
         task = WorkerTask(
             worker=self.worker.name,
             step=route["step"],
             task=state.get("task", ""),
             instructions=route["instructions"],
             messages=list(slot["messages"]) if slot else [],
-            reads=dict(reads),
+            reads=reads,
         )
         return _Hop(
             task=task,
@@ -320,29 +281,15 @@ class WorkerNode:
             serial=self._serial(state),
         )
 
-    def _reading(self, state: SupervisorState, store: BaseStore | None) -> Steps[_Hop]:
-        """The hop, with the outputs it `reads` loaded from the store."""
-        route = self._route(state)
-        reads: dict[str, WorkerResult] = {}
-        for name, entry in self._reads(state).items():
-            reads[name] = yield Call(
-                partial(load_result, store, entry), partial(aload_result, store, entry)
-            )
-        return self._hop(state, route, reads)
-
     def _payload(
         self, hop: _Hop, config: RunnableConfig, runner: _Runner
     ) -> tuple[Any, list[BaseMessage]]:
-        # The prompt's id is derived from the task's namespace (which embeds LangGraph's
-        # task id), so a hop re-run after a crash or an interrupt sends the same message
-        # a checkpointed sub-agent already holds, and it is not stored twice.
+        # The prompt's id comes from the task's namespace (LangGraph's task id): a hop re-run
+        # after a crash or an interrupt sends the message a sub-agent already holds.
         namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
-        prompt_id = (
-            str(uuid.uuid5(uuid.NAMESPACE_URL, f"lgsp:{namespace}:prompt"))
-            if namespace
-            else str(uuid.uuid4())
-        )
-        prompt = HumanMessage(content=hop.prompt, id=prompt_id)
+        seed = f"lgsp:{namespace}:prompt"
+        prompt_id = uuid.uuid5(uuid.NAMESPACE_URL, seed) if namespace else uuid.uuid4()
+        prompt = HumanMessage(content=hop.prompt, id=str(prompt_id))
         if runner.keeps_history:
             return {"messages": [prompt]}, [prompt]
         if runner.takes_messages:
@@ -373,8 +320,7 @@ class WorkerNode:
             tier=hop.autonomy,
             digest=prompt_digest(hop.prompt),
         )
-        # The same facts for traces only (nothing reads them back): every run below the
-        # agent's inherits them, until a domain's own nodes clear them (`node_metadata`).
+        # The same facts for traces only, inherited below until a domain's nodes clear them.
         metadata: dict[str, Any] = {
             "lgsp_worker": self.worker.name,
             "lgsp_step": hop.route["step"],
@@ -383,8 +329,7 @@ class WorkerNode:
             "lgsp_autonomy": hop.autonomy,
             "lgsp_dispatched_at": hop.route.get("at"),
             "lgsp_path": "/".join(context.path),
-            # W3C trace context of the hop's span, if one is in progress: a remote
-            # graph's server continues the trace from it (observability/_propagation.py).
+            # The hop span's W3C trace context: a remote graph's server continues the trace.
             **trace_context_metadata(),
         }
         if runner.transient:
@@ -398,8 +343,6 @@ class WorkerNode:
             extra["callbacks"] = [recorder]
         return with_hop(merge_configs(config, extra), context)
 
-    # -- running -----------------------------------------------------------------------
-
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop synchronously, retrying transient errors per `Worker.retry`."""
         return drive(self._hop_steps(state, config))
@@ -411,52 +354,100 @@ class WorkerNode:
     def _hop_steps(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
         """The hop, for both drivers: admission, attempts, fallback, update.
 
-        The breaker (if any) admits the hop, the worker's agent makes its attempts, the
-        fallback (if any) answers a hop that would fail, and the update is built.
         An interrupt (`GraphBubbleUp`) passes through; an invalid resume is re-raised.
         """
-        gate = yield from self._admitting(state, config, self._own)
-        mark: BreakerMark | None = None
-        first: _Ran | _Failure
-        if isinstance(gate, _Failure):  # the breaker is open, or its state unreadable
-            first, mark = gate, gate.mark
-        else:
-            first = yield from self._attempts(state, config, self._own, verify=True)
-            if gate is not None:
-                mark = yield from self._reporting(gate, _why(first))
-        why = _why(first)
-        if why is None and isinstance(first, _Ran):
-            return (yield from self._written(state, first, config, breaker=mark))
-        if self._fallback_runner is None and self._fallback_fn is None:
+        first, mark = yield from self._guarded(state, config, self._own, verify=True)
+        why = first.why
+        if why is None or (self._fallback_runner is None and self._fallback_fn is None):
             if isinstance(first, _Ran):
                 return (yield from self._written(state, first, config, breaker=mark))
             return self._failed(state, first.error, config, breaker=mark)
-        assert why is not None
         second = yield from self._falling_back(state, config, first)
         primary = first if isinstance(first, _Ran) else None
-        again = _why(second)
-        if again is None and isinstance(second, _Ran):
-            return (
-                yield from self._written(
-                    state, second, config, breaker=mark, fallback=why, primary=primary
-                )
+        if isinstance(second, _Failure) or second.why is not None:
+            name = (
+                self._fallback_runner.name
+                if self._fallback_runner is not None
+                else getattr(self._fallback_fn, "__name__", "function")
             )
-        error = truncate(
-            f"{why}; then the fallback {self._fallback_name()}: {again}", ERROR_MAX_CHARS
+            error = truncate(f"{why}; then the fallback {name!r}: {second.why}", ERROR_MAX_CHARS)
+            if isinstance(second, _Failure):
+                return self._failed(state, error, config, breaker=mark, fallback=why)
+            second = replace(second, result=WorkerResult(status="failed", error=error))
+        return (
+            yield from self._written(
+                state, second, config, breaker=mark, fallback=why, primary=primary
+            )
         )
-        if isinstance(second, _Ran):
-            ran = replace(second, result=WorkerResult(status="failed", error=error))
-            return (
-                yield from self._written(
-                    state, ran, config, breaker=mark, fallback=why, primary=primary
-                )
-            )
-        return self._failed(state, error, config, breaker=mark, fallback=why)
 
-    def _fallback_name(self) -> str:
-        if self._fallback_runner is not None:
-            return repr(self._fallback_runner.name)
-        return repr(getattr(self._fallback_fn, "__name__", "function"))
+    def _guarded(
+        self, state: SupervisorState, config: RunnableConfig, runner: _Runner, *, verify: bool
+    ) -> Steps[tuple[_Ran | _Failure, BreakerMark | None]]:
+        """`runner`'s attempts, admitted and told how they ended by its breaker if any.
+
+        Returns the outcome and the hop's ledger mark. A breaker whose state cannot be read
+        or written refuses the hop (fails closed); one that misses an outcome lets it stand.
+        """
+        breaker = runner.breaker
+        route = route_of(state, self.worker.name)
+        if breaker is None or route is None:
+            return (yield from self._attempts(state, config, runner, verify=verify)), None
+        namespace = breaker_namespace(self.supervisor, self._path(config, runner.name))
+        shown = "/".join(namespace[2:])  # for the log: `supervisor/quotes`
+        thread = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4())
+        hop = (
+            f"{thread}|{'/'.join(self._path(config, self.worker.name))}|"
+            f"{state.get('turn', 1)}|{route['step']}"
+        )
+        store = get_store()
+        try:
+            admission: Admission = yield Transact(
+                store, namespace, lambda value: admit(value, breaker, breaker.clock(), hop)
+            )
+        except Exception as exc:
+            text = RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}")
+            _breaker_log.warning("breaker %s: state unavailable (%s)", shown, text)
+            reason = truncate(f"breaker state unavailable: {text}", ERROR_MAX_CHARS)
+            return _Failure(error=reason, why=reason), None
+        if admission.transition is not None:
+            _breaker_log.info("breaker %s: %s (hop %s)", shown, admission.transition, hop)
+        if admission.state == "open":
+            reason = f"breaker open: {admission.detail}"
+            mark = BreakerMark(state="open", failures=admission.failures, changed_to=None)
+            return _Failure(error=reason, why=reason, mark=mark), mark
+        outcome = yield from self._attempts(state, config, runner, verify=verify)
+        failure = outcome.why
+        try:
+            reported: Outcome = yield Transact(
+                store,
+                namespace,
+                lambda value: report(value, breaker, breaker.clock(), admission, hop, failure),
+            )
+        except Exception as exc:  # the hop's result stands; the breaker misses one outcome
+            _breaker_log.warning(
+                "breaker %s: could not record the outcome of hop %s (%s: %s)",
+                shown,
+                hop,
+                type(exc).__name__,
+                exc,
+            )
+            return outcome, None
+        if reported.transition is not None:
+            opened = reported.changed_to == "open"
+            _breaker_log.log(
+                logging.WARNING if opened else logging.INFO,
+                "breaker %s: %s (hop %s)%s",
+                shown,
+                reported.transition,
+                hop,
+                f": {failure}" if failure and opened else "",
+            )
+        mark = BreakerMark(
+            state="half_open" if admission.state == "half_open" else "closed",
+            failures=reported.failures,
+            changed_to=reported.changed_to,
+        )
+        return outcome, mark
 
     def _attempts(
         self, state: SupervisorState, config: RunnableConfig, runner: _Runner, *, verify: bool
@@ -477,17 +468,12 @@ class WorkerNode:
                 yield Sleep(delay)
 
     def _retry_delay(self, policy: RetryPolicy, exc: Exception, attempt: int) -> float | None:
-        """Seconds to wait before the next attempt, or None to give up.
+        """Seconds to wait before the next attempt per the worker's `RetryPolicy`, or None.
 
-        Retries follow the worker's LangGraph `RetryPolicy` (attempts, backoff, jitter,
-        `retry_on`). They run here rather than through `add_node(retry_policy=...,
-        error_handler=...)`: a LangGraph error handler on the node also receives an
-        invalid resume value (`is_invalid_resume`), and then the run can no longer be
-        resumed. This package's review gates never let one out (`request_review` pauses
-        again on the same review, a `GraphInterrupt` that passes through above); one
-        from the worker's own `interrupt(response_schema=...)` is re-raised untouched
-        here, never retried nor turned into a failed hop, so LangGraph handles it as it
-        would without this package.
+        Retries run here, not through `add_node(retry_policy=..., error_handler=...)`: that
+        error handler also receives an invalid resume value, and the run could no longer be
+        resumed. One (from the worker's own `interrupt(response_schema=...)`) is re-raised
+        untouched here, so LangGraph handles it as it would without this package.
         """
         if is_invalid_resume(exc):
             raise exc
@@ -520,36 +506,19 @@ class WorkerNode:
             output = _namespace_violation(runner.name, exc)
         return (
             yield from self._settling(
-                hop,
-                sent,
-                output,
-                config,
-                runner.name,
-                verify=verify,
-                recorder=recorder,
-                store=store,
-                allowed=runner.allowed,
-                takes_messages=runner.takes_messages,
+                hop, sent, output, config, runner, verify=verify, store=store, recorder=recorder
             )
         )
 
     def _falling_back(
         self, state: SupervisorState, config: RunnableConfig, first: _Ran | _Failure
     ) -> Steps[_Ran | _Failure]:
-        """The fallback's answer to the hop: the named worker's agent, or the function.
+        """The fallback's answer, checked by this worker's `output_schema` only.
 
-        The answer must pass this worker's `output_schema` (not its `verify`). A named
-        worker runs with its own timeout, retries, allowlist and breaker; its own fallback
-        is not followed.
+        A named worker's agent runs as its own (its own fallback is not followed).
         """
-        runner = self._fallback_runner
-        if runner is not None:
-            gate = yield from self._admitting(state, config, runner)
-            if isinstance(gate, _Failure):
-                return gate
-            answer = yield from self._attempts(state, config, runner, verify=False)
-            if gate is not None:
-                yield from self._reporting(gate, _why(answer))
+        if self._fallback_runner is not None:
+            answer, _ = yield from self._guarded(state, config, self._fallback_runner, verify=False)
             return answer
         function = self._fallback_fn
         assert function is not None
@@ -564,9 +533,7 @@ class WorkerNode:
             return _exception_failure(exc, config)
         _, sent = self._payload(hop, config, self._own)
         return (
-            yield from self._settling(
-                hop, sent, output, config, self.worker.name, verify=False, store=store
-            )
+            yield from self._settling(hop, sent, output, config, None, verify=False, store=store)
         )
 
     def _call_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
@@ -577,29 +544,11 @@ class WorkerNode:
             )
         else:
             call = lambda: runner.runnable.invoke(payload, config)  # noqa: E731
-        return self._call_with_timeout(runner, call)
-
-    async def _acall_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
-        """Call the agent on the event loop, within its worker's timeout.
-
-        Async agents run natively on the event loop; sync agents go to the executor.
-        """
-        call = runner.runnable.ainvoke(payload, config)
-        timeout = runner.timeout
-        if timeout is None:
-            return await call
-        try:
-            return await asyncio.wait_for(call, timeout)
-        except TimeoutError as exc:
-            raise WorkerTimeoutError(runner.name, timeout) from exc
-
-    def _call_with_timeout(self, runner: _Runner, call: Callable[[], Any]) -> Any:
         timeout = runner.timeout
         if timeout is None:
             return call()
-        # Sync Python cannot be cancelled in-process: the attempt runs in a thread
-        # that carries this context (callbacks, stream writer), and is abandoned
-        # when it overruns. Async runs cancel the worker for real.
+        # Sync Python cannot be cancelled in-process: the attempt runs in a thread that
+        # carries this context (callbacks, stream writer), and is abandoned on overrun.
         ctx = contextvars.copy_context()
         overrun = abandonable(ctx)  # a remote hop's relay stops writing to the stream
         pool = concurrent.futures.ThreadPoolExecutor(
@@ -615,87 +564,16 @@ class WorkerNode:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    # -- the circuit breaker -------------------------------------------------------------
-
-    def _admitting(
-        self, state: SupervisorState, config: RunnableConfig, runner: _Runner
-    ) -> Steps[_Gate | _Failure | None]:
-        """Ask `runner`'s breaker whether its agent may answer this hop (None: no breaker).
-
-        Refused while open (and while another hop probes a half-open one); after the
-        cooldown the first hop to ask becomes the probe. A breaker whose state cannot be
-        read or written refuses too (closed, never open).
-        """
-        breaker = runner.breaker
-        route = route_of(state, self.worker.name)
-        if breaker is None or route is None:
-            return None
-        namespace = breaker_namespace(self.supervisor, self._path(config, runner.name))
-        thread = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4())
-        hop = (
-            f"{thread}|{'/'.join(self._path(config, self.worker.name))}|"
-            f"{state.get('turn', 1)}|{route['step']}"
-        )
-        store = get_store()
+    async def _acall_agent(self, runner: _Runner, payload: Any, config: RunnableConfig) -> Any:
+        """Call the agent on the event loop, within its worker's timeout (async cancels it)."""
+        call = runner.runnable.ainvoke(payload, config)
+        timeout = runner.timeout
+        if timeout is None:
+            return await call
         try:
-            admission: Admission = yield Transact(
-                store, namespace, lambda value: admit(value, breaker, breaker.clock(), hop)
-            )
-        except Exception as exc:
-            text = RunSecrets(config).scrub(f"{type(exc).__name__}: {exc}")
-            _breaker_log.warning("breaker %s: state unavailable (%s)", _shown(namespace), text)
-            reason = truncate(f"breaker state unavailable: {text}", ERROR_MAX_CHARS)
-            return _Failure(error=reason, why=reason)
-        if admission.transition is not None:
-            _breaker_log.info(
-                "breaker %s: %s (hop %s)", _shown(namespace), admission.transition, hop
-            )
-        if admission.state == "open":
-            reason = f"breaker open: {admission.detail}"
-            mark = BreakerMark(state="open", failures=admission.failures, changed_to=None)
-            return _Failure(error=reason, why=reason, mark=mark)
-        return _Gate(
-            breaker=breaker, store=store, namespace=namespace, hop=hop, admission=admission
-        )
-
-    def _reporting(self, gate: _Gate, failure: str | None) -> Steps[BreakerMark | None]:
-        """Tell the breaker how the hop it admitted ended; the hop's ledger mark."""
-        breaker = gate.breaker
-        try:
-            outcome: Outcome = yield Transact(
-                gate.store,
-                gate.namespace,
-                lambda value: report(
-                    value, breaker, breaker.clock(), gate.admission, gate.hop, failure
-                ),
-            )
-        except Exception as exc:  # the hop's result stands; the breaker misses one outcome
-            _breaker_log.warning(
-                "breaker %s: could not record the outcome of hop %s (%s: %s)",
-                _shown(gate.namespace),
-                gate.hop,
-                type(exc).__name__,
-                exc,
-            )
-            return None
-        if outcome.transition is not None:
-            level = logging.WARNING if outcome.changed_to == "open" else logging.INFO
-            _breaker_log.log(
-                level,
-                "breaker %s: %s (hop %s)%s",
-                _shown(gate.namespace),
-                outcome.transition,
-                gate.hop,
-                f": {failure}" if failure and outcome.changed_to == "open" else "",
-            )
-        state = gate.admission.state
-        return BreakerMark(
-            state="half_open" if state == "half_open" else "closed",
-            failures=outcome.failures,
-            changed_to=outcome.changed_to,
-        )
-
-    # -- writing the hop ---------------------------------------------------------------
+            return await asyncio.wait_for(call, timeout)
+        except TimeoutError as exc:
+            raise WorkerTimeoutError(runner.name, timeout) from exc
 
     def _settling(
         self,
@@ -703,17 +581,16 @@ class WorkerNode:
         sent: list[BaseMessage],
         output: Any,
         config: RunnableConfig,
-        name: str,
+        runner: _Runner | None,
         *,
         verify: bool,
         store: BaseStore | None,
         recorder: UsageRecorder | None = None,
-        allowed: frozenset[str] | None = None,
-        takes_messages: bool = False,
     ) -> Steps[_Ran]:
-        """What the agent returned, coerced into a `WorkerResult` and checked."""
+        """What `runner`'s agent (None: the fallback function) returned, coerced and checked."""
         # The agent echoes back its own history: none of it is new output.
         given = [*hop.task.messages, *sent]
+        name = runner.name if runner is not None else self.worker.name
         result, produced = coerce_worker_output(
             output, worker=name, sent=given, scrub=RunSecrets(config).scrub
         )
@@ -727,8 +604,8 @@ class WorkerNode:
             recorder=recorder,
             store=store,
             refused=result.status == "success" and checked.status == "failed",
-            allowed=allowed,
-            takes_messages=takes_messages,
+            allowed=runner.allowed if runner is not None else None,
+            takes_messages=runner is not None and runner.takes_messages,
         )
 
     def _verifying(
@@ -736,8 +613,7 @@ class WorkerNode:
     ) -> Steps[WorkerResult]:
         """`Worker.output_schema`, then `Worker.verify` (when `verify`), on a `success`.
 
-        A result either check refuses (or a check that raises) becomes a `failed` one
-        with the reason; an interrupt inside a verifier passes through.
+        A refusal (or a check that raises) makes it `failed`; an interrupt passes through.
         """
         if result.status != "success":
             return result
@@ -786,61 +662,12 @@ class WorkerNode:
     ) -> Steps[dict[str, Any]]:
         """The hop's state update from the answer `ran`, its output stored (with a store).
 
-        When a fallback answered, `primary` is the worker's own refused answer: its model
-        calls and refused tool calls are recorded too; its messages are not kept in the
-        slot (the slot keeps the prompt and the answer the hop settled on). A store write
-        that fails is retried per the worker's retry policy, then makes the hop `failed`.
+        `primary` is the worker's own refused answer when a fallback answered: its model
+        calls and refused tool calls are recorded, not its messages. A store write that
+        fails is retried per the worker's retry policy, then makes the hop `failed`.
         """
-        update, record = self._finish(ran, config, breaker=breaker, fallback=fallback)
-        if primary is not None:
-            self._add_primary(update, primary)
-        store = ran.store
-        attempt = 0
-        while record is not None and store is not None:
-            attempt += 1
-            try:
-                yield Call(partial(store.put, *record), partial(store.aput, *record))
-                break
-            except Exception as exc:
-                delay = self._retry_delay(self.worker.retry, exc, attempt)
-                if delay is None:
-                    error = _exception_failure(exc, config).error
-                    return self._failed(state, error, config, breaker=breaker, fallback=fallback)
-                yield Sleep(delay)
-        return update
-
-    def _add_primary(self, update: dict[str, Any], primary: _Ran) -> None:
-        """Record the refused answer's model calls and refused tool calls in `update`."""
-        hop = primary.hop
-        security = self._security(hop, primary.produced, primary.allowed)
-        if security:
-            update["security"] = [*security, *update.get("security", [])]
-            (entry,) = update["ledger"]
-            entry["refused"] = [*(e["tool"] for e in security), *entry["refused"]]
-        if primary.recorder is not None:
-            usage = primary.recorder.entries(
-                turn=hop.turn, step=hop.route["step"], role="worker", worker=self.worker.name
-            )
-            update["usage"] = [*usage, *update.get("usage", [])]
-
-    def _finish(
-        self,
-        ran: _Ran,
-        config: RunnableConfig,
-        *,
-        breaker: BreakerMark | None,
-        fallback: str | None,
-    ) -> tuple[dict[str, Any], tuple[tuple[str, ...], str, dict[str, Any]] | None]:
-        """The hop's state update, and the store record to write (None without a store)."""
         name = self.worker.name
-        hop, sent, output, result, produced = (
-            ran.hop,
-            ran.sent,
-            ran.output,
-            ran.result,
-            ran.produced,
-        )
-        store = ran.store
+        hop, sent, result, produced, store = ran.hop, ran.sent, ran.result, ran.produced, ran.store
         given = [*hop.task.messages, *sent]
         record = None
         entry: dict[str, Any] = result.model_dump()
@@ -858,13 +685,16 @@ class WorkerNode:
         if not ran.takes_messages and not produced:
             text = result.summary if store is not None else (result.result_text() or result.summary)
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
-        compacted = _compacted_within_hop(given, output)
+        compacted = _compacted_within_hop(given, ran.output)
         if compacted is not None:  # the agent's CompactionMiddleware replaced part of it
             summary, removed = compacted
             sent = [m for m in sent if m.id not in removed]
-            if not is_truncation_marker(summary) or any(m.id in removed for m in hop.task.messages):
+            history = [m.id for m in hop.task.messages if m.id in removed]
+            if history or not is_truncation_marker(summary):
                 produced = [m for m in produced if m.id != summary.id]
         security = self._security(hop, produced, ran.allowed)
+        if primary is not None:  # the refused answer's refused tool calls lead
+            security = [*self._security(primary.hop, primary.produced, primary.allowed), *security]
         update = hop_update(
             name,
             hop.route,
@@ -878,58 +708,75 @@ class WorkerNode:
             breaker=breaker,
         )
         if compacted is not None:
-            summary, removed = compacted
             slot_write = update["workers"][name]
-            history = [m.id for m in hop.task.messages if m.id in removed]
             if history:  # the summary takes the place of the replaced history
                 slot_write["compact"] = {"remove": history, "summary": summary}
-            elif is_truncation_marker(summary):
-                pass  # only this hop's own turns were dropped: the marker stays in its place
-            else:  # only this hop's own messages were replaced: the summary leads them
-                slot_write["messages"] = [summary, *slot_write["messages"]]
+            elif not is_truncation_marker(summary):  # only this hop's own messages were
+                slot_write["messages"] = [summary, *slot_write["messages"]]  # replaced: it leads
+            # (a truncation of only this hop's own turns leaves its marker in its place)
             update["compactions"] = [
-                self._within_hop_entry(hop, [*given, *produced], output, removed, summary)
+                self._within_hop_entry(hop, [*given, *produced], ran.output, removed, summary)
             ]
         if security:
             update["security"] = security
-        reviews = self._reviews(hop, produced, output)
+        reviews = self._reviews(hop, produced, ran.output)
         if reviews:
             update["reviews"] = reviews
         if ran.recorder is not None:
             update["usage"] = ran.recorder.entries(
                 turn=hop.turn, step=hop.route["step"], role="worker", worker=name
             )
-        return update, record
+        if primary is not None and primary.recorder is not None:  # its model calls lead
+            usage = primary.recorder.entries(
+                turn=primary.hop.turn, step=primary.hop.route["step"], role="worker", worker=name
+            )
+            update["usage"] = [*usage, *update.get("usage", [])]
+        attempt = 0
+        while record is not None and store is not None:
+            attempt += 1
+            try:
+                yield Call(partial(store.put, *record), partial(store.aput, *record))
+                break
+            except Exception as exc:
+                delay = self._retry_delay(self.worker.retry, exc, attempt)
+                if delay is None:
+                    error = _exception_failure(exc, config).error
+                    return self._failed(state, error, config, breaker=breaker, fallback=fallback)
+                yield Sleep(delay)
+        return update
 
     def _security(
         self, hop: _Hop, produced: Sequence[BaseMessage], allowed: frozenset[str] | None
     ) -> list[SecurityEntry]:
-        """Refused tool calls of this hop.
-
-        The guard's records, and any call outside the allowlist that reached an agent
-        without a guard (its ToolNode has no such tool, so it was not executed either).
-        """
-        entries: list[SecurityEntry] = []
+        """Refused tool calls of this hop: the guard's, and calls outside the allowlist."""
+        refused: list[tuple[str, Any, str]] = []  # (tool, args, reason)
         recorded: set[str] = set()
         for message in produced:
             record = message.additional_kwargs.get("lgsp_security")
             if isinstance(message, ToolMessage) and isinstance(record, Mapping):
                 recorded.add(message.tool_call_id)
-                entries.append(
-                    self._entry(
-                        hop, record["tool"], record.get("args", {}), str(record.get("reason", ""))
-                    )
+                reason = str(record.get("reason", ""))
+                refused.append((record["tool"], record.get("args", {}), reason))
+        if allowed is not None:  # an agent without a guard: its ToolNode has no such tool
+            for message in produced:
+                for call in getattr(message, "tool_calls", None) or []:
+                    if call["name"] not in allowed and call.get("id") not in recorded:
+                        reason = "not in the worker's allowlist"
+                        refused.append((call["name"], call.get("args", {}), reason))
+        entries: list[SecurityEntry] = []
+        for tool, args, reason in refused:
+            _log.warning("worker %r: refused tool call %r (%s)", self.worker.name, tool, reason)
+            entries.append(
+                SecurityEntry(
+                    turn=hop.turn,
+                    step=hop.route["step"],
+                    worker=self.worker.name,
+                    tool=storable(tool),
+                    args=storable_value(dict(args)),
+                    kind="out_of_scope",
+                    reason=storable(reason),
                 )
-        if allowed is None:
-            return entries
-        for message in produced:
-            for call in getattr(message, "tool_calls", None) or []:
-                if call["name"] not in allowed and call.get("id") not in recorded:
-                    entries.append(
-                        self._entry(
-                            hop, call["name"], call.get("args", {}), "not in the worker's allowlist"
-                        )
-                    )
+            )
         return entries
 
     def _reviews(
@@ -937,10 +784,8 @@ class WorkerNode:
     ) -> list[ReviewEntry]:
         """The reviews answered during this hop, with this hop's turn and step.
 
-        The tool guard's notes on this hop's tool messages (`lgsp_review["answer"]`), and,
-        when the agent is a domain of a tree, the reviews the domain recorded in the turn
-        this hop ran (its own and its domains'), so the root's `reviews` holds every
-        review of the tree.
+        The tool guard's notes (`lgsp_review["answer"]`), and a domain's reviews of the
+        turn this hop ran, so the root's `reviews` holds every review of the tree.
         """
         found: list[Mapping[str, Any]] = []
         for message in produced:
@@ -960,18 +805,6 @@ class WorkerNode:
             cast(ReviewEntry, {**entry, "turn": hop.turn, "step": hop.route["step"]})
             for entry in found
         ]
-
-    def _entry(self, hop: _Hop, tool: str, args: Any, reason: str) -> SecurityEntry:
-        _log.warning("worker %r: refused tool call %r (%s)", self.worker.name, tool, reason)
-        return SecurityEntry(
-            turn=hop.turn,
-            step=hop.route["step"],
-            worker=self.worker.name,
-            tool=storable(tool),
-            args=storable_value(dict(args)),
-            kind="out_of_scope",
-            reason=storable(reason),
-        )
 
     def _within_hop_entry(
         self,
@@ -1042,26 +875,14 @@ class WorkerNode:
         )
 
 
-def _why(outcome: _Ran | _Failure) -> str | None:
-    """Why a hop's answer failed, as the ledger's `fallback` field says it (None: it did not)."""
-    return outcome.why if isinstance(outcome, _Failure) else outcome.why()
-
-
 def _exception_failure(exc: BaseException, config: RunnableConfig) -> _Failure:
-    """An attempt that raised (after the retries).
+    """An attempt that raised (after the retries): its text scrubbed, then cut to length.
 
-    The run's secrets are scrubbed from the exception's text before it is cut to length
-    and stored (ledger, slot, the supervisor's next prompt). Our errors are stored without
-    their troubleshooting link: the state holds what happened, for the supervisor's model.
+    Our errors are stored without their troubleshooting link (`LGSPError.message`).
     """
     detail = exc.message if isinstance(exc, LGSPError) else exc
     text = truncate(RunSecrets(config).scrub(f"{type(exc).__name__}: {detail}"), ERROR_MAX_CHARS)
     return _Failure(error=text, why=truncate(f"error: {text}", ERROR_MAX_CHARS))
-
-
-def _shown(namespace: Sequence[str]) -> str:
-    """A breaker's namespace for the log: `supervisor/quotes`."""
-    return "/".join(namespace[2:])
 
 
 def _compacted_within_hop(
@@ -1093,10 +914,8 @@ def _compacted_within_hop(
 def _scrubbing(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
     """A function worker whose exceptions leave it scrubbed of the run's secrets.
 
-    The function's own trace run records the exception it raises; one whose text (or a
-    chained exception's) holds a secret is replaced by a `ScrubbedError` (its type and
-    scrubbed message), raised `from None`. The worker node unwraps it
-    (`original_error`), so retries still see the original.
+    One holding a secret is replaced by a `ScrubbedError` (its trace run records that),
+    raised `from None`; the node unwraps it (`original_error`) for its retries.
     """
     if is_async:
 
@@ -1165,10 +984,8 @@ def hop_update(
 ) -> dict[str, Any]:
     """The state update for one finished hop: the worker's slot, one ledger line, no route.
 
-    A branch of a parallel decision (`serial=False`) leaves `route` alone: its siblings
-    finish in the same super-step, and the supervisor clears the fan-out when it decides.
-    `fallback` (why the worker's fallback answered) and `breaker` (the breaker state the
-    hop ran under) are added to the ledger entry when given.
+    A branch of a parallel decision (`serial=False`) leaves `route` alone: the supervisor
+    clears the fan-out when it decides. `fallback` and `breaker` go to the ledger entry.
     """
     ledger = LedgerEntry(
         turn=turn,

@@ -19,16 +19,8 @@ _ABANDONED: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.Co
 def abandonable(ctx: contextvars.Context) -> threading.Event:
     """An event that, once set, marks the work running in `ctx` as abandoned.
 
-    Sync Python cannot be cancelled: a sync attempt that overruns its deadline goes on
-    in its thread. Code in that thread asks `abandoned()` to stop what still shows
-    outside (writing to the run's stream). Marks nest: an attempt inside an attempt (a
-    domain's worker inside a parent's hop) is abandoned when either is.
-
-    Example:
-        >>> ctx = contextvars.copy_context()
-        >>> flag = abandonable(ctx)
-        >>> ctx.run(abandoned), flag.set(), ctx.run(abandoned)
-        (False, None, True)
+    A sync attempt that overruns its deadline goes on in its thread (it cannot be
+    cancelled); code there asks `abandoned()` to stop what still shows outside. Marks nest.
     """
     event = threading.Event()
     ctx.run(lambda: _ABANDONED.set((*_ABANDONED.get(), event)))
@@ -36,21 +28,14 @@ def abandonable(ctx: contextvars.Context) -> threading.Event:
 
 
 def abandoned() -> bool:
-    """Whether the sync attempt running this code was abandoned by its deadline.
-
-    Example:
-        >>> abandoned()
-        False
-    """
+    """Whether the sync attempt running this code was abandoned by its deadline."""
     return any(event.is_set() for event in _ABANDONED.get())
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     """Run the awaitable `make()` returns to completion from synchronous code.
 
-    With no event loop running in this thread it uses `asyncio.run`; inside one (a
-    notebook, or `invoke` called from async code) it runs a fresh loop in a helper
-    thread that carries this context (callbacks, stream writer, config).
+    Inside a running loop, a fresh loop runs in a helper thread carrying this context.
     """
 
     async def main() -> T:

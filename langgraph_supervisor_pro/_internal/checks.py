@@ -1,8 +1,8 @@
-"""Checks shared by the configuration classes: seconds and retry policies (private).
+"""Checks shared by the configuration classes: types, counts, seconds, retry policies (private).
 
 A value that cannot work is refused where it is given, with an error naming the field
-and the fix, rather than failing later in a run (`time.sleep(-1)`, a NaN timeout, a
-wait longer than the platform can express).
+and the fix (`<field>: <who> got X; give Y`), rather than failing later in a run
+(`time.sleep(-1)`, a NaN timeout, a wait longer than the platform can express).
 
 Example:
     >>> check_seconds(2, "Worker.timeout")
@@ -19,12 +19,11 @@ import math
 import threading
 from collections.abc import Sequence
 from datetime import timedelta
+from types import UnionType
 
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._internal.text import truncate
-
-__all__ = ["MAX_RETRY_INTERVAL", "MAX_SECONDS", "check_retry_policy", "check_seconds"]
 
 MAX_SECONDS = threading.TIMEOUT_MAX
 """The longest wait the standard library can express (threads, `time.sleep`)."""
@@ -47,6 +46,28 @@ def _shown(value: object) -> str:
     return truncate(repr(value), 60)
 
 
+def _owner(who: str) -> str:
+    return f"{who} " if who else ""
+
+
+def is_count(value: object, minimum: int = 1, maximum: float = math.inf) -> bool:
+    """Whether `value` is an int (not a bool) from `minimum` to `maximum`."""
+    return not isinstance(value, bool) and isinstance(value, int) and minimum <= value <= maximum
+
+
+def check_type(
+    value: object,
+    kind: type | UnionType | tuple[type, ...],
+    field: str,
+    give: str,
+    *,
+    who: str = "",
+) -> None:
+    """Raise a `TypeError` naming `field` and what to `give` unless `value` is a `kind`."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{field}: {_owner(who)}got {type(value).__name__}; give {give}")
+
+
 def check_seconds(
     value: object,
     field: str,
@@ -57,33 +78,10 @@ def check_seconds(
     what: str = "a number of seconds",
     fix: str = "",
 ) -> float:
-    """Return `value` as a float number of seconds, or raise naming `field` and the fix.
+    """Return `value` (a number of seconds or a `timedelta`) as a float, or raise a ValueError.
 
-    A duration in the Python API is a number of seconds; a `datetime.timedelta` is taken
-    too (as its `total_seconds()`).
-
-    Args:
-        value: The value given: a number of seconds, or a `timedelta`.
-        field: The field's name, e.g. `Worker.timeout`.
-        who: Whose field it is, shown after the name (e.g. `worker 'researcher'`).
-        zero: Whether 0 is allowed (a wait may be 0; a timeout may not).
-        maximum: The largest value allowed.
-        what: What to give, in words.
-        fix: More advice, appended to the message (e.g. `, or None for no timeout`).
-
-    Returns:
-        The value as a float.
-
-    Raises:
-        ValueError: If `value` is not a finite number (bools are not numbers here), is
-            negative (or 0 when `zero` is false) or exceeds `maximum`.
-
-    Example:
-        >>> check_seconds(0, "Compaction.retry_delay", zero=True)
-        0.0
-        >>> from datetime import timedelta
-        >>> check_seconds(timedelta(minutes=2), "Worker.timeout")
-        120.0
+    `who` (e.g. `worker 'researcher'`) follows the field's name; `zero` allows 0 (a wait);
+    `what` says what to give, and `fix` is appended (e.g. `, or None for no timeout`).
     """
     number = value.total_seconds() if isinstance(value, timedelta) else _number(value)
     if (
@@ -92,52 +90,23 @@ def check_seconds(
         or number > maximum
         or (number < 0 if zero else number <= 0)
     ):
-        owner = f"{who} " if who else ""
         bound = ">= 0" if zero else "> 0"
         raise ValueError(
-            f"{field}: {owner}got {_shown(value)}; give {what} {bound}, finite and at most "
+            f"{field}: {_owner(who)}got {_shown(value)}; give {what} {bound}, finite and at most "
             f"{maximum:.0f}{fix}"
         )
     return number
 
 
 def check_retry_policy(policy: object, field: str, *, who: str = "") -> RetryPolicy:
-    """Return `policy` if LangGraph's `RetryPolicy` can apply it, or raise naming the fix.
-
-    Args:
-        policy: The value given.
-        field: The field's name, e.g. `Worker.retry` or `supervisor_retry`.
-        who: Whose field it is, shown after the name (e.g. `worker 'researcher'`).
-
-    Returns:
-        The policy.
-
-    Raises:
-        TypeError: If `policy` is not a `RetryPolicy`.
-        ValueError: If one of its values could not work: `max_attempts` not an integer
-            >= 1, a negative or non-finite interval, `backoff_factor` below 1 or not
-            finite, `jitter` not a bool, or `retry_on` not an exception class, a list of
-            them or a predicate. The message names the value (`<field>.<name>`).
-
-    Example:
-        >>> check_retry_policy(RetryPolicy(max_attempts=2), "supervisor_retry").max_attempts
-        2
-        >>> check_retry_policy(RetryPolicy(initial_interval=-1), "supervisor_retry")
-        ... # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: supervisor_retry.initial_interval: got -1; give a number of seconds >= 0, ...
-    """
-    owner = f"{who} " if who else ""
-    if not isinstance(policy, RetryPolicy):
-        raise TypeError(
-            f"{field}: {owner}got {type(policy).__name__}; give a langgraph.types.RetryPolicy(...)"
-        )
-    attempts = policy.max_attempts
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+    """Return `policy` if LangGraph's `RetryPolicy` can apply it, or raise naming the fix."""
+    owner = _owner(who)
+    check_type(policy, RetryPolicy, field, "a langgraph.types.RetryPolicy(...)", who=who)
+    assert isinstance(policy, RetryPolicy)
+    if not is_count(policy.max_attempts):
         raise ValueError(
-            f"{field}.max_attempts: {owner}got {_shown(attempts)}; give an integer >= 1 "
-            "(the first attempt included; 1 means no retry)"
+            f"{field}.max_attempts: {owner}got {_shown(policy.max_attempts)}; give an integer "
+            ">= 1 (the first attempt included; 1 means no retry)"
         )
     for name in ("initial_interval", "max_interval"):
         if isinstance(getattr(policy, name), timedelta):

@@ -8,24 +8,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["UNIT_SECONDS", "duration_seconds"]
-
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 """The seconds in each unit a duration may end with."""
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 
 
 def duration_seconds(text: str) -> float | None:
-    """The seconds `text` stands for, or None when it is not a duration.
-
-    Surrounding whitespace is ignored; the number is unsigned (a very long one gives inf,
-    which the caller bounds).
-
-    Example:
-        >>> duration_seconds(" 1.5h"), duration_seconds("2w")
-        (5400.0, 1209600.0)
-        >>> duration_seconds("-1d") is None, duration_seconds("30") is None
-        (True, True)
-    """
+    """The seconds `text` stands for, or None when it is not a duration (unsigned; may be inf)."""
     match = _DURATION.fullmatch(text.strip())
     return float(match.group(1)) * UNIT_SECONDS[match.group(2)] if match else None

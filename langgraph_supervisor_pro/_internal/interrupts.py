@@ -4,8 +4,6 @@ Shared by the review gate and the remote hop, which both re-post or answer a rev
 the id LangGraph gives it, and record who answered.
 
 Example:
-    >>> interrupt_id_after("", 0) == interrupt_id_after("", 0)
-    True
     >>> server_auth_user({"langgraph_auth_user_id": " alice "})
     'alice'
 """
@@ -17,45 +15,25 @@ from typing import Any
 
 from langgraph.types import Interrupt
 
-__all__ = ["answer_slot_ns", "interrupt_id_after", "server_auth_user"]
-
-# LangGraph's namespace separator, which its interrupt ids are built with: the id of a
-# task's interrupt is the hash of the task's `checkpoint_ns`, or of `f"{ns}|{k}"` once the
-# task consumed k answers. Not exported by LangGraph; tests/review/test_gate.py pins that
-# the ids built with it equal LangGraph's own.
+# LangGraph's (unexported) separator: a task's interrupt id hashes its `checkpoint_ns`, or
+# `f"{ns}|{k}"` after k answers (tests/review/test_gate.py pins it).
 _NS_SEP = "|"
-# Where LangGraph's server puts the authenticated user's identity in a run's config
-# (langgraph-api: `configurable["langgraph_auth_user_id"]`, beside the user object).
+# Where LangGraph's server puts the authenticated user's id in a run's `configurable`.
 _AUTH_USER_ID = "langgraph_auth_user_id"
 
 
 def answer_slot_ns(ns: str, answered: int) -> str:
-    """What LangGraph hashes into the id of the interrupt a task raises after `answered` answers.
-
-    Example:
-        >>> answer_slot_ns("worker:1", 0), answer_slot_ns("worker:1", 2)
-        ('worker:1', 'worker:1|2')
-    """
+    """What LangGraph hashes into the id of the interrupt a task raises after `answered` answers."""
     return f"{ns}{_NS_SEP}{answered}" if answered else ns
 
 
 def interrupt_id_after(ns: str, answered: int) -> str:
-    """The id LangGraph gives the interrupt a task raises after `answered` answers.
-
-    Example:
-        >>> len(interrupt_id_after("worker:1", 2))
-        32
-    """
+    """The id LangGraph gives the interrupt a task raises after `answered` answers."""
     return Interrupt.from_ns(None, answer_slot_ns(ns, answered)).id
 
 
 def server_auth_user(configurable: Mapping[str, Any]) -> str | None:
-    """The LangGraph server's authenticated user of the run (None outside a server).
-
-    Example:
-        >>> server_auth_user({}) is None
-        True
-    """
+    """The LangGraph server's authenticated user of the run (None outside a server)."""
     user = configurable.get(_AUTH_USER_ID)
     if not isinstance(user, str) or not user.strip():
         return None

@@ -1,34 +1,11 @@
 """One read-modify-write of one store item, as atomic as the store allows (private).
 
-LangGraph's `BaseStore` has no transaction and no conditional put: `get` then `put` lets
-two callers both read the old value and both write (the last one wins).
-`ItemTransaction` applies a pure `change` to one item under the strongest lock the
-store allows:
-
-- a Postgres store over a connection pool (`PostgresStore`, `AsyncPostgresStore`, as
-  `open_store` / `aopen_store` open them): one transaction on one pooled connection takes
-  a transaction-scoped advisory lock on `lock` (`pg_advisory_xact_lock`), reads and
-  writes the item through a store bound to that connection, and commits. A caller in
-  any process doing the same waits for the lock, then reads what the first one wrote: a
-  compare-and-set across processes.
-- an `InMemoryStore`: the read and the write under one process-wide lock, with no await
-  in between. Atomic (the store lives in one process).
-- any other store (SQLite, a Postgres store over a single connection, a platform's
-  store): the same process-wide lock (sync) or a per-event-loop lock (async) around the
-  store's own `get` and `put`. Serialised within a process only: two processes can both
-  read the old value before either writes.
-
-Example:
-    ```python
-    def claim(value):
-        if value is not None and value.get("owner"):
-            return None, value["owner"]  # write nothing
-        return {"owner": "me"}, "me"
-
-    owner = drive(
-        ItemTransaction(store, ("app", "locks"), "job-7", claim, lock=("app_jobs", "job-7"))
-    )
-    ```
+LangGraph's `BaseStore` has no compare-and-set. `ItemTransaction` applies a pure `change`
+to one item under the strongest lock the store allows: on a Postgres store over a pool, a
+transaction holding an advisory lock (atomic across processes); on an `InMemoryStore`, a
+process-wide lock with no await inside (atomic); on any other store, a process or
+event-loop lock (serialised within the process only). See docs/architecture.md
+("Fallbacks and circuit breakers").
 """
 
 from __future__ import annotations
@@ -44,8 +21,6 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
-
-__all__ = ["Change", "ItemTransaction", "atomic_across_processes", "item_value"]
 
 T = TypeVar("T")
 
@@ -73,25 +48,12 @@ def _loop_lock() -> asyncio.Lock:
 
 
 def item_value(item: Any) -> dict[str, Any] | None:
-    """A store item's value as a new dict (None for no item).
-
-    Example:
-        >>> item_value(None) is None
-        True
-    """
+    """A store item's value as a new dict (None for no item)."""
     return dict(item.value) if item is not None else None
 
 
 def atomic_across_processes(store: BaseStore) -> bool:
-    """Whether `ItemTransaction` on `store` is a compare-and-set across processes.
-
-    True for a Postgres store over a connection pool (what `open_store(postgresql://...)`
-    opens); an `InMemoryStore` lives in one process, so it is atomic too.
-
-    Example:
-        >>> atomic_across_processes(InMemoryStore())
-        True
-    """
+    """Whether `ItemTransaction` on `store` is atomic: a Postgres store over a pool, or memory."""
     if isinstance(store, InMemoryStore):
         return True
     return (isinstance(store, PostgresStore) and isinstance(store.conn, ConnectionPool)) or (
@@ -101,11 +63,9 @@ def atomic_across_processes(store: BaseStore) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ItemTransaction(Generic[T]):
-    """Apply `change` to the item `namespace` / `key` as one read-modify-write.
+    """Apply `change` to the item `namespace` / `key` as one read-modify-write (an `Io`).
 
-    An `Io` for `drive` / `adrive` (see the module for what each store guarantees).
-    `lock` is the advisory lock's two names on Postgres: its class (one per kind of
-    item) and the item within it.
+    `lock` names the Postgres advisory lock: its class (one per kind of item) and the item.
     """
 
     store: BaseStore
@@ -115,7 +75,6 @@ class ItemTransaction(Generic[T]):
     lock: tuple[str, str]
 
     def run(self) -> T:
-        """With the store's sync API."""
         store = self.store
         if isinstance(store, PostgresStore) and isinstance(store.conn, ConnectionPool):
             return self._postgres(store.conn)
@@ -126,7 +85,6 @@ class ItemTransaction(Generic[T]):
             return out
 
     async def arun(self) -> T:
-        """With the store's async API (an `InMemoryStore` or a sync Postgres store: sync)."""
         store = self.store
         if isinstance(store, InMemoryStore):
             return self.run()  # memory only: no await while the lock is held

@@ -1,15 +1,10 @@
 """Who is making a model call, for the usage meter (private).
 
-A compaction's summarizer call is made under the compacted worker's hop, with that
-hop's usage recorder among its callbacks; the recorder books it as the `summarizer`'s
-rather than the worker's. It learns so from `calling_as`, a context variable set
-around the call (LangChain runs an inline callback in the caller's context, and
-copies the context into executor threads), not from the call's trace metadata: trace
-metadata is for traces only.
+A compaction's summarizer call runs under the worker's hop; the hop's usage recorder books
+it as the `summarizer`'s through a context variable set by `calling_as` (LangChain runs
+callbacks in the caller's context), not through trace metadata.
 
 Example:
-    >>> current_source() is None
-    True
     >>> with calling_as("compaction"):
     ...     current_source()
     'compaction'
@@ -22,8 +17,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Literal, TypeAlias
 
-__all__ = ["ModelCallSource", "calling_as", "current_source"]
-
 ModelCallSource: TypeAlias = Literal["compaction"]
 """A model call the usage meter books apart from the hop's role."""
 
@@ -32,13 +25,7 @@ _SOURCE: ContextVar[ModelCallSource | None] = ContextVar("lgsp_model_call_source
 
 @contextmanager
 def calling_as(source: ModelCallSource) -> Iterator[None]:
-    """Mark the model calls made inside the block as `source`'s.
-
-    Example:
-        >>> with calling_as("compaction"):
-        ...     current_source()
-        'compaction'
-    """
+    """Mark the model calls made inside the block as `source`'s."""
     token = _SOURCE.set(source)
     try:
         yield
@@ -47,10 +34,5 @@ def calling_as(source: ModelCallSource) -> Iterator[None]:
 
 
 def current_source() -> ModelCallSource | None:
-    """The source of the model calls made here, or None for the hop's own calls.
-
-    Example:
-        >>> current_source() is None
-        True
-    """
+    """The source of the model calls made here, or None for the hop's own calls."""
     return _SOURCE.get()

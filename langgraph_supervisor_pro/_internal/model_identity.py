@@ -1,16 +1,8 @@
 """Which chat models a supervisor graph uses, and whether two of them are the same model.
 
-`create_supervisor` records the models it was given (`register_models`) against the
-`StateGraph` it returns, so a tree's root can list its domains' models too: a domain is
-a worker whose agent is a graph compiled from a registered `StateGraph` (LangGraph keeps
-the builder on the compiled graph, `CompiledStateGraph.builder`). Any other agent is
-searched for chat models where they can be seen: the Runnables it is made of and the
-closures of its nodes' functions (how `create_agent` holds its model), a few levels
-deep. What cannot be seen is not checked.
-
-Two models are the same when they are one object, or when they report the same
-(provider, model name) to LangSmith (`ls_provider`, `ls_model_name`; the model's `name`
-when it reports no model name), so a second instance of one model is the same model.
+A domain's models are those `register_models` recorded against its `StateGraph`; any other
+agent is searched where models can be seen. Two models are the same when they are one
+object or report the same (provider, model name) (docs/architecture.md, "The online judge").
 """
 
 from __future__ import annotations
@@ -25,17 +17,7 @@ from langchain_core.runnables import Runnable, RunnableBinding, RunnableSequence
 from langchain_core.runnables.fallbacks import RunnableWithFallbacks
 from langgraph.pregel import Pregel
 
-__all__ = [
-    "ModelUse",
-    "agent_models",
-    "chat_models",
-    "fingerprint",
-    "register_models",
-    "same_model",
-]
-
-_DEPTH = 4
-"""How deep closures and Runnables are searched for models."""
+_DEPTH = 4  # how deep closures and Runnables are searched for models
 
 _REGISTRY: weakref.WeakKeyDictionary[Any, tuple[ModelUse, ...]] = weakref.WeakKeyDictionary()
 
@@ -45,7 +27,7 @@ class ModelUse:
     """One chat model and the place in a graph that uses it."""
 
     place: str
-    """Where, e.g. "the supervisor's model" or "worker 'ops' > the synthesizer"."""
+    """Where, e.g. "the supervisor's model" or "domain 'ops' > the synthesizer"."""
     model: BaseChatModel
 
 
@@ -84,8 +66,7 @@ def _walk(obj: Any, depth: int, seen: set[int]) -> Iterator[BaseChatModel]:
     elif isinstance(obj, RunnableWithFallbacks):
         children.extend([obj.runnable, *obj.fallbacks])
     elif isinstance(obj, Pregel):
-        for node in obj.nodes.values():
-            children.append(getattr(node, "bound", None))
+        children.extend(getattr(node, "bound", None) for node in obj.nodes.values())
     elif isinstance(obj, Runnable):
         children.extend(getattr(obj, "deps", None) or ())
         children.extend(getattr(obj, name, None) for name in ("func", "afunc"))
@@ -109,53 +90,28 @@ def agent_models(agent: Any, worker: str) -> tuple[ModelUse, ...]:
 
 
 def fingerprint(model: BaseChatModel) -> tuple[str, str] | None:
-    """(provider, model name) as the model reports them to LangSmith, when it names itself.
-
-    Example:
-        >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
-        >>> fingerprint(ScriptedChatModel(name="judge", script=[]))
-        ('scriptedchatmodel', 'judge')
-        >>> fingerprint(ScriptedChatModel(script=[])) is None
-        True
-    """
-    # `_get_ls_params` is LangChain's hook for LangSmith's model metadata (every provider
-    # package implements it; there is no public equivalent). Should it fail or go away, the
-    # provider packages' public `model_name` / `model` fields, then `name`, still say it.
+    """(provider, model name) as the model reports them to LangSmith, when it names itself."""
+    # `_get_ls_params`: LangChain's (private) hook for LangSmith's model metadata; should it
+    # fail, the public `model_name` / `model` fields, then `name`, still say it.
     try:
         params = model._get_ls_params()
     except Exception:  # a model whose params cannot be read: its public fields
         params = {}
     provider = str(params.get("ls_provider") or type(model).__name__).lower()
-    name = next(
-        (
-            value
-            for value in (
-                params.get("ls_model_name"),
-                getattr(model, "model_name", None),
-                getattr(model, "model", None),
-                getattr(model, "name", None),
-            )
-            if isinstance(value, str) and value.strip()
-        ),
-        None,
+    names = (
+        params.get("ls_model_name"),
+        getattr(model, "model_name", None),
+        getattr(model, "model", None),
+        getattr(model, "name", None),
     )
-    if name is None:
-        return None
-    return provider, name.strip()
+    for name in names:
+        if isinstance(name, str) and name.strip():
+            return provider, name.strip()
+    return None
 
 
 def same_model(a: BaseChatModel, b: BaseChatModel) -> bool:
-    """One object, or one (provider, model name).
-
-    Example:
-        >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
-        >>> same_model(ScriptedChatModel(name="m", script=[]),
-        ...            ScriptedChatModel(name="m", script=["other"]))
-        True
-        >>> same_model(ScriptedChatModel(name="m", script=[]),
-        ...            ScriptedChatModel(name="judge", script=[]))
-        False
-    """
+    """One object, or one (provider, model name)."""
     if a is b:
         return True
     mark = fingerprint(a)

@@ -1,56 +1,9 @@
 """Credentials: which values are secret, and the one scrubber for error text (private).
 
-A value is a secret of a run when it is
-
-- registered for the process (`langgraph_supervisor_pro.register_secret`),
-- the value of an environment variable with a credential name (`ENV_SECRET_NAMES`, or a
-  name ending in one of `ENV_SECRET_SUFFIXES`: `OPENAI_API_KEY`, `GITHUB_TOKEN`,
-  `DB_PASSWORD`, ...), or the password of a URL held in any environment variable
-  (`DATABASE_URL=postgresql://app:PW@db/prod`), when at least `MIN_ENV_SECRET_CHARS`
-  long: read once per process, when first needed, and again on
-  `refresh_environment_secrets()`,
-- a pydantic `SecretStr` / `SecretBytes` found in the run's runtime context
-  (`invoke(..., context=...)`) or in `config["configurable"]`,
-- a `str` of at least `MIN_NAMED_SECRET_CHARS` characters under a key that looks secret
-  (`looks_secret`: it contains one of `SECRET_KEY_PARTS`) in either of them.
-
-Checkpoint metadata (`redact_config`, and the package's checkpointers) keeps every value
-but the credentials, told by what they are, never by a part of a key's name (a user's
-`custom_key`, `idempotency_key`, `primary_key`, `cache_key`, `token_count`, `monkey` or
-`keyboard` is kept with its value). Left out: a string
-
-- holding a registered or environment secret (`registered`),
-- under a credential name (`names_credential`): the key, normalised (camelCase split,
-  lowercased, `-`, `.` and spaces turned into `_`), is one of `CREDENTIAL_NAMES`
-  (`api_key`, `apikey`, `x_api_key`, `api_token`, `api_secret`, `token`, `access_token`,
-  `refresh_token`, `id_token`, `auth_token`, `bearer_token`, `session_token`,
-  `oauth_token`, `csrf_token`, `personal_access_token`, `github_token`, `gh_token`,
-  `gitlab_token`, `hf_token`, `npm_token`, `pypi_token`, `slack_token`,
-  `slack_bot_token`, `aws_session_token`, `aws_secret_access_key`, `secret`,
-  `secret_key`, `client_secret`, `private_key`, `signing_key`, `encryption_key`,
-  `password`, `passwd`, `passphrase`, `credential`, `credentials`, `authorization`,
-  `proxy_authorization`, `cookie`, `set_cookie`) or ends in one of
-  `CREDENTIAL_NAME_SUFFIXES` (`_api_key`, `_apikey`, `_api_token`, `_api_secret`,
-  `_access_token`, `_refresh_token`, `_auth_token`, `_bearer_token`, `_session_token`,
-  `_secret`, `_secret_key`, `_secret_access_key`, `_private_key`, `_password`,
-  `_passwd`, `_passphrase`, `_credential`, `_credentials`),
-- or, under any key, that looks like a credential (`looks_like_credential`: a key format
-  secret scanners know, `CREDENTIAL_VALUE_PATTERNS`: OpenAI and Anthropic `sk-`,
-  `sk-proj-`, `sk-ant-`; GitHub `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`;
-  Slack `xoxb-`, `xoxp-`, `xoxa-`, ...; AWS access key ids `AKIA`/`ASIA`; Google `AIza`;
-  Stripe `sk_live_`, `rk_live_`, `sk_test_`, ...; JWTs; PEM private keys; LangSmith
-  `lsv2_`; Hugging Face `hf_`; npm `npm_`; `Bearer` credentials), each with a minimum
-  length so that ordinary words do not match;
-
-and a value that is not a string but holds such a string (in a list or a mapping, a few
-levels deep), or a `SecretStr` / `SecretBytes`. Non-string values under a credential name
-(`max_tokens=100`, `api_key_rotation=True`) are not credentials and are kept.
-
-`scrub` replaces every secret in a text with `***`. The package scrubs error text where
-it enters state or a prompt: a worker's exception (`_graph/worker_node.py`), whatever a
-worker returned as its error and a domain's halt detail (`_graph/coerce.py`), the
-supervisor's and synthesis's error handlers and halts. A function worker's exception is
-replaced by a `ScrubbedError` before it leaves the function's own trace run.
+A run's secrets are the registered ones, the environment's credentials, `SecretStr`s and
+strings under secret-looking keys in its context and `configurable` (`RunSecrets`);
+`redact_config` keeps checkpoint metadata free of credentials, told by what they are.
+See docs/architecture.md ("Secrets") and docs/how-to/secrets.md.
 
 Example:
     >>> from pydantic import SecretStr
@@ -77,51 +30,19 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 
 from langgraph_supervisor_pro.errors import ScrubbedError
 
-__all__ = [
-    "CREDENTIAL_NAMES",
-    "CREDENTIAL_NAME_SUFFIXES",
-    "CREDENTIAL_VALUE_PATTERNS",
-    "ENV_SECRET_NAMES",
-    "ENV_SECRET_SUFFIXES",
-    "MASK",
-    "MIN_ENV_SECRET_CHARS",
-    "MIN_NAMED_SECRET_CHARS",
-    "MIN_SECRET_CHARS",
-    "SECRET_KEY_PARTS",
-    "RunSecrets",
-    "environment_secrets",
-    "forget_registered",
-    "holds_credential",
-    "looks_like_credential",
-    "looks_secret",
-    "names_credential",
-    "original_error",
-    "redact_config",
-    "refresh_environment_secrets",
-    "register",
-    "registered",
-    "scrub",
-    "scrubbed_error",
-    "secrets_in",
-    "warn_plain_credentials",
-]
-
 MASK = "***"
 """What a secret is replaced with."""
 
 SECRET_KEY_PARTS = ("key", "token", "secret", "password", "passwd", "credential", "authorization")
-"""A key containing one of these (case-insensitive) looks secret: `openai_api_key`,
-`github_token`, `db_password`, `Authorization`, ..."""
+"""A key containing one of these (case-insensitive) looks secret."""
 
 MIN_SECRET_CHARS = 4
 """Shorter values are never treated as secrets: they cannot be told apart from text."""
 
 MIN_NAMED_SECRET_CHARS = 8
-"""A plain `str` under a secret-looking key counts from this length (`auth_mode="oauth"`
-is not a credential)."""
+"""A plain `str` under a secret-looking key counts from this length."""
 
-_MAX_DEPTH = 4
-"""How deep `secrets_in` looks into nested mappings, dataclasses, models and sequences."""
+_MAX_DEPTH = 4  # how deep `secrets_in` looks
 
 ENV_SECRET_NAMES = frozenset(
     {
@@ -147,8 +68,7 @@ ENV_SECRET_NAMES = frozenset(
         "SECRET_KEY",
     }
 )
-"""Environment variables whose value is a credential, whatever their form (the usual
-forms are matched by `ENV_SECRET_SUFFIXES` too)."""
+"""Environment variables whose value is a credential, whatever its form."""
 
 ENV_SECRET_SUFFIXES = (
     "_API_KEY",
@@ -161,17 +81,14 @@ ENV_SECRET_SUFFIXES = (
     "_PASSWORD",
     "_PASSWD",
 )
-"""An environment variable whose name ends in one of these (case-insensitive) holds a
-credential: `PAYMENTS_API_KEY`, `SLACK_TOKEN`, `CLIENT_SECRET`, `DB_PASSWORD`, ..."""
+"""An environment variable whose name ends in one of these (case-insensitive) holds one."""
 
 MIN_ENV_SECRET_CHARS = 8
-"""An environment value (or a URL's password in one) counts from this length: shorter
-ones (`DEBUG_TOKEN=1`, `X_PASSWORD=admin`) would mask ordinary words in error text."""
+"""An environment value (or a URL's password in one) counts from this length."""
 
 _registered: set[str] = set()
 _environment: frozenset[str] | None = None
-_known: frozenset[str] | None = None
-"""The registered and the environment's secrets, rebuilt when either changes."""
+_known: frozenset[str] | None = None  # both, rebuilt when either changes
 _lock = threading.Lock()
 _log = logging.getLogger("langgraph_supervisor_pro.security")
 _warned_keys: set[str] = set()
@@ -197,10 +114,7 @@ def register(value: str | SecretStr) -> None:
 
 
 def registered() -> frozenset[str]:
-    """The registered secrets and the environment's (`environment_secrets`).
-
-    Cheap: kept, and rebuilt only after a `register` or a refresh.
-    """
+    """The registered secrets and the environment's (kept, rebuilt after a change)."""
     global _known
     known = _known
     if known is None:
@@ -219,36 +133,21 @@ def forget_registered() -> None:
 
 
 def environment_secrets() -> frozenset[str]:
-    """The credentials held in the process's environment, read once (see the module).
-
-    Example:
-        >>> import os
-        >>> os.environ["DOC_PAYMENTS_API_KEY"] = "pk-live-0123456789"
-        >>> "pk-live-0123456789" in refresh_environment_secrets()
-        True
-        >>> del os.environ["DOC_PAYMENTS_API_KEY"]
-        >>> "pk-live-0123456789" in refresh_environment_secrets()
-        False
-    """
-    found = _environment
-    if found is None:
-        found = refresh_environment_secrets()
-    return found
+    """The credentials held in the process's environment, read once."""
+    return _environment if _environment is not None else refresh_environment_secrets()
 
 
 def refresh_environment_secrets() -> frozenset[str]:
-    """Read the environment's credentials again (after `os.environ` changed) and return them.
+    """Read the environment's credentials again (after `os.environ` changed)."""
+    from langgraph_supervisor_pro._internal.urls import passwords_in
 
-    The environment is read once per process, when a secret is first needed; a
-    credential set later is seen after this call (or give it to `register_secret`).
-    """
     global _environment, _known
     found: set[str] = set()
     for name, value in os.environ.items():
         if _names_credential(name):
             found |= _long_enough(value.strip(), MIN_ENV_SECRET_CHARS)
         if "://" in value and "@" in value:  # a URL with a password, e.g. DATABASE_URL
-            found |= {p for p in _url_passwords(value) if len(p) >= MIN_ENV_SECRET_CHARS}
+            found |= {p for p in passwords_in(value.strip()) if len(p) >= MIN_ENV_SECRET_CHARS}
     environment = frozenset(found)
     with _lock:
         _environment = environment
@@ -261,20 +160,8 @@ def _names_credential(name: str) -> bool:
     return upper in ENV_SECRET_NAMES or upper.endswith(ENV_SECRET_SUFFIXES)
 
 
-def _url_passwords(value: str) -> list[str]:
-    from langgraph_supervisor_pro._internal.urls import passwords_in
-
-    return passwords_in(value.strip())
-
-
 def warn_plain_credentials(config: RunnableConfig | None) -> None:
-    """Warn, once per key and process, of a plain `str` credential in `configurable`.
-
-    LangChain copies every plain `str` of `configurable` into the metadata of each trace
-    run (and LangGraph into checkpoint metadata, which our checkpointers clean): a
-    credential belongs in the runtime context (`invoke(..., context=...)`) or in a
-    pydantic `SecretStr`. Written to the `langgraph_supervisor_pro.security` logger.
-    """
+    """Warn, once per key and process, of a plain `str` credential in `configurable`."""
     configurable = (config or {}).get("configurable")
     if not isinstance(configurable, Mapping):
         return
@@ -303,12 +190,7 @@ def warn_plain_credentials(config: RunnableConfig | None) -> None:
 
 
 def looks_secret(key: str) -> bool:
-    """Whether a config or context key names a credential.
-
-    Example:
-        >>> looks_secret("OPENAI_API_KEY"), looks_secret("github_token"), looks_secret("user_id")
-        (True, True, False)
-    """
+    """Whether a config or context key names a credential."""
     lowered = key.casefold()
     return any(part in lowered for part in SECRET_KEY_PARTS)
 
@@ -379,11 +261,9 @@ CREDENTIAL_NAME_SUFFIXES = (
     "_credential",
     "_credentials",
 )
-"""A normalised key name ending in one of these names a credential: `openai_api_key`,
-`db_password`, `webhook_secret`, `github_access_token`, `gcp_credentials`, ..."""
+"""A normalised key name ending in one of these names a credential."""
 
-_MAX_METADATA_DEPTH = 8
-"""How deep `holds_credential` looks into lists and mappings."""
+_MAX_METADATA_DEPTH = 8  # how deep `holds_credential` looks
 
 _ALNUM = "A-Za-z0-9"
 CREDENTIAL_VALUE_PATTERNS: Mapping[str, re.Pattern[str]] = {
@@ -415,57 +295,27 @@ CREDENTIAL_VALUE_PATTERNS: Mapping[str, re.Pattern[str]] = {
     "npm token (npm_)": re.compile(rf"(?<![{_ALNUM}])npm_[{_ALNUM}]{{36,}}"),
     "Bearer credential": re.compile(rf"\bBearer\s+[{_ALNUM}._~+/-]{{20,}}"),
 }
-"""The credential formats secret scanners know, by what they are (see the module)."""
+"""The credential formats secret scanners know."""
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[-.\s]+")
 
 
 def names_credential(key: str) -> bool:
-    """Whether a key is a credential's name: its whole normalised name, never a part.
-
-    The name is normalised (camelCase split, lowercased, `-`, `.` and spaces turned into
-    `_`) and matched against `CREDENTIAL_NAMES` and `CREDENTIAL_NAME_SUFFIXES`.
-
-    Example:
-        >>> names_credential("OPENAI_API_KEY"), names_credential("X-Api-Key")
-        (True, True)
-        >>> names_credential("idempotency_key"), names_credential("token_count")
-        (False, False)
-    """
+    """Whether a key, normalised (camelCase split, lowercased, `-. ` as `_`), names a credential."""
     name = _SEPARATORS.sub("_", _CAMEL.sub("_", key.strip())).lower()
     return name in CREDENTIAL_NAMES or name.endswith(CREDENTIAL_NAME_SUFFIXES)
 
 
 def looks_like_credential(text: str) -> bool:
-    """Whether `text` holds a credential in a format secret scanners know.
-
-    Example:
-        >>> looks_like_credential("Bearer sk-proj-Abc123def456ghi789jkl012")
-        True
-        >>> looks_like_credential("sk-learn estimator"), looks_like_credential("monkey")
-        (False, False)
-    """
+    """Whether `text` holds a credential in a format secret scanners know."""
     return any(pattern.search(text) for pattern in CREDENTIAL_VALUE_PATTERNS.values())
 
 
 def holds_credential(
     key: str, value: Any, secrets: Collection[str] = (), *, depth: int = 0
 ) -> bool:
-    """Whether `value`, stored under `key`, is or holds a credential (see the module).
-
-    A string under a credential name, holding one of `secrets` or looking like a
-    credential; a `SecretStr` / `SecretBytes`; a list or mapping holding any of these
-    (`_MAX_METADATA_DEPTH` deep; an item of a list keeps the list's key).
-
-    Example:
-        >>> holds_credential("idempotency_key", "order-2024-0001")
-        False
-        >>> holds_credential("client_secret", "cs-0001")
-        True
-        >>> holds_credential("note", "AKIA0123456789ABCDEF")
-        True
-    """
+    """Whether `value`, stored under `key`, is or holds a credential (nested: a list's key)."""
     if isinstance(value, str):
         return (
             names_credential(key)
@@ -484,21 +334,7 @@ def holds_credential(
 
 
 def secrets_in(value: Any, *, key: str = "", depth: int = 0) -> set[str]:
-    """The secret values `value` holds.
-
-    `SecretStr`/`SecretBytes` anywhere, and plain strings under secret-looking keys, in
-    mappings, dataclasses, pydantic models and sequences (a few levels deep; keys that
-    start with `__`, LangGraph's own, are skipped).
-
-    Example:
-        >>> from dataclasses import dataclass
-        >>> @dataclass
-        ... class Context:
-        ...     user_id: str
-        ...     github_token: str
-        >>> sorted(secrets_in(Context(user_id="u-12345678", github_token="ghp_0123456789")))
-        ['ghp_0123456789']
-    """
+    """The `SecretStr`s and strings under secret-looking keys `value` holds, a few levels deep."""
     if isinstance(value, SecretStr):
         return _long_enough(value.get_secret_value(), MIN_SECRET_CHARS)
     if isinstance(value, SecretBytes):
@@ -531,14 +367,7 @@ def _members(value: Any, key: str) -> Iterable[tuple[str, Any]]:
 
 
 class RunSecrets:
-    """The secrets of one run: the registered ones and those its config and context hold.
-
-    Found when first needed (most hops never need them) and then kept.
-
-    Args:
-        config: The run's config; by default the running one (none outside a runnable).
-        context: The run's runtime context; by default the running graph's.
-    """
+    """The secrets of one run (default: the running config and context), found when needed."""
 
     _UNSET: Any = object()
 
@@ -583,17 +412,7 @@ def _running_context() -> Any:
 
 
 def scrub(text: str, secrets: Collection[str]) -> str:
-    """`text` with each of `secrets` replaced by `***`.
-
-    A secret cut off by a truncation (the text ends in `…` right after a part of it at
-    least `MIN_SECRET_CHARS` long) is masked too.
-
-    Example:
-        >>> scrub("key sk-123456 refused", {"sk-123456"})
-        'key *** refused'
-        >>> scrub("key sk-12…", {"sk-123456"})
-        'key ***…'
-    """
+    """`text` with each of `secrets` replaced by `***`, one cut off by a final `…` too."""
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= MIN_SECRET_CHARS and secret in text:
             text = text.replace(secret, MASK)
@@ -609,10 +428,9 @@ def scrub(text: str, secrets: Collection[str]) -> str:
 
 
 def scrubbed_error(exc: Exception, secrets: Collection[str]) -> ScrubbedError | None:
-    """A `ScrubbedError` for `exc` if its text (or a chained exception's) holds a secret.
+    """A `ScrubbedError` for `exc` if its text (or a chained one's) holds a secret, else None.
 
-    None when there is nothing to scrub. Raise it `from None`, so that the original's text
-    is not chained to it.
+    Raise it `from None`, so that the original's text is not chained to it.
     """
     if not secrets:
         return None
@@ -632,19 +450,9 @@ def original_error(exc: Exception) -> Exception:
 
 
 def redact_config(config: RunnableConfig) -> RunnableConfig:
-    """`config` without the values LangGraph must not copy into checkpoint metadata.
+    """`config` without the credentials (`holds_credential`) of `configurable` and `metadata`.
 
-    Left out of `configurable` and `metadata`: the strings that are credentials
-    (`holds_credential`: under a credential name, holding a registered secret or looking
-    like a credential); a key is never dropped for a part of its name.
-
-    LangGraph's savers copy every `str`, `int`, `float` and `bool` of both into each
-    checkpoint's metadata; the checkpointer reads nothing else from them but the
-    checkpoint's coordinates (`thread_id`, `checkpoint_ns`, `checkpoint_id`), which are kept.
-
-    Example:
-        >>> redact_config({"configurable": {"thread_id": "t", "openai_api_key": "sk-1"}})
-        {'configurable': {'thread_id': 't'}}
+    LangGraph's savers copy every `str` of both into each checkpoint's metadata.
     """
     secrets = registered()
 

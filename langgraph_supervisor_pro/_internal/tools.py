@@ -4,21 +4,9 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool
 
-__all__ = ["tool_name"]
-
 
 def tool_name(tool: object) -> str:
-    """The name of a LangChain tool, a function, or a tool name given as text.
-
-    Raises:
-        TypeError: For anything else.
-
-    Example:
-        >>> def refund(order_id: str) -> str:
-        ...     return order_id
-        >>> tool_name(refund), tool_name("lookup")
-        ('refund', 'lookup')
-    """
+    """The name of a LangChain tool, a function, or a tool name given as text."""
     if isinstance(tool, str):
         return tool
     if isinstance(tool, BaseTool):

@@ -1,18 +1,10 @@
 """Database URLs in messages: passwords masked, never shown (private).
 
-A URL is read leniently here, the way a person wrote it, not the way a parser
-accepts it: a malformed URL (an unencoded `/`, `@` or `#` in the password, an
-unbalanced bracket, no `//`) still has its password found and masked. Everything
-between the first `:` after the scheme's slashes and the last `@` is the password,
-and so is everything after a `password=` query key (to the end of the URL: an
-unencoded `&` or `#` may be part of it); when in doubt, more is masked.
-
-What is shown of a URL never depends on how a parser reads it: the masked URL, and
-libpq's reading of the host, port and database only when it reads the masked URL the
-same way (`agreed_reading`). When the readings differ (an unencoded character moved
-part of the password into another part), a driver's message about the URL may quote
-any part of the password, however short, and is not shown (`connection_error` in
-`persistence/_connections.py`).
+A URL is read leniently, the way a person wrote it: everything between the first `:`
+after the scheme's slashes and the last `@` is the password, and so is everything after a
+`password=` query key; when in doubt, more is masked. A driver's message is shown only
+when libpq reads the URL and its masked form alike (`agreed_reading`): otherwise it may
+quote any part of the password (docs/architecture.md, "Connections").
 
 Example:
     >>> mask_url("postgresql://app:s3cret@db:5432/prod")
@@ -30,23 +22,12 @@ from urllib.parse import unquote, urlsplit
 
 from psycopg.conninfo import conninfo_to_dict
 
-__all__ = [
-    "WITHHELD",
-    "agreed_reading",
-    "driver_reason",
-    "mask_url",
-    "passwords_in",
-    "scheme_of",
-    "scrub",
-]
-
 _MASK = "***"
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _QUERY_PASSWORD_RE = re.compile(r"([?&;]password=)([^&#]*)", re.IGNORECASE)
 _QUERY_PASSWORD_KEY_RE = re.compile(r"[?&;]password=", re.IGNORECASE)
-# Characters that end a part of a URL: a password holding one unencoded is split by
-# the parsers, and a part of it may then be quoted in their messages as a host, a port
-# or a database name.
+# Characters that end a part of a URL: parsers split a password holding one unencoded,
+# and may quote a part of it as a host, a port or a database name.
 _DELIMITERS_RE = re.compile(r"[/@:?#\[\]&=\s]+")
 _MIN_FRAGMENT = 3
 
@@ -65,12 +46,7 @@ def scheme_of(url: str) -> str:
 
 
 def _userinfo_password(url: str) -> tuple[int, int] | None:
-    """Where the password of ``url``'s userinfo is, read leniently (None if it has none).
-
-    The authority starts after ``scheme:`` and its slashes (or at the start when there
-    is no scheme) and the userinfo ends at the last ``@``; the password follows the
-    userinfo's first ``:``.
-    """
+    """Where the password of ``url``'s userinfo is (after its first `:`, to the last `@`)."""
     text = url.strip()
     offset = len(url) - len(url.lstrip())
     match = _SCHEME_RE.match(text)
@@ -87,12 +63,7 @@ def _userinfo_password(url: str) -> tuple[int, int] | None:
 
 
 def mask_url(url: str) -> str:
-    """Return ``url`` with any password (in userinfo or query) replaced by ``***``.
-
-    Example:
-        >>> mask_url("postgres://u@h/db?sslmode=require&password=pw")
-        'postgres://u@h/db?sslmode=require&password=***'
-    """
+    """Return ``url`` with any password (in userinfo or query) replaced by ``***``."""
     spans = [_userinfo_password(url), _query_password(url)]
     masked = [False] * len(url)
     for span in spans:
@@ -108,11 +79,7 @@ def mask_url(url: str) -> str:
 
 
 def _query_password(url: str) -> tuple[int, int] | None:
-    """Where the first `password=` query value of ``url`` starts, to the end of the URL.
-
-    To the end: a password with an unencoded `&`, `#` or `=` would be cut by any rule
-    that stops earlier, and the cut part shown.
-    """
+    """The first `password=` query value of ``url``, to the end (an unencoded `&` may be in it)."""
     match = _QUERY_PASSWORD_KEY_RE.search(url)
     if match is None or match.end() == len(url):
         return None
@@ -120,18 +87,10 @@ def _query_password(url: str) -> tuple[int, int] | None:
 
 
 def agreed_reading(url: str) -> dict[str, str] | None:
-    """The libpq reading of ``url`` without its password, when it is the masked URL's.
+    """The libpq reading of ``url`` without its password, when it is the masked URL's, else None.
 
-    None when libpq cannot read ``url`` or its masked form, or reads any part other than
-    the password differently in them: then part of the password has moved into another
-    part (an unencoded `/`, `@`, `&`, ...), and anything libpq says of that part (a host,
-    a port, a database name) may be a piece of the password, however short.
-
-    Example:
-        >>> agreed_reading("postgresql://u:s3cret@db:5432/prod")
-        {'user': 'u', 'dbname': 'prod', 'host': 'db', 'port': '5432'}
-        >>> agreed_reading("postgresql://u:ab/cd@db:5432/prod") is None  # libpq: port 'ab'
-        True
+    When they differ, part of the password has moved into another part, and anything
+    libpq says of that part may be a piece of the password, however short.
     """
     try:
         raw = conninfo_to_dict(url.strip())
@@ -148,17 +107,8 @@ def agreed_reading(url: str) -> dict[str, str] | None:
 def driver_reason(url: str, reason: str) -> str:
     """What of a driver's message about ``url`` can be shown.
 
-    The message, with ``url`` and its passwords masked, when libpq reads ``url`` as its
-    masked form (`agreed_reading`). Otherwise the message may quote any piece of the
-    password, and is replaced: by libpq's complaint about the masked URL when it has
-    one (the masked URL holds nothing of the password), else by `WITHHELD`.
-
-    Example:
-        >>> driver_reason("postgresql://u:pw@h:x/db", 'invalid integer value "x"')
-        'invalid integer value "x"'
-        >>> bad = "postgresql://u:ab/cd@h:5432/db"  # libpq: host 'u', port 'ab'
-        >>> driver_reason(bad, 'invalid integer value "ab"') == WITHHELD
-        True
+    The scrubbed message when libpq reads ``url`` as its masked form (`agreed_reading`);
+    else libpq's complaint about the masked URL, or `WITHHELD`.
     """
     if agreed_reading(url) is not None:
         return scrub(reason.strip(), url)
@@ -170,15 +120,10 @@ def driver_reason(url: str, reason: str) -> str:
 
 
 def passwords_in(url: str) -> list[str]:
-    """Return the password strings of a database URL, to scrub them from messages.
+    """The password strings of a database URL by every reading (lenient, libpq's, Python's).
 
-    Every reading counts: the lenient one of `mask_url`, libpq's and Python's, each as
-    written and percent-decoded, and the parts of a password that holds a character
-    that ends a URL part (each at least three characters long). Longest first.
-
-    Example:
-        >>> passwords_in("postgresql://u:pa/ss@h/db")
-        ['pa/ss']
+    Each as written and percent-decoded, with the parts of a password split by URL
+    delimiters (at least three characters each); longest first.
     """
     found: set[str] = set()
     lenient: list[str] = []
@@ -209,16 +154,7 @@ def passwords_in(url: str) -> list[str]:
 
 
 def scrub(text: str, url: str) -> str:
-    """Remove ``url``'s passwords from ``text`` (a quoted ``url`` is shown masked).
-
-    A password (or a part of one) shorter than three characters is not replaced: it
-    cannot be told apart from the text around it. A message about a URL whose parts
-    read differently to different parsers is not to be shown at all (`agreed_reading`).
-
-    Example:
-        >>> scrub("auth failed for s3cret", "postgresql://u:s3cret@h/db")
-        'auth failed for ***'
-    """
+    """Remove ``url``'s passwords (and parts of three characters or more) from ``text``."""
     for form in {url, url.strip()}:
         if form:
             text = text.replace(form, mask_url(form))

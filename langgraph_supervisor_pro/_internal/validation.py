@@ -12,12 +12,7 @@ Location = Sequence[int | str]
 
 
 def dotted(loc: Location) -> str:
-    """An error location as `a.b.0`.
-
-    Example:
-        >>> dotted(("decisions", 0, "type"))
-        'decisions.0.type'
-    """
+    """An error location as `a.b.0`."""
     return ".".join(str(part) for part in loc)
 
 
@@ -33,24 +28,8 @@ def validation_summary(
 ) -> str:
     """A one-line summary of `exc`: `location: message` for its first `max_errors` errors.
 
-    Args:
-        exc: The validation error.
-        empty: The location shown for an error at the root (`""`: the message alone).
-        max_errors: How many errors are listed.
-        max_chars: The summary is cut to this many characters.
-        where: How a location is written (default: dotted).
-        show_input: Append `(got <input>)` to each error.
-        count_more: Append `(and N more)` when errors were left out.
-
-    Example:
-        >>> from pydantic import BaseModel
-        >>> class Point(BaseModel):
-        ...     x: int
-        >>> try:
-        ...     Point.model_validate({"x": "a"})
-        ... except ValidationError as exc:
-        ...     print(validation_summary(exc))
-        x: Input should be a valid integer, unable to parse string as an integer
+    `empty` is the location shown for the root (`""`: the message alone); `show_input`
+    appends `(got <input>)` to each, `count_more` `(and N more)` when some were left out.
     """
     errors = exc.errors(include_url=False, include_context=False)
     parts = []

@@ -1,30 +1,29 @@
 """`lgsp audit`: the timeline of one run for a compliance reader (see `observability.audit`).
 
-`lgsp audit --db URL --thread T` prints one row per event, oldest first: turns, each
-decision and who decided it, each hop's result, reviews (decision, reviewer, time),
-refused tools, side effects with their keys, compactions and the run's end. `--json`
-prints the trail as one JSON object. Exit codes: 0, or 2 for a usage error (the
-database cannot be opened, the thread id is empty, the thread has no checkpoints or
-no supervisor events).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/audit/
 """
 
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
 from datetime import UTC
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from langgraph_supervisor_pro._internal.text import one_line
-from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory, open_saver
+from langgraph_supervisor_pro._internal.text import one_line, plural
+from langgraph_supervisor_pro.cli._common import (
+    db_url,
+    effect_sources,
+    error_line,
+    fail,
+    new_table,
+    open_dbs,
+    option,
+    out,
+)
 from langgraph_supervisor_pro.observability._audit import AuditEvent, audit_trail
-from langgraph_supervisor_pro.persistence._effects import open_effects
 
 __all__: list[str] = []
 
@@ -52,10 +51,6 @@ _STYLE = {
 _HOP_STYLE = {"success": "green", "partial": "yellow", "failed": "red", "needs_input": "yellow"}
 
 
-def _when(event: AuditEvent) -> str:
-    return event.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if event.at else "-"
-
-
 def _style(event: AuditEvent) -> str:
     if event.kind == "hop":
         return _HOP_STYLE.get(str(getattr(event, "status", "")), "")
@@ -66,57 +61,33 @@ def _style(event: AuditEvent) -> str:
     return _STYLE.get(event.kind, "")
 
 
-def _hop(event: AuditEvent) -> str:
-    if event.turn is None:
-        return "-"
-    return f"{event.turn}.{event.step}" if event.step is not None else str(event.turn)
-
-
 def audit_command(
     db: Annotated[
         str,
-        typer.Option(
-            "--db",
-            help="The checkpoint database: a SQLite file, sqlite:///path.db or postgresql://...",
-            show_default=False,
+        option(
+            "--db", "The checkpoint database: a SQLite file, sqlite:///path.db or postgresql://..."
         ),
     ],
-    thread: Annotated[
-        str,
-        typer.Option("--thread", help="The thread (run) to show.", show_default=False),
-    ],
+    thread: Annotated[str, option("--thread", "The thread (run) to show.")],
     store: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--store",
-            help="The store the run recorded its side effects in (StoreEffects), in --db's "
+            "The store the run recorded its side effects in (StoreEffects), in --db's "
             "forms; on Postgres the lgsp_effects table of --db is read as well.",
-            show_default=False,
         ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the trail as one JSON object.")
     ] = False,
 ) -> None:
-    """Print the audit trail of one thread (the body of `lgsp audit`).
-
-    Example:
-        ```console
-        $ lgsp audit --db .lgsp/demo.db --thread demo-1
-        $ lgsp audit --db postgresql://app@db/app --thread order-7 --json
-        ```
-    """
+    """Print the audit trail of one thread (the body of `lgsp audit`)."""
     if not thread.strip():
         fail("--thread must not be empty; give a thread id (lgsp runs lists them)")
     url, shown = db_url(db)
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
-        memory = open_memory(stack, store)
-        sources: list[Any] = [] if memory is None else [memory]
+    with open_dbs(url, shown, store) as (saver, memory, stack):
         try:
-            if url.lower().startswith(("postgresql://", "postgres://")):
-                sources.append(stack.enter_context(open_effects(url, setup=False)))
-            trail = audit_trail(saver, thread, effects=sources)
+            trail = audit_trail(saver, thread, effects=effect_sources(stack, url, memory))
         except LookupError:
             fail(f"no run with thread {thread!r} in {shown}; lgsp runs --db ... lists the threads")
         except Exception as exc:
@@ -130,34 +101,29 @@ def audit_command(
     if as_json:
         typer.echo(json.dumps(trail.to_dict(), indent=2, default=str, ensure_ascii=False))
         return
-    console = Console(highlight=False, emoji=False)
-    table = Table(
-        title=f"Audit trail of {thread} in {shown}", title_justify="left", box=box.SIMPLE_HEAD
-    )
+    console = out()
+    table = new_table(f"Audit trail of {thread} in {shown}")
     table.add_column("Time (UTC)", no_wrap=True)
     table.add_column("Turn.step", justify="right", no_wrap=True)
     table.add_column("Where", no_wrap=True)
     table.add_column("Event", no_wrap=True)
     table.add_column("What", overflow="fold", ratio=1)
     for event in events:
+        when = event.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if event.at else "-"
+        hop = "-" if event.turn is None else str(event.turn)
         table.add_row(
-            _when(event),
-            _hop(event),
+            when,
+            hop if event.step is None or event.turn is None else f"{hop}.{event.step}",
             "/".join(event.path) or "root",
             Text(event.kind, style=_style(event)),
             Text(one_line(event.line(), 400), style=_style(event)),
         )
     console.print(table)
-    counts = {kind: sum(1 for e in events if e.kind == kind) for kind in ("decision", "hop")}
-    console.print(
-        f"{len(events)} event{'' if len(events) == 1 else 's'}: {counts['decision']} "
-        f"decision{'' if counts['decision'] == 1 else 's'}, {counts['hop']} "
-        f"hop{'' if counts['hop'] == 1 else 's'}."
-    )
+    counts = [plural(sum(1 for e in events if e.kind == k), k) for k in ("decision", "hop")]
+    console.print(f"{plural(len(events), 'event')}: {', '.join(counts)}.")
     if trail.pending_reviews:
-        many = trail.pending_reviews != 1
         console.print(
-            f"Paused: {trail.pending_reviews} review{'s' if many else ''} pending "
+            f"Paused: {plural(trail.pending_reviews, 'review')} pending "
             "(lgsp review list --db ...).",
             style="bold yellow",
         )

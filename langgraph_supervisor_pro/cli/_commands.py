@@ -1,63 +1,6 @@
-"""The `lgsp` command.
+"""The `lgsp` Typer app, with `lgsp demo`, `new`, `runs` and `review ...` (private).
 
-`lgsp demo` plays the `support_desk` template offline (its own graph, in the `supervised`
-tier, on an embedded SQLite checkpointer): a refund that pauses at the review gate (asked
-on a terminal, `--yes` approves, no terminal approves and says so), a tool call the
-allowlist refuses, a compaction; each routing decision, tool call and worker result as it
-happens, then the ledger, per-worker figures and the answers. Re-running it with the same
-`--thread-id` (and `--db`) shows the stored run, or carries it on if it was interrupted.
-
-`lgsp runs --db DB` lists the threads of a checkpoint database (SQLite or Postgres) with
-their status, turn, step, pending reviews and last activity, newest first.
-
-`lgsp new TEMPLATE DIR` writes a runnable project from a template (`lgsp new --list`
-shows them).
-
-`lgsp review` is the review desk (see `langgraph_supervisor_pro.review._desk`): `list` shows
-the reviews pending in a checkpoint database across threads, with their context;
-`approve`, `reject`, `edit` and `respond` answer one and resume its run in this
-process, as the reviewer `--as NAME` (or `LGSP_REVIEWER`), which the run records with the
-time; `sweep` applies the on-timeout action (reject, or escalate) to expired ones, as
-`lgsp:sweep`. A reviewer the review policy does not allow (`--policy FILE`, else
-`LGSP_POLICY_FILE`, else the graph's own gates) is refused with exit code 2.
-Every error of a command is one line on stderr, with exit code 2. Resuming needs the
-graph: `--graph path/to/app.py:ATTR` or `package.module:ATTR` names an uncompiled
-`StateGraph`, or a function returning one, which is compiled with the checkpointer opened
-from `--db`.
-
-`lgsp standby` (in `_standby.py`) resumes, from their last checkpoint, the runs whose
-process died while holding a thread lease (Postgres). `lgsp audit` (in `_audit.py`) shows
-the timeline of one run for a compliance reader.
-
-`lgsp metrics` (in `_metrics.py`) prints the delegation metrics of a checkpoint database
-(`observability.metrics`): completion, routing, handoffs, workers, utilisation, reviews.
-
-`lgsp prune` (in `_prune.py`) deletes finished threads older than `--older-than`
-(`persistence.retention`): a dry run unless `--yes`.
-`lgsp judge` (in `_judge.py`) is the online judge's review queue in a store: `list` shows
-the turns scored below the threshold, `resolve KEY --as NAME` acknowledges one.
-
-Example:
-    ```console
-    $ lgsp demo                       # checkpoints in .lgsp/demo.db
-    $ lgsp demo --yes --delay 0 --db /tmp/demo.db --thread-id desk-1
-    $ lgsp demo --db /tmp/demo.db --thread-id desk-1   # shows the stored run
-    $ python -m langgraph_supervisor_pro.cli demo --plain
-    $ lgsp runs --db /tmp/demo.db --json
-    $ lgsp new --list
-    $ lgsp new support_desk myapp
-    $ lgsp review list --db postgresql://app@db/app
-    $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph --thread t1
-    $ lgsp review approve --db ... --graph ... --thread t1 --as alice --policy policy.toml
-    $ lgsp review reject --db ... --graph myapp.team:build --thread t1 --message "Too much."
-    $ lgsp review edit --db ... --graph ... --thread t1 --args '{"order_id": "O-7", "amount": 20}'
-    $ lgsp review sweep --db ... --graph ...
-    $ lgsp standby --db postgresql://app@db/app --graph app/team.py:graph
-    $ lgsp metrics --db postgresql://app@db/app --since 24h --json
-    $ lgsp prune --db postgresql://app@db/app --older-than 30d --yes
-    $ lgsp judge list --store postgresql://app@db/app
-    $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice
-    ```
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/reference/cli/
 """
 
 from __future__ import annotations
@@ -69,8 +12,8 @@ import shlex
 import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -80,22 +23,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
-from langgraph.types import Command, StreamMode
-from rich import box
+from langgraph.types import Command
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
 from langgraph_supervisor_pro._internal.storable import check_thread_id
-from langgraph_supervisor_pro._internal.text import (
-    ID_CHARS,
-    content_text,
-    one_line,
-    shown_id,
-    truncate,
-)
+from langgraph_supervisor_pro._internal.text import content_text, cut_id, one_line, plural, shown_id
 from langgraph_supervisor_pro._state import SupervisorInput
 from langgraph_supervisor_pro.cli import (
     _audit,
@@ -110,12 +44,20 @@ from langgraph_supervisor_pro.cli import (
 )
 from langgraph_supervisor_pro.cli._common import (
     EXIT_USAGE,
+    DbOption,
+    GraphOption,
+    JsonOption,
+    StoreOption,
+    compiled,
     db_url,
+    diverted,
     error_line,
     fail,
-    load_graph,
-    open_memory,
-    open_saver,
+    new_table,
+    open_dbs,
+    option,
+    out,
+    print_error,
     seconds,
 )
 from langgraph_supervisor_pro.errors import (
@@ -129,7 +71,6 @@ from langgraph_supervisor_pro.errors import (
 from langgraph_supervisor_pro.persistence._checkpointers import open_checkpointer
 from langgraph_supervisor_pro.review._desk import (
     Approve,
-    DecisionInput,
     Edit,
     Reject,
     Respond,
@@ -142,17 +83,11 @@ from langgraph_supervisor_pro.review._desk import (
 from langgraph_supervisor_pro.review._payload import PendingReview
 from langgraph_supervisor_pro.review._policy import POLICY_FILE_ENV, ReviewPolicy
 
-__all__ = ["DEFAULT_DEMO_DB", "app", "main", "review_app"]
-
 DEFAULT_DEMO_DB = Path(".lgsp") / "demo.db"
-"""Where `lgsp demo` keeps its checkpoints unless `--db` says otherwise (relative to the
-working directory, so a later `--thread-id` run finds them)."""
+"""Where `lgsp demo` keeps its checkpoints unless `--db` says otherwise."""
 
-_STREAM_MODES: list[StreamMode] = ["updates"]
-_EXIT_RUN_ENDED_EARLY = 1
-"""The exit code when a run the command drove ended `halted` or `failed`."""
+_EXIT_RUN_ENDED_EARLY = 1  # a run the command drove ended `halted` or `failed`
 _EXIT_INTERRUPTED = 130
-
 
 # Click's error base class: typer re-exports it as the base of `typer.BadParameter`,
 # from its own copy of click in recent versions and from click in older ones.
@@ -162,11 +97,7 @@ _CLICK_ERROR: type[Exception] = next(
 
 
 class _OneLineErrors(TyperGroup):
-    """The `lgsp` group: each usage error is one line on stderr, with exit code 2.
-
-    An unknown option, a missing argument or a bad value prints
-    `Error: ... (see lgsp CMD --help)` instead of click's usage box.
-    """
+    """The `lgsp` group: a usage error is `Error: ... (see lgsp CMD --help)`, exit code 2."""
 
     def main(
         self,
@@ -177,15 +108,11 @@ class _OneLineErrors(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        def run(standalone: bool) -> Any:
-            return super(_OneLineErrors, self).main(
-                args, prog_name, complete_var, standalone, windows_expand_args, **extra
-            )
-
+        run = super().main
         if not standalone_mode:
-            return run(False)
+            return run(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
-            code = run(False)
+            code = run(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except _CLICK_ERROR as exc:
             ctx = getattr(exc, "ctx", None)
             if type(exc).__name__ == "NoArgsIsHelpError":  # `lgsp`, `lgsp review`: the help
@@ -193,9 +120,7 @@ class _OneLineErrors(TyperGroup):
                 sys.exit(EXIT_USAGE)
             hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             message = one_line(str(getattr(exc, "format_message", str)()), 2000).rstrip(".")
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"[bold red]Error:[/] {escape(message)}{escape(hint)}", soft_wrap=True
-            )
+            print_error(message + hint)
             sys.exit(int(getattr(exc, "exit_code", EXIT_USAGE)))
         except typer.Abort:
             typer.echo("Aborted.", err=True)
@@ -232,22 +157,7 @@ def _root(
     """langgraph-supervisor-pro: supervisor/worker graphs for LangGraph."""
 
 
-_DEMO_HELP = """Run the support desk template offline and watch its guards work.
-
-The support_desk template (the project `lgsp new support_desk` writes) answers three
-customer messages on one thread, checkpointed in SQLite: a refund of a double charge
-pauses at a review gate (the supervised tier reviews high-risk tools: asked on a terminal,
-approved with --yes, and approved, saying so, when there is no terminal); a help-center
-comment talks tech support into a refund, which the least-privilege allowlist refuses;
-billing's history is compacted before the follow-up. Then the ledger, per-worker figures
-and the answers.
-
-Exit codes: 0 when the run is done, 1 when it ended halted or failed (the run's outcome,
-not an error of the command), 2 for an error of the command (one line on stderr), 130
-when interrupted (resume with the same --db and --thread-id)."""
-
-
-@app.command(help=_DEMO_HELP)
+@app.command()
 def demo(
     db: Annotated[
         Path | None,
@@ -261,12 +171,11 @@ def demo(
     ] = None,
     thread_id: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--thread-id",
-            help="Thread to run (default: a new demo-<id>). An existing thread is shown when "
+            "Thread to run (default: a new demo-<id>). An existing thread is shown when "
             "it ran to the end, else carried on from its last checkpoint (a paused review is "
             "asked again, a crashed turn resumed).",
-            show_default=False,
         ),
     ] = None,
     yes: Annotated[
@@ -282,16 +191,21 @@ def demo(
         typer.Option("--plain", help="No colours (automatic when not a terminal)."),
     ] = False,
 ) -> None:
-    """Run the support desk demo on a thread, or show or carry on the thread if it exists.
+    """Run the support desk template offline and watch its guards work.
 
-    Its `--help` text is `_DEMO_HELP`.
+    The support_desk template (the project `lgsp new support_desk` writes) answers three
+    customer messages on one thread, checkpointed in SQLite: a refund of a double charge
+    pauses at a review gate (the supervised tier reviews high-risk tools: asked on a terminal,
+    approved with --yes, and approved, saying so, when there is no terminal); a help-center
+    comment talks tech support into a refund, which the least-privilege allowlist refuses;
+    billing's history is compacted before the follow-up. Then the ledger, per-worker figures
+    and the answers.
 
-    Example:
-        ```console
-        $ lgsp demo --yes --delay 0 --db /tmp/demo.db --thread-id desk-1
-        ```
+    Exit codes: 0 when the run is done, 1 when it ended halted or failed (the run's outcome,
+    not an error of the command), 2 for an error of the command (one line on stderr), 130
+    when interrupted (resume with the same --db and --thread-id).
     """
-    console = _console(plain)
+    console = out(color_system=None if plain else "auto")
     db_path = (db if db is not None else DEFAULT_DEMO_DB).expanduser()
     shown = str(db_path) if db is not None else f"{db_path} (default)"
     thread = thread_id if thread_id is not None else f"demo-{uuid.uuid4().hex[:8]}"
@@ -303,7 +217,8 @@ def demo(
         fail(str(exc))
     with ExitStack() as stack:
         saver = _open_db(stack, db_path)
-        stack.enter_context(_quiet_security_log())
+        # The demo shows each refusal itself: the guard's warnings stay off stderr.
+        stack.enter_context(diverted("langgraph_supervisor_pro.security", logging.NullHandler()))
         try:
             status = _run(
                 console,
@@ -321,13 +236,7 @@ def demo(
         raise typer.Exit(code=_EXIT_RUN_ENDED_EARLY)
 
 
-_NEW_HELP = """Write a runnable project from a template into DIR (new, or empty).
-
-`lgsp new --list` shows the templates. The project has its own README, pyproject.toml,
-langgraph.json (for `langgraph dev` and LangGraph Studio) and offline tests."""
-
-
-@app.command(help=_NEW_HELP)
+@app.command()
 def new(
     template: Annotated[
         str | None, typer.Argument(help="The template, e.g. support_desk.", show_default=False)
@@ -340,14 +249,10 @@ def new(
         bool, typer.Option("--list", help="Show the templates, one line each, and exit.")
     ] = False,
 ) -> None:
-    """Write a project from a template, or list the templates.
+    """Write a runnable project from a template into DIR (new, or empty).
 
-    Its `--help` text is `_NEW_HELP`.
-
-    Example:
-        ```console
-        $ lgsp new support_desk myapp
-        ```
+    `lgsp new --list` shows the templates. The project has its own README, pyproject.toml,
+    langgraph.json (for `langgraph dev` and LangGraph Studio) and offline tests.
     """
     try:
         known = _templates.templates()
@@ -376,12 +281,6 @@ def new(
     )
 
 
-def _console(plain: bool) -> Console:
-    if plain:
-        return Console(color_system=None, highlight=False, emoji=False)
-    return Console(highlight=False, emoji=False)
-
-
 def _with_hint(exc: LGSPError, hint: str) -> str:
     """The error's text with `hint` after its message, before its troubleshooting link."""
     return str(exc).replace(exc.message, exc.message + hint, 1)
@@ -400,20 +299,6 @@ def _open_db(stack: ExitStack, path: Path) -> BaseCheckpointSaver[str]:
     except (OSError, sqlite3.Error, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         fail(f"cannot open the checkpoint database {path}: {reason}")
-
-
-@contextmanager
-def _quiet_security_log() -> Iterator[None]:
-    """Keep the guard's warnings off stderr while the demo shows each refusal itself."""
-    logger = logging.getLogger("langgraph_supervisor_pro.security")
-    handler = logging.NullHandler()
-    logger.addHandler(handler)
-    propagate, logger.propagate = logger.propagate, False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def _interactive() -> bool:
@@ -467,9 +352,7 @@ def _run(
         console.print()
         console.print(
             Text.assemble(
-                ("Thread ", "bold"),
-                (thread, "bold"),
-                (" already ran: showing its stored state. ", "bold"),
+                (f"Thread {thread} already ran: showing its stored state. ", "bold"),
                 "Leave out --thread-id (or pass a new one) to start a fresh run.",
             )
         )
@@ -484,14 +367,13 @@ def _run(
         )
     renderer = _demo_render.DemoRenderer(console=console, delay=delay)
     while step.kind != "done":
-        inputs: Any
+        inputs: Any = None
         if step.kind == "start":
             _demo_render.render_turn(console, step.turn, step.text)
             inputs = SupervisorInput(messages=[HumanMessage(step.text)])
         elif step.kind == "resume":
             asked = _demo.customer_messages(graph.get_state(config).values)
             _demo_render.render_turn(console, step.turn, asked[-1].text, resumed=True)
-            inputs = None
         else:
             _demo_render.render_review(console, step.review or {})
             decision = _decide(console, step.review or {}, approve=approve)
@@ -500,7 +382,7 @@ def _run(
             for part in graph.stream(
                 inputs,
                 config,
-                stream_mode=_STREAM_MODES,
+                stream_mode=["updates"],
                 subgraphs=True,
                 durability="sync",
                 version="v2",
@@ -520,24 +402,16 @@ def _run(
         if snapshot.values.get("status") in ("halted", "failed") and not snapshot.interrupts:
             break
         step = desk.next_step(snapshot)
-
     values = graph.get_state(config).values
     _demo_render.render_outcome(console, values)
-    halt = values.get("halt_reason")
-    _demo_render.Footer(
-        status=str(values.get("status", "running")),
-        turns=len(_demo.customer_messages(values)),
-        hops=len(values.get("ledger") or ()),
-        refused=len(values.get("security") or ()),
-        reviews=len(values.get("reviews") or ()),
-        compactions=len(values.get("compactions") or ()),
-        halt=f"{halt}: {values.get('halt_detail')}" if halt else None,
-        checkpoints=_count(saver, thread, namespace=""),
-        all_checkpoints=_count(saver, thread),
+    _demo_render.render_footer(
+        console,
+        values,
+        checkpoints=(_count(saver, thread, namespace=""), _count(saver, thread)),
         database=str(db_path.resolve()),
         thread_id=thread,
         inspect=inspect,
-    ).render(console)
+    )
     return str(values.get("status", "running"))
 
 
@@ -566,45 +440,10 @@ review_app = typer.Typer(
 )
 app.add_typer(review_app, name="review")
 
-_ID_SHOWN = 12
-_ARGS_SHOWN = 60
-_ANSWER_SHOWN = 300
-
-
-def _option(flag: str, text: str) -> Any:
-    """A review command's `flag` option, with help `text` and no default shown."""
-    return typer.Option(flag, help=text, show_default=False)
-
-
-DbOption = Annotated[
-    str,
-    _option(
-        "--db", "The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file."
-    ),
-]
-GraphOption = Annotated[
-    str,
-    _option(
-        "--graph",
-        "The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
-        "uncompiled StateGraph or a function returning one (compiled with --db).",
-    ),
-]
-StoreOption = Annotated[
-    str | None,
-    _option(
-        "--store",
-        "The store the runs' graph is compiled with (its external memory), in --db's forms; "
-        "give it when the graph uses one, so a resumed run reads its earlier hops' outputs.",
-    ),
-]
-ThreadOption = Annotated[str, _option("--thread", "The thread the run is paused on.")]
+ThreadOption = Annotated[str, option("--thread", "The thread the run is paused on.")]
 IdOption = Annotated[
     str | None,
-    _option("--id", "The review's interrupt id (or a unique prefix), when the thread has several."),
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+    option("--id", "The review's interrupt id (or a unique prefix), when the thread has several."),
 ]
 REVIEWER_ENV = "LGSP_REVIEWER"
 """The environment variable naming who answers reviews from `lgsp review` (`--as` wins)."""
@@ -631,64 +470,13 @@ PolicyOption = Annotated[
         show_default=False,
     ),
 ]
-_RejectMessage = Annotated[
-    str, _option("--message", "Why: goes back to the worker (or the supervisor).")
-]
-_RespondMessage = Annotated[
-    str, _option("--message", "The answer that stands in for the action's result.")
-]
-_EditArgs = Annotated[
-    str, _option("--args", "The arguments to run the action with, as a JSON object.")
-]
-_EditAction = Annotated[
-    str | None,
-    _option(
-        "--action",
-        "The action's name (default: the reviewed one; a dispatch review may name "
-        "another worker, dispatch:<worker>).",
-    ),
-]
-_SweepNow = Annotated[
-    str | None,
-    _option(
-        "--now",
-        "Compare deadlines with this ISO-8601 time instead of the current time "
-        "(UTC when no offset is given).",
-    ),
-]
-
-
-def _now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        fail(f"--now: {value!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
-    if parsed.tzinfo is None or parsed.utcoffset() is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
 
 
 def _deadline_text(review: PendingReview, now: datetime) -> Text:
     if review.deadline is None:
         return Text("none", style="dim")
     shown = review.deadline.strftime("%Y-%m-%d %H:%M UTC")
-    if review.expired(now):
-        return Text(f"{shown} (expired)", style="bold red")
-    return Text(shown)
-
-
-def _args_text(review: PendingReview) -> str:
-    args = json.dumps(dict(review.args), ensure_ascii=False, default=str, sort_keys=True)
-    return one_line(args, _ARGS_SHOWN)
-
-
-def _task_text(review: PendingReview) -> Text:
-    text = Text.assemble(one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim"))
-    if review.invalid_answer:
-        text.append(f"\nlast answer refused: {review.invalid_answer}", style="yellow")
-    return text
+    return Text(f"{shown} (expired)", style="bold red") if review.expired(now) else Text(shown)
 
 
 @review_app.command("list")
@@ -703,17 +491,10 @@ def review_list(
         bool, typer.Option("--expired", help="Only reviews whose deadline has passed.")
     ] = False,
 ) -> None:
-    """Show the reviews pending across threads, with their context.
-
-    Example:
-        ```console
-        $ lgsp review list --db postgresql://app@db/app --expired
-        ```
-    """
+    """Show the reviews pending across threads, with their context."""
     url, shown = db_url(db)
     now = datetime.now(UTC)
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
+    with open_dbs(url, shown) as (saver, _, _):
         try:
             reviews = list_reviews(saver, now=now, thread_ids=thread, expired_only=expired)
         except Exception as exc:
@@ -721,16 +502,11 @@ def review_list(
     if as_json:
         typer.echo(json.dumps([r.to_dict(now=now) for r in reviews], indent=2, default=str))
         return
-    console = Console(highlight=False, emoji=False)
+    console = out()
     if not reviews:
         console.print(f"No pending reviews{' past their deadline' if expired else ''} in {shown}.")
         return
-    table = Table(
-        title=f"Pending reviews in {shown}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_lines=True,
-    )
+    table = new_table(f"Pending reviews in {shown}", show_lines=True)
     table.add_column("Thread / review", no_wrap=True)
     table.add_column("Action", overflow="fold", ratio=1)
     table.add_column("Worker / risk", no_wrap=True)
@@ -738,55 +514,29 @@ def review_list(
     table.add_column("Task / reason", overflow="fold", ratio=2)
     for review in reviews:
         escalated = f" (escalated x{len(review.escalations)})" if review.escalated else ""
-        reviewers = f"{review.reviewers or '-'}{escalated}"
+        args = json.dumps(dict(review.args), ensure_ascii=False, default=str, sort_keys=True)
+        task = Text.assemble(
+            one_line(review.task, 160), "\n", (one_line(review.reason, 160), "dim")
+        )
+        if review.invalid_answer:
+            task.append(f"\nlast answer refused: {review.invalid_answer}", style="yellow")
         table.add_row(
-            Text.assemble(review.thread_id, "\n", (review.interrupt_id[:_ID_SHOWN], "dim")),
-            Text.assemble(f"{review.kind}: {review.action}", "\n", (_args_text(review), "dim")),
+            Text.assemble(review.thread_id, "\n", (review.interrupt_id[:12], "dim")),
+            Text.assemble(f"{review.kind}: {review.action}", "\n", (one_line(args, 60), "dim")),
             Text.assemble(review.worker or "-", "\n", review.risk or "-"),
-            Text.assemble(reviewers, "\n", _deadline_text(review, now)),
-            _task_text(review),
+            Text.assemble(
+                f"{review.reviewers or '-'}{escalated}", "\n", _deadline_text(review, now)
+            ),
+            task,
         )
     console.print(table)
     late = sum(1 for r in reviews if r.expired(now))
     console.print(
-        f"{len(reviews)} pending review{'' if len(reviews) == 1 else 's'}"
+        f"{plural(len(reviews), 'pending review')}"
         + (f", {late} past the deadline" if late else "")
         + ". Answer one with: lgsp review approve|reject|edit|respond --db DB --graph "
         "MODULE:ATTR --thread THREAD [--id REVIEW]"
     )
-
-
-def _outcome(
-    graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[str], thread: str
-) -> dict[str, Any]:
-    """Where the run stands after a decision: its status, next pause, or answer."""
-    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
-    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
-    pending = list_reviews(saver, thread_ids=[thread], graph=graph)
-    messages = values.get("messages") or []
-    last = messages[-1] if messages and not pending else None
-    answer = content_text(getattr(last, "content", "")) if last is not None else None
-    return {
-        "status": values.get("status"),
-        "next": list(snapshot.next),
-        "pending": [r.to_dict() for r in pending],
-        "answer": answer,
-        "halt_reason": values.get("halt_reason"),
-        "halt_detail": values.get("halt_detail"),
-    }
-
-
-@contextmanager
-def _compiled(
-    db: str, graph_spec: str, store: str | None = None
-) -> Iterator[tuple[Pregel[Any, Any, Any, Any], BaseCheckpointSaver[str]]]:
-    """The `--graph` graph compiled with the `--db` checkpointer and the `--store` store."""
-    url, shown = db_url(db)
-    builder = load_graph(graph_spec)
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
-        memory = open_memory(stack, store)
-        yield builder.compile(checkpointer=saver, store=memory), saver
 
 
 def _policy(path: Path | None) -> ReviewPolicy | None:
@@ -802,22 +552,26 @@ def _policy(path: Path | None) -> ReviewPolicy | None:
     return None
 
 
+_VERBS: dict[type, str] = {
+    Approve: "approved",
+    Reject: "rejected",
+    Edit: "edited",
+    Respond: "answered",
+}
+
+
 def _resolve(
+    decision: Approve | Reject | Edit | Respond,
     db: str,
     graph_spec: str,
     thread: str,
     interrupt_id: str | None,
+    reviewer: str | None,
+    policy_file: Path | None,
+    store: str | None,
     as_json: bool,
-    verb: str,
-    decision: DecisionInput,
-    reviewer: str | None = None,
-    policy_file: Path | None = None,
-    store: str | None = None,
 ) -> None:
-    """Answer the review on `thread` with `decision`, resume the run, report the outcome.
-
-    The body of `lgsp review approve|reject|edit|respond`, given their shared options.
-    """
+    """Answer the review on `thread`, resume the run, report the outcome (`lgsp review ...`)."""
     if not thread.strip():
         fail("--thread must not be empty")
     try:
@@ -826,7 +580,7 @@ def _resolve(
     except ValueError as exc:
         fail(str(exc))
     policy = _policy(policy_file)
-    with _compiled(db, graph_spec, store) as (graph, saver):
+    with compiled(db, graph_spec, store) as (graph, saver):
         try:
             review = get_review(graph, thread_id=thread, interrupt_id=interrupt_id)
             resolve_review(
@@ -850,41 +604,49 @@ def _resolve(
                 f"the run on thread {shown_id(thread)} failed after the decision: {error_line(exc)}"
             )
         outcome = _outcome(graph, saver, thread)
+    verb = _VERBS[type(decision)]
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "thread_id": thread,
-                    "interrupt_id": review.interrupt_id,
-                    "decision": verb,
-                    "reviewer": who,
-                    **outcome,
-                },
-                indent=2,
-                default=str,
-            )
-        )
+        head = {"thread_id": thread, "interrupt_id": review.interrupt_id, "decision": verb}
+        typer.echo(json.dumps({**head, "reviewer": who, **outcome}, indent=2, default=str))
         return
-    console = Console(highlight=False, emoji=False)
+    console = out()
+    worker = f" by {review.worker}" if review.worker and review.kind == "tool" else ""
     console.print(
         f"{verb.capitalize()} review {review.interrupt_id} ({review.kind} {review.action}"
-        f"{f' by {review.worker}' if review.worker and review.kind == 'tool' else ''}) on "
-        f"thread {truncate(thread, ID_CHARS)}{f' as {who}' if who else ''}."
+        f"{worker}) on thread {cut_id(thread)}{f' as {who}' if who else ''}."
     )
+    for item in outcome["pending"]:
+        console.print(
+            f"The run paused again at review {item['interrupt_id']}: {item['kind']} "
+            f"{item['action']} ({item['reason']})."
+        )
     if outcome["pending"]:
-        for item in outcome["pending"]:
-            console.print(
-                f"The run paused again at review {item['interrupt_id']}: {item['kind']} "
-                f"{item['action']} ({item['reason']})."
-            )
         return
-    status = outcome["status"] or "running"
-    line = f"Run status: {status}"
+    line = f"Run status: {outcome['status'] or 'running'}"
     if outcome["halt_reason"]:
         line += f" ({outcome['halt_reason']}: {outcome['halt_detail']})"
     console.print(line + ".")
     if outcome["answer"]:
-        console.print(f"Answer: {one_line(outcome['answer'], _ANSWER_SHOWN)}")
+        console.print(f"Answer: {one_line(outcome['answer'], 300)}")
+
+
+def _outcome(
+    graph: Pregel[Any, Any, Any, Any], saver: BaseCheckpointSaver[str], thread: str
+) -> dict[str, Any]:
+    """Where the run stands after a decision: its status, next pause, or answer."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+    pending = list_reviews(saver, thread_ids=[thread], graph=graph)
+    messages = values.get("messages") or []
+    last = messages[-1] if messages and not pending else None
+    return {
+        "status": values.get("status"),
+        "next": list(snapshot.next),
+        "pending": [r.to_dict() for r in pending],
+        "answer": content_text(getattr(last, "content", "")) if last is not None else None,
+        "halt_reason": values.get("halt_reason"),
+        "halt_detail": values.get("halt_detail"),
+    }
 
 
 @review_app.command("approve")
@@ -898,17 +660,8 @@ def review_approve(
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Approve a pending review: the action runs as requested, and the run goes on.
-
-    Example:
-        ```console
-        $ lgsp review approve --db postgresql://app@db/app --graph app/team.py:graph \
-            --thread t1 --as alice
-        ```
-    """
-    _resolve(
-        db, graph, thread, interrupt_id, as_json, "approved", Approve(), reviewer, policy, store
-    )
+    """Approve a pending review: the action runs as requested, and the run goes on."""
+    _resolve(Approve(), db, graph, thread, interrupt_id, reviewer, policy, store, as_json)
 
 
 @review_app.command("reject")
@@ -916,32 +669,18 @@ def review_reject(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    message: _RejectMessage = "",
+    message: Annotated[
+        str, option("--message", "Why: goes back to the worker (or the supervisor).")
+    ] = "",
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Reject a pending review: the action does not run; the message goes back to the worker.
-
-    Example:
-        ```console
-        $ lgsp review reject --db ... --graph ... --thread t1 --message "Over the limit."
-        ```
-    """
-    _resolve(
-        db,
-        graph,
-        thread,
-        interrupt_id,
-        as_json,
-        "rejected",
-        Reject(message=message),
-        reviewer,
-        policy,
-        store,
-    )
+    """Reject a pending review: the action does not run; the message goes back to the worker."""
+    decision = Reject(message=message)
+    _resolve(decision, db, graph, thread, interrupt_id, reviewer, policy, store, as_json)
 
 
 @review_app.command("edit")
@@ -949,21 +688,24 @@ def review_edit(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    args: _EditArgs,
-    action: _EditAction = None,
+    args: Annotated[
+        str, option("--args", "The arguments to run the action with, as a JSON object.")
+    ],
+    action: Annotated[
+        str | None,
+        option(
+            "--action",
+            "The action's name (default: the reviewed one; a dispatch review may name "
+            "another worker, dispatch:<worker>).",
+        ),
+    ] = None,
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run the reviewed action with changed arguments.
-
-    Example:
-        ```console
-        $ lgsp review edit --db ... --graph ... --thread t1 --args '{"amount": 20}'
-        ```
-    """
+    """Run the reviewed action with changed arguments."""
     try:
         parsed = json.loads(args)
     except ValueError as exc:
@@ -971,7 +713,7 @@ def review_edit(
     if not isinstance(parsed, dict):
         fail(f"--args: got a JSON {type(parsed).__name__}; give a JSON object of arguments")
     decision = Edit(args=parsed, name=action or None)
-    _resolve(db, graph, thread, interrupt_id, as_json, "edited", decision, reviewer, policy, store)
+    _resolve(decision, db, graph, thread, interrupt_id, reviewer, policy, store, as_json)
 
 
 @review_app.command("respond")
@@ -979,39 +721,32 @@ def review_respond(
     db: DbOption,
     graph: GraphOption,
     thread: ThreadOption,
-    message: _RespondMessage,
+    message: Annotated[
+        str, option("--message", "The answer that stands in for the action's result.")
+    ],
     interrupt_id: IdOption = None,
     reviewer: ReviewerOption = None,
     policy: PolicyOption = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Answer instead of the action: the message stands in for its result.
-
-    Example:
-        ```console
-        $ lgsp review respond --db ... --graph ... --thread t1 --message "Refunded by phone."
-        ```
-    """
-    _resolve(
-        db,
-        graph,
-        thread,
-        interrupt_id,
-        as_json,
-        "answered",
-        Respond(message=message),
-        reviewer,
-        policy,
-        store,
-    )
+    """Answer instead of the action: the message stands in for its result."""
+    decision = Respond(message=message)
+    _resolve(decision, db, graph, thread, interrupt_id, reviewer, policy, store, as_json)
 
 
 @review_app.command("sweep")
 def review_sweep(
     db: DbOption,
     graph: GraphOption,
-    now: _SweepNow = None,
+    now: Annotated[
+        str | None,
+        option(
+            "--now",
+            "Compare deadlines with this ISO-8601 time instead of the current time "
+            "(UTC when no offset is given).",
+        ),
+    ] = None,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -1019,30 +754,33 @@ def review_sweep(
 
     Exit code 1 when a review could not be swept (each one is listed), 2 for an error of
     the command.
-
-    Example:
-        ```console
-        $ lgsp review sweep --db postgresql://app@db/app --graph app/team.py:graph
-        ```
     """
-    moment = _now(now)
-    with _compiled(db, graph, store) as (compiled, saver):
+    moment: datetime | None = None
+    if now is not None:
         try:
-            actions = sweep_reviews(compiled, saver, now=moment, durability="sync")
+            moment = datetime.fromisoformat(now.strip())
+        except ValueError:
+            fail(f"--now: {now!r} is not an ISO-8601 time (e.g. 2030-01-01T00:00:00+00:00)")
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            moment = moment.replace(tzinfo=UTC)
+    with compiled(db, graph, store) as (graph_app, saver):
+        try:
+            actions = sweep_reviews(graph_app, saver, now=moment, durability="sync")
         except Exception as exc:
             fail(f"the sweep failed: {error_line(exc)}")
     errors = [a for a in actions if a.action == "error"]
     if as_json:
         typer.echo(json.dumps([a.to_dict() for a in actions], indent=2, default=str))
     else:
-        console = Console(highlight=False, emoji=False)
+        console = out()
         for action in actions:
-            style = "red" if action.action == "error" else "yellow"
-            console.print(Text(action.line(), style=style))
+            console.print(
+                Text(action.line(), style="red" if action.action == "error" else "yellow")
+            )
         rejected = sum(1 for a in actions if a.action == "reject")
         escalated = sum(1 for a in actions if a.action == "escalate")
         console.print(
-            f"Swept {len(actions)} expired review{'' if len(actions) == 1 else 's'}: "
+            f"Swept {plural(len(actions), 'expired review')}: "
             f"{rejected} rejected, {escalated} escalated, {len(errors)} failed."
         )
     if errors:
@@ -1051,27 +789,17 @@ def review_sweep(
 
 # --------------------------------------------------------------------------- lgsp runs
 
-_RUNS_HELP = """List the runs (threads) in a checkpoint database, newest activity first.
 
-For each thread: its status (running, done, halted, failed), turn, step, the reviews it is
-paused on, when it last moved and its latest task. --db takes a SQLite file (or
-sqlite:///path.db) or a postgresql:// URL, like the review commands."""
-
-
-@app.command("runs", help=_RUNS_HELP)
+@app.command("runs")
 def runs(db: DbOption, as_json: JsonOption = False) -> None:
-    """List the threads of a checkpoint database.
+    """List the runs (threads) in a checkpoint database, newest activity first.
 
-    Its `--help` text is `_RUNS_HELP`.
-
-    Example:
-        ```console
-        $ lgsp runs --db .lgsp/demo.db
-        ```
+    For each thread: its status (running, done, halted, failed), turn, step, the reviews it is
+    paused on, when it last moved and its latest task. --db takes a SQLite file (or
+    sqlite:///path.db) or a postgresql:// URL, like the review commands.
     """
     url, shown = db_url(db)
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
+    with open_dbs(url, shown) as (saver, _, _):
         try:
             rows = _runs.list_runs(saver)
         except Exception as exc:
@@ -1079,11 +807,11 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
     if as_json:
         typer.echo(json.dumps([row.to_dict() for row in rows], indent=2))
         return
-    console = Console(highlight=False, emoji=False)
+    console = out()
     if not rows:
         console.print(f"No runs in {shown}.")
         return
-    table = Table(title=f"Runs in {shown}", title_justify="left", box=box.SIMPLE_HEAD)
+    table = new_table(f"Runs in {shown}")
     table.add_column("Thread", no_wrap=True)
     table.add_column("Status", no_wrap=True)
     table.add_column("Turn", justify="right")
@@ -1092,24 +820,20 @@ def runs(db: DbOption, as_json: JsonOption = False) -> None:
     table.add_column("Last activity", no_wrap=True)
     table.add_column("Task", overflow="fold", ratio=1)
     for row in rows:
-        when = (
-            row.last_activity.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-            if row.last_activity
-            else "-"
-        )
+        when = row.last_activity.astimezone(UTC) if row.last_activity else None
         table.add_row(
             row.thread_id,
             Text(row.status, style=_demo_render.RUN_STYLE.get(row.status, "")),
             "-" if row.turn is None else str(row.turn),
             "-" if row.step is None else str(row.step),
             Text(str(row.pending), style="bold yellow" if row.pending else ""),
-            when,
+            when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "-",
             one_line(row.task, 80),
         )
     console.print(table)
     paused = sum(1 for row in rows if row.pending)
     console.print(
-        f"{len(rows)} run{'' if len(rows) == 1 else 's'}"
+        plural(len(rows), "run")
         + (f", {paused} paused for review (lgsp review list --db ...)" if paused else "")
         + "."
     )

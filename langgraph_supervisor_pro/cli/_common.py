@@ -1,9 +1,6 @@
 """What the `lgsp` commands share: one-line errors, `--db`/`--store` URLs, `--graph` (private).
 
-Every error of a command is one line on stderr with exit code 2 (`fail`). `--db` and
-`--store` take postgresql://..., sqlite:///path.db or a SQLite file (`db_url`); `--graph`
-names an uncompiled `StateGraph`, or a function returning one, as `path/to/file.py:ATTR`
-or `package.module:ATTR` (`load_graph`).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/reference/cli/
 
 Example:
     >>> db_url("postgresql://app:s3cret@db/app")
@@ -15,37 +12,32 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import logging
 import os
 import re
 import sys
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import StateGraph
 from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.urls import mask_url
 from langgraph_supervisor_pro.persistence._checkpointers import open_checkpointer
+from langgraph_supervisor_pro.persistence._effects import open_effects
 from langgraph_supervisor_pro.persistence._stores import open_store
-
-__all__ = [
-    "EXIT_USAGE",
-    "db_url",
-    "error_line",
-    "fail",
-    "load_graph",
-    "open_memory",
-    "open_saver",
-]
 
 EXIT_USAGE = 2
 """The exit code of every error of a command (a bad option, a missing database, ...)."""
@@ -53,11 +45,71 @@ EXIT_USAGE = 2
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
+def option(flag: str, text: str) -> Any:
+    """A command's `flag` option, with help `text` and no default shown."""
+    return typer.Option(flag, help=text, show_default=False)
+
+
+DbOption = Annotated[
+    str,
+    option(
+        "--db", "The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file."
+    ),
+]
+GraphOption = Annotated[
+    str,
+    option(
+        "--graph",
+        "The runs' graph: path/to/file.py:ATTR or package.module:ATTR, naming an "
+        "uncompiled StateGraph or a function returning one (compiled with --db).",
+    ),
+]
+StoreOption = Annotated[
+    str | None,
+    option(
+        "--store",
+        "The store the runs' graph is compiled with (its external memory), in --db's forms; "
+        "give it when the graph uses one, so a resumed run reads its earlier hops' outputs.",
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
+]
+
+
+def out(**options: Any) -> Console:
+    """The console a command prints its text to."""
+    return Console(highlight=False, emoji=False, **options)
+
+
+def new_table(title: str | None = None, **options: Any) -> Table:
+    """A table of a command's output: its title on the left, a rule under the header."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, **options)
+
+
+@contextmanager
+def diverted(name: str, handler: logging.Handler) -> Iterator[None]:
+    """Send the records of logger `name` to `handler` only (not to stderr) for a while."""
+    logger = logging.getLogger(name)
+    propagate, logger.propagate = logger.propagate, False
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def print_error(text: str) -> None:
+    """Print `Error: text` on stderr, unwrapped."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[bold red]Error:[/] {escape(text)}", soft_wrap=True
+    )
+
+
 def fail(message: str, *, code: int = EXIT_USAGE) -> NoReturn:
     """Print `Error: message` on one line of stderr and exit with `code` (2 by default)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]Error:[/] {escape(one_line(message, 2000))}", soft_wrap=True
-    )
+    print_error(one_line(message, 2000))
     raise typer.Exit(code=code)
 
 
@@ -68,9 +120,6 @@ def error_line(exc: BaseException) -> str:
 
 def seconds(text: str, *, flag: str, low: float = 0.0, high: float = float("inf")) -> float:
     """A CLI duration (`90s`, `15m`, `12h`, `30d`, `2w`, or a bare number of seconds).
-
-    Every `lgsp` option that takes a duration reads it here; out of [`low`, `high`], or
-    not a duration, it fails with the usage exit code, naming the flag.
 
     Example:
         >>> seconds("2m", flag="--interval"), seconds("5", flag="--interval")
@@ -121,12 +170,41 @@ def db_url(db: str, *, flag: str = "--db") -> tuple[str, str]:
     return f"sqlite:///{path.resolve()}", str(path)
 
 
-def open_saver(stack: ExitStack, url: str, shown: str) -> BaseCheckpointSaver[str]:
-    """The checkpointer at `url` (closed with `stack`); `shown` names it in the error."""
-    try:
-        return stack.enter_context(open_checkpointer(url))
-    except Exception as exc:  # every backend's error, reported in one line
-        fail(f"cannot open the checkpoint database {shown}: {one_line(str(exc), 300)}")
+def is_postgres(url: str) -> bool:
+    """Whether `url` names a Postgres database."""
+    return url.strip().lower().startswith(("postgresql://", "postgres://"))
+
+
+@contextmanager
+def open_dbs(
+    url: str, shown: str, store: str | None = None
+) -> Iterator[tuple[BaseCheckpointSaver[str], BaseStore | None, ExitStack]]:
+    """The checkpointer at `url` (`shown` in errors), the `--store` store (or None), their stack."""
+    with ExitStack() as stack:
+        try:
+            saver = stack.enter_context(open_checkpointer(url))
+        except Exception as exc:  # every backend's error, reported in one line
+            fail(f"cannot open the checkpoint database {shown}: {one_line(str(exc), 300)}")
+        yield saver, open_memory(stack, store), stack
+
+
+@contextmanager
+def compiled(
+    db: str, spec: str, store: str | None = None
+) -> Iterator[tuple[Pregel[Any, Any, Any, Any], BaseCheckpointSaver[str]]]:
+    """The `--graph` graph compiled with the `--db` checkpointer and the `--store` store."""
+    url, shown = db_url(db)
+    builder = load_graph(spec)
+    with open_dbs(url, shown, store) as (saver, memory, _):
+        yield builder.compile(checkpointer=saver, store=memory), saver
+
+
+def effect_sources(stack: ExitStack, url: str, memory: BaseStore | None) -> list[Any]:
+    """Where the runs' side effects are: the `--store`, and a Postgres `--db`'s lgsp_effects."""
+    sources: list[Any] = [] if memory is None else [memory]
+    if is_postgres(url):
+        sources.append(stack.enter_context(open_effects(url, setup=False)))
+    return sources
 
 
 def _load_file(path: Path) -> ModuleType:

@@ -1,15 +1,6 @@
-"""The `lgsp demo` desk (private; used by `commands.py`, rendered by `_demo_render.py`).
+"""The `lgsp demo` desk: the `support_desk` template's graph, offline (private).
 
-The demo plays the `support_desk` template: the very graph `lgsp new support_desk` writes
-(`support_desk/graph.py`, read from the templates `_templates.templates_root()` finds: the
-wheel's `langgraph_supervisor_pro/_templates`, else the checkout's `templates/`), built
-offline in the `supervised` tier, over the template's `DEMO_CONVERSATION`: a refund that
-pauses for review, a help-center comment that talks tech support into a refund the
-allowlist refuses, and a follow-up before which billing's history is compacted.
-
-`DemoDesk.next_step` reads a thread's state and says what to do next (start a turn,
-resume a crashed one, answer a review, or nothing), so a run interrupted at any point, in
-any process, carries on from its checkpoints.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/templates/#the-demo
 """
 
 from __future__ import annotations
@@ -33,16 +24,6 @@ from langgraph.types import StateSnapshot
 from langgraph_supervisor_pro.cli import _templates
 from langgraph_supervisor_pro.errors import DemoError, TemplateError
 
-__all__ = [
-    "DEMO_TEMPLATE",
-    "DEMO_TIER",
-    "DemoDesk",
-    "NextStep",
-    "answers",
-    "customer_messages",
-    "load_desk",
-]
-
 DEMO_TEMPLATE = "support_desk"
 """The template the demo plays."""
 
@@ -50,8 +31,8 @@ DEMO_TIER = "supervised"
 """The autonomy tier the demo runs in: low-risk tools run, high-risk ones wait for a human."""
 
 _MODULE = "_lgsp_demo_support_desk_graph"
-# The template reads these at import (its module-level `graph`) and in `build_graph`; the
-# demo is offline and in its own tier whatever the environment says.
+# Hidden while the template loads: the demo is offline and in its own tier whatever the
+# environment says.
 _MASKED_SUFFIXES = ("_MODEL",)
 _MASKED = ("LGSP_AUTONOMY", "LGSP_POLICY_FILE")
 
@@ -71,15 +52,7 @@ class NextStep:
 
 @dataclass(frozen=True, kw_only=True)
 class DemoDesk:
-    """The template's graph, its conversation and where it came from.
-
-    Example:
-        ```python
-        desk = load_desk()
-        app = desk.compile(saver)
-        desk.next_step(app.get_state({"configurable": {"thread_id": "t"}}))
-        ```
-    """
+    """The template's graph, its conversation and where it came from."""
 
     graph: StateGraph[Any, Any, Any, Any]
     """The support desk, uncompiled, offline, in the `DEMO_TIER` tier."""
@@ -91,37 +64,14 @@ class DemoDesk:
     """The template's `graph.py` the graph was built from."""
 
     def compile(self, checkpointer: BaseCheckpointSaver[Any]) -> Pregel[Any, Any, Any, Any]:
-        """Compile the desk with `checkpointer` (reviews pause and resume through it).
-
-        Args:
-            checkpointer: A LangGraph checkpointer, e.g. from `open_checkpointer`.
-
-        Returns:
-            The compiled graph.
-
-        Example:
-            ```python
-            with open_checkpointer("sqlite:///demo.db") as saver:
-                app = load_desk().compile(saver)
-            ```
-        """
+        """Compile the desk with `checkpointer` (reviews pause and resume through it)."""
         return self.graph.compile(checkpointer=checkpointer)
 
     def next_step(self, snapshot: StateSnapshot) -> NextStep:
-        """What the thread whose state is `snapshot` needs next.
+        """What the thread needs next, from its `app.get_state(config)`.
 
-        Args:
-            snapshot: `app.get_state(config)` of the thread.
-
-        Returns:
-            `review` when a review is pending; `resume` when a turn started and did not
-            end (the process died mid-turn); `start` with the next customer message; else
-            `done`.
-
-        Example:
-            ```python
-            step = desk.next_step(app.get_state(config))
-            ```
+        `review` when a review is pending; `resume` when a turn started and did not end (the
+        process died mid-turn); `start` with the next customer message; else `done`.
         """
         values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
         asked = len(customer_messages(values))
@@ -137,12 +87,6 @@ class DemoDesk:
 def customer_messages(values: Mapping[str, Any]) -> list[BaseMessage]:
     """The customer's messages of a thread (its human messages), oldest first.
 
-    Args:
-        values: The thread's state values.
-
-    Returns:
-        The messages.
-
     Example:
         >>> customer_messages({"messages": [HumanMessage("hi")]})[0].content
         'hi'
@@ -151,10 +95,7 @@ def customer_messages(values: Mapping[str, Any]) -> list[BaseMessage]:
 
 
 def load_desk() -> DemoDesk:
-    """Build the demo desk from the `support_desk` template's `graph.py`.
-
-    Returns:
-        The desk: offline models, the `DEMO_TIER` tier, the template's conversation.
+    """The demo desk: the `support_desk` template's graph, offline, in the `DEMO_TIER` tier.
 
     Raises:
         DemoError: When the template cannot be found or loaded.
@@ -222,12 +163,6 @@ def _offline_environ() -> Iterator[None]:
 
 def answers(values: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Each turn's customer message and the desk's answer (empty while it has none).
-
-    Args:
-        values: The thread's state values.
-
-    Returns:
-        (message, answer) pairs, oldest first.
 
     Example:
         >>> from langchain_core.messages import AIMessage

@@ -1,11 +1,7 @@
-"""The live rendering of an `lgsp demo` run (private; used by `commands.py`).
+"""The live rendering of an `lgsp demo` run (private; used by `_commands.py`).
 
-`DemoRenderer` prints the run's stream parts as they arrive: each routing decision, each
-tool call and result (a call the allowlist refused stands out), each compaction and each
-worker's result. `render_header`, `render_turn`, `render_review`, `render_outcome` and
-`Footer` print the desk and its tier, the customer's message of each turn, a pending
-review, the ledger, the per-worker figures and the answers, and where the run is stored.
-The desk itself comes from the `support_desk` template (`_demo.py`).
+`DemoRenderer` prints the run's stream parts as they arrive; the `render_*` functions print
+the desk, each turn, a pending review, the outcome and where the run is stored.
 """
 
 from __future__ import annotations
@@ -28,19 +24,6 @@ from langgraph_supervisor_pro._internal.text import message_text, one_line
 from langgraph_supervisor_pro._state import LedgerEntry
 from langgraph_supervisor_pro.cli._demo import DEMO_TIER, DemoDesk, answers
 
-__all__ = [
-    "RUN_STYLE",
-    "STATUS_STYLE",
-    "DemoRenderer",
-    "Footer",
-    "figures_table",
-    "ledger_table",
-    "render_header",
-    "render_outcome",
-    "render_review",
-    "render_turn",
-]
-
 STATUS_STYLE = {"success": "green", "failed": "red", "needs_review": "yellow"}
 """Colour of each worker status."""
 RUN_STYLE = {"done": "green", "running": "yellow", "halted": "yellow", "failed": "red"}
@@ -51,7 +34,6 @@ _ROSTER = (
     ("tech_support", "search_help_center (low risk); nothing else"),
     ("account", "no tools"),
 )
-_ENDED = ("done", "halted", "failed")
 
 
 def _row(mark: Text | str, body: RenderableType, *, indent: int = 0) -> Table:
@@ -65,26 +47,23 @@ def _row(mark: Text | str, body: RenderableType, *, indent: int = 0) -> Table:
     return grid
 
 
+def _grid() -> Table:
+    """A grid of bold labels and their values."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    return grid
+
+
 def _args(args: Mapping[str, Any]) -> str:
     return ", ".join(f"{key}={value!r}" for key, value in args.items())
 
 
 @dataclass(kw_only=True)
 class DemoRenderer:
-    """Renders the demo run's stream parts as they arrive.
+    """Prints the demo run's stream parts as they arrive, pausing `delay` seconds after each.
 
-    Feed it each part of `app.stream(..., stream_mode=["updates"], subgraphs=True,
-    version="v2")`. It prints each routing decision, each tool call and its result (a
-    refused one as a refusal), each compaction and each worker's result, pausing `delay`
-    seconds after each so a human can follow.
-
-    Example:
-        ```python
-        renderer = DemoRenderer(console=Console(), delay=0.4)
-        for part in app.stream(inputs, config, stream_mode=["updates"], subgraphs=True,
-                               version="v2"):
-            renderer.handle(part)
-        ```
+    Feed it each part of `app.stream(..., stream_mode=["updates"], subgraphs=True, version="v2")`.
     """
 
     console: Console
@@ -95,16 +74,7 @@ class DemoRenderer:
     """How to pause (tests can record instead)."""
 
     def handle(self, part: StreamPart[Any, Any]) -> None:
-        """Render one stream part.
-
-        Args:
-            part: A v2 stream part; `updates` are shown, others ignored.
-
-        Example:
-            ```python
-            renderer.handle({"type": "updates", "ns": (), "data": {"billing": {...}}})
-            ```
-        """
+        """Render one v2 stream part (`updates` are shown, others ignored)."""
         if part["type"] != "updates":
             return
         data = part["data"]
@@ -113,10 +83,6 @@ class DemoRenderer:
         for node, update in data.items():
             if node != "__metadata__" and isinstance(update, Mapping):
                 self._on_update(part["ns"], update, cached=cached)
-
-    def _pause(self, factor: float = 1.0) -> None:
-        if self.delay > 0 and factor > 0:
-            self.sleep(self.delay * factor)
 
     def _on_update(self, ns: tuple[str, ...], update: Mapping[str, Any], *, cached: bool) -> None:
         if ns:
@@ -150,8 +116,7 @@ class DemoRenderer:
         security = message.additional_kwargs.get("lgsp_security")
         if isinstance(security, Mapping):
             body = Text.assemble(
-                ("refused by the allowlist: ", "bold red"),
-                (str(security.get("tool")), "bold red"),
+                (f"refused by the allowlist: {security.get('tool')}", "bold red"),
                 (f" is not one of {worker}'s tools; the call was not executed", "red"),
             )
             self._event(Text("✗", style="bold red"), body, indent=3)
@@ -166,27 +131,21 @@ class DemoRenderer:
     def _on_decision(self, route: Mapping[str, Any]) -> None:
         target = str(route["next"])
         finish = target == FINISH
-        self._rule(
-            Text("FINISH", style="bold green")
-            if finish
-            else Text(f"Step {route['step']}", style="bold")
-        )
+        title = Text("FINISH", "bold green") if finish else Text(f"Step {route['step']}", "bold")
+        self.console.print(Rule(title, style="dim", align="left"))
         head = Text.assemble(
             ("supervisor", "bold"),
             " → ",
             (target, "bold green" if finish else "bold cyan"),
-            ("   decided by ", "dim"),
-            (str(route.get("decided_by", "router")), "dim"),
+            (f"   decided by {route.get('decided_by', 'router')}", "dim"),
         )
         self._event(Text("◆", style="bold blue"), head)
 
     def _on_halt(self, update: Mapping[str, Any]) -> None:
-        self._rule(Text("stopped", style="bold red"))
+        self.console.print(Rule(Text("stopped", style="bold red"), style="dim", align="left"))
         body = Text.assemble(
-            ("run stopped: ", "bold red"),
-            (str(update.get("halt_reason")), "bold red"),
-            " — ",
-            str(update.get("halt_detail") or ""),
+            (f"run stopped: {update.get('halt_reason')}", "bold red"),
+            f" — {update.get('halt_detail') or ''}",
         )
         self._event(Text("■", style="bold red"), body)
 
@@ -230,41 +189,23 @@ class DemoRenderer:
             body.append("  (finished before the interruption: restored, not re-run)", style="dim")
         self._event(Text(_STATUS_MARK.get(status, "•"), style=f"bold {style}"), body)
 
-    def _rule(self, title: Text) -> None:
-        self.console.print(Rule(title, style="dim", align="left"))
-
-    def _event(
-        self, mark: Text | str, body: RenderableType, *, indent: int = 0, factor: float = 1.0
-    ) -> None:
+    def _event(self, mark: Text | str, body: RenderableType, *, indent: int = 0) -> None:
         self.console.print(_row(mark, body, indent=indent))
-        self._pause(factor)
+        if self.delay > 0:
+            self.sleep(self.delay)
 
 
 # --------------------------------------------------------------------------- around the run
 
 
 def render_header(console: Console, desk: DemoDesk, *, location: str, thread_id: str) -> None:
-    """Print the desk, its tier, the conversation's length and where the run is stored.
-
-    Args:
-        console: Where to print.
-        desk: The demo desk.
-        location: The checkpoint database, as shown to the user.
-        thread_id: The run's thread id.
-
-    Example:
-        ```python
-        render_header(Console(), load_desk(), location="demo.db", thread_id="t1")
-        ```
-    """
+    """Print the desk, its tier, the conversation's length and where the run is stored."""
     roster = Table.grid(padding=(0, 2))
     roster.add_column(style="bold cyan", no_wrap=True)
     roster.add_column(style="dim")
     for name, tools in _ROSTER:
         roster.add_row(name, tools)
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
+    grid = _grid()
     grid.add_row("Desk", Text(f"the support_desk template ({desk.source})", overflow="fold"))
     grid.add_row("Workers", roster)
     grid.add_row("Supervisor", Text("triage: a keyword router (offline)"))
@@ -300,19 +241,7 @@ def render_header(console: Console, desk: DemoDesk, *, location: str, thread_id:
 
 
 def render_turn(console: Console, turn: int, text: str, *, resumed: bool = False) -> None:
-    """Print the start (or the resumption) of a turn: the customer's message.
-
-    Args:
-        console: Where to print.
-        turn: The turn, from 1.
-        text: The customer's message.
-        resumed: Whether the turn resumes from its last checkpoint.
-
-    Example:
-        ```python
-        render_turn(Console(), 1, "I was charged twice ...")
-        ```
-    """
+    """Print the start (or the resumption) of a turn: the customer's message."""
     console.print()
     title = f"Turn {turn}" + (" (resumed)" if resumed else "")
     console.print(Rule(Text(title, style="bold"), style="blue", align="left"))
@@ -320,22 +249,10 @@ def render_turn(console: Console, turn: int, text: str, *, resumed: bool = False
 
 
 def render_review(console: Console, review: Mapping[str, Any]) -> None:
-    """Print a pending review: the action, the worker, its risk, the tier and why.
-
-    Args:
-        console: Where to print.
-        review: The review's payload (LangChain's HITL request plus `context`).
-
-    Example:
-        ```python
-        render_review(Console(), snapshot.interrupts[0].value)
-        ```
-    """
+    """Print a pending review (its payload): the action, the worker, its risk, the tier, why."""
     context = review.get("context") or {}
     requests = review.get("action_requests") or [{}]
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
+    grid = _grid()
     for request in requests:
         grid.add_row(
             "Action",
@@ -361,20 +278,8 @@ def render_review(console: Console, review: Mapping[str, Any]) -> None:
     )
 
 
-def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
-    """The ledger as a table: one row per hop, every turn.
-
-    Args:
-        ledger: The run's ledger entries.
-
-    Returns:
-        A rich Table.
-
-    Example:
-        ```python
-        Console().print(ledger_table(state["ledger"]))
-        ```
-    """
+def _ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
+    """The ledger as a table: one row per hop, every turn."""
     table = Table(
         title="Ledger: what the supervisor sees of each hop",
         title_justify="left",
@@ -400,20 +305,8 @@ def ledger_table(ledger: Sequence[LedgerEntry]) -> Table:
     return table
 
 
-def figures_table(values: Mapping[str, Any]) -> Table:
-    """Per-worker figures: hops, model calls, peak context, refusals, reviews, compactions.
-
-    Args:
-        values: The thread's state values.
-
-    Returns:
-        A rich Table, one row per worker that ran.
-
-    Example:
-        ```python
-        Console().print(figures_table(app.get_state(config).values))
-        ```
-    """
+def _figures_table(values: Mapping[str, Any]) -> Table:
+    """Per-worker figures: hops, model calls, peak context, refusals, reviews, compactions."""
     table = Table(title="Per worker", title_justify="left", title_style="bold", expand=True)
     for column in ("Worker", "Hops", "Model calls", "Peak context", "Refused", "Reviews"):
         table.add_column(column, justify="left" if column == "Worker" else "right")
@@ -442,21 +335,11 @@ def figures_table(values: Mapping[str, Any]) -> Table:
 
 
 def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
-    """Print a run's ledger, per-worker figures and answers from its state.
-
-    Args:
-        console: Where to print.
-        values: The thread's state values.
-
-    Example:
-        ```python
-        render_outcome(Console(), app.get_state(config).values)
-        ```
-    """
+    """Print a run's ledger, per-worker figures and answers from its state values."""
     console.print()
-    console.print(ledger_table(values.get("ledger") or []))
+    console.print(_ledger_table(values.get("ledger") or []))
     console.print()
-    console.print(figures_table(values))
+    console.print(_figures_table(values))
     pairs = answers(values)
     if pairs:
         grid = Table.grid(padding=(0, 1))
@@ -479,75 +362,47 @@ def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class Footer:
-    """Where the run stands and where it is stored; printed last."""
+def render_footer(
+    console: Console,
+    values: Mapping[str, Any],
+    *,
+    checkpoints: tuple[int, int],
+    database: str,
+    thread_id: str,
+    inspect: str,
+) -> None:
+    """Print where the run stands and where it is stored, last.
 
-    status: str
-    """The run's status."""
-    turns: int
-    """Turns answered."""
-    hops: int
-    """Hops over every turn."""
-    refused: int
-    """Tool calls the allowlist refused."""
-    reviews: int
-    """Reviews answered."""
-    compactions: int
-    """Compactions."""
-    halt: str | None
-    """Why the run stopped early, if it did."""
-    checkpoints: int
-    """Checkpoints of the supervisor graph."""
-    all_checkpoints: int
-    """Checkpoints including the workers' subgraphs."""
-    database: str
-    """The checkpoint database's path."""
-    thread_id: str
-    """The run's thread id."""
-    inspect: str
-    """The command that shows the stored run (or resumes it)."""
-
-    def render(self, console: Console) -> None:
-        """Print the footer.
-
-        Args:
-            console: Where to print.
-
-        Example:
-            ```python
-            footer.render(Console())
-            ```
-        """
-        run = Text(self.status, style=f"bold {RUN_STYLE.get(self.status, 'white')}")
-        run.append(
-            f" · {self.turns} turns · {self.hops} hops · {self.reviews} reviewed · "
-            f"{self.refused} refused · {self.compactions} compacted"
-        )
-        if self.halt:
-            run.append(f" · {self.halt}", style="red")
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
-        grid.add_column()
-        grid.add_row("Run", run)
-        grid.add_row(
-            "Checkpoints",
-            Text(
-                f"{self.checkpoints} of the supervisor graph ({self.all_checkpoints} with "
-                f"worker subgraphs) in {self.database}"
-            ),
-        )
-        grid.add_row("Thread", Text(self.thread_id, style="bold"))
-        grid.add_row(
-            "Inspect",
-            Text.assemble(
-                (self.inspect, "bold"),
-                (
-                    "   shows this stored run" if self.status in _ENDED else "   resumes this run",
-                    "dim",
-                ),
-            ),
-        )
-        grid.add_row("All runs", Text(f"lgsp runs --db {self.database}", style="bold"))
-        console.print()
-        console.print(grid)
+    `checkpoints` counts the supervisor graph's, then with the workers' subgraphs';
+    `inspect` is the command that shows the stored run (or resumes it).
+    """
+    status = str(values.get("status", "running"))
+    run = Text(status, style=f"bold {RUN_STYLE.get(status, 'white')}")
+    run.append(
+        f" · {len(answers(values))} turns · {len(values.get('ledger') or ())} hops · "
+        f"{len(values.get('reviews') or ())} reviewed · {len(values.get('security') or ())} "
+        f"refused · {len(values.get('compactions') or ())} compacted"
+    )
+    if values.get("halt_reason"):
+        run.append(f" · {values['halt_reason']}: {values.get('halt_detail')}", style="red")
+    grid = _grid()
+    grid.add_row("Run", run)
+    grid.add_row(
+        "Checkpoints",
+        Text(
+            f"{checkpoints[0]} of the supervisor graph ({checkpoints[1]} with "
+            f"worker subgraphs) in {database}"
+        ),
+    )
+    grid.add_row("Thread", Text(thread_id, style="bold"))
+    ended = status in ("done", "halted", "failed")
+    grid.add_row(
+        "Inspect",
+        Text.assemble(
+            (inspect, "bold"),
+            ("   shows this stored run" if ended else "   resumes this run", "dim"),
+        ),
+    )
+    grid.add_row("All runs", Text(f"lgsp runs --db {database}", style="bold"))
+    console.print()
+    console.print(grid)

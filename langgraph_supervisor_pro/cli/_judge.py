@@ -1,11 +1,6 @@
 """`lgsp judge`: the online judge's review queue (see `observability.judge_queue`).
 
-`lgsp judge list --store URL` shows the turns the judge scored below their threshold and
-nobody has acknowledged yet, oldest first (`--all` adds the acknowledged ones, `--json`
-prints them as JSON); `lgsp judge resolve KEY --store URL --as NAME [--note TEXT]`
-acknowledges one, recording who and when. `--store` is the store the graph was compiled
-with: a SQLite file (or sqlite:///path.db) or a postgresql:// URL. Exit codes: 0, or 2 for
-an error of the command (one line on stderr).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/evaluation/#online-judge
 """
 
 from __future__ import annotations
@@ -15,20 +10,23 @@ from contextlib import ExitStack
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
-from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory
+from langgraph_supervisor_pro.cli._common import (
+    db_url,
+    error_line,
+    fail,
+    new_table,
+    open_memory,
+    option,
+    out,
+)
 from langgraph_supervisor_pro.errors import JudgementNotFoundError
 from langgraph_supervisor_pro.evals._judge_queue import (
     JudgedTurn,
     acknowledge_judgement,
     judge_reviews,
 )
-
-__all__ = ["judge_app"]
 
 HELP = (
     "The online judge's review queue: turns a judge model scored below the threshold "
@@ -39,11 +37,10 @@ judge_app = typer.Typer(help=HELP, no_args_is_help=True)
 
 StoreOption = Annotated[
     str,
-    typer.Option(
+    option(
         "--store",
-        help="The store the graph was compiled with: a SQLite file, sqlite:///path.db or "
+        "The store the graph was compiled with: a SQLite file, sqlite:///path.db or "
         "postgresql://...",
-        show_default=False,
     ),
 ]
 
@@ -60,13 +57,7 @@ def judge_list(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print them as a JSON list.")] = False,
 ) -> None:
-    """Show the low-scored turns waiting for a human (the body of `lgsp judge list`).
-
-    Example:
-        ```console
-        $ lgsp judge list --store postgresql://app@db/app --all --json
-        ```
-    """
+    """Show the low-scored turns waiting for a human (the body of `lgsp judge list`)."""
     url, shown = db_url(store, flag="--store")
     with ExitStack() as stack:
         memory = open_memory(stack, url)
@@ -78,16 +69,11 @@ def judge_list(
     if as_json:
         typer.echo(json.dumps([i.to_dict() for i in items], indent=2, ensure_ascii=False))
         return
-    console = Console(highlight=False, emoji=False)
+    console = out()
     if not items:
         console.print(f"No {'' if show_all else 'open '}low-scored turns in {shown}.")
         return
-    table = Table(
-        title=f"Turns the judge scored low in {shown}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_lines=True,
-    )
+    table = new_table(f"Turns the judge scored low in {shown}", show_lines=True)
     table.add_column("Key", no_wrap=True)
     table.add_column("Score", no_wrap=True)
     table.add_column("Judged at (UTC)", no_wrap=True)
@@ -133,13 +119,7 @@ def judge_resolve(
     ] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print it as JSON.")] = False,
 ) -> None:
-    """Acknowledge a low-scored turn (the body of `lgsp judge resolve`).
-
-    Example:
-        ```console
-        $ lgsp judge resolve order-7:1 --store postgresql://app@db/app --as alice --note ok
-        ```
-    """
+    """Acknowledge a low-scored turn (the body of `lgsp judge resolve`)."""
     if not (reviewer or "").strip():
         fail("--as: name who acknowledges the judgement (or set LGSP_REVIEWER)")
     url, shown = db_url(store, flag="--store")
@@ -155,6 +135,4 @@ def judge_resolve(
     if as_json:
         typer.echo(json.dumps(item.to_dict(), indent=2, ensure_ascii=False))
         return
-    Console(highlight=False, emoji=False).print(
-        f"Acknowledged {item.key} (score {_score(item)}) as {item.acknowledged_by}."
-    )
+    out().print(f"Acknowledged {item.key} (score {_score(item)}) as {item.acknowledged_by}.")

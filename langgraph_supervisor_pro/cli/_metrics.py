@@ -1,33 +1,34 @@
 """`lgsp metrics`: delegation metrics of the runs in a checkpoint database.
 
-`lgsp metrics --db URL [--since 24h|ISO] [--graph NAME] [--expected FILE.json]
-[--alert 0.7] [--loop-visits 3] [--store URL] [--json] [--html FILE] [--otel]` reads every
-run (see `langgraph_supervisor_pro.observability._metrics`) and prints its figures as
-tables, or as one JSON object with `--json`; the runs' side effects, and those not `done`
-(in doubt or settled after a doubt), are counted from the `lgsp_effects` table of a
-Postgres `--db` and from the `--store` they were recorded in, as `lgsp audit` reads them;
-`--html FILE` writes them as one self-contained page with charts
-(`observability.metrics_html`); `--otel` sends them once over OTLP (`_otel.py`).
-Every error is one line on stderr with exit code 2.
+As tables, one JSON object (`--json`), an HTML page (`--html`), or over OTLP (`--otel`).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
 from langgraph_supervisor_pro.cli import _otel
-from langgraph_supervisor_pro.cli._common import db_url, fail, open_memory, open_saver
+from langgraph_supervisor_pro.cli._common import (
+    DbOption,
+    JsonOption,
+    db_url,
+    effect_sources,
+    fail,
+    new_table,
+    open_dbs,
+    option,
+    out,
+)
 from langgraph_supervisor_pro.errors import ExportError
 from langgraph_supervisor_pro.observability._metrics import (
     DEFAULT_LOOP_VISITS,
@@ -39,7 +40,6 @@ from langgraph_supervisor_pro.observability._metrics import (
     read_threads,
 )
 from langgraph_supervisor_pro.observability._metrics_html import check_target, write_metrics_html
-from langgraph_supervisor_pro.persistence._effects import open_effects
 
 __all__: list[str] = []
 
@@ -72,7 +72,7 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 
 def _table(title: str, *columns: str) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table = new_table(title)
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0)
     return table
@@ -177,39 +177,29 @@ def render(console: Console, report: DelegationMetrics, shown: str) -> None:
 
 
 def metrics_command(
-    db: Annotated[
-        str,
-        typer.Option(
-            "--db",
-            help="The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file.",
-            show_default=False,
-        ),
-    ],
+    db: DbOption,
     since: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--since",
-            help="Only runs active since then: a duration back from now (30m, 24h, 7d, 2w) "
+            "Only runs active since then: a duration back from now (30m, 24h, 7d, 2w) "
             "or an ISO-8601 time (UTC when no offset is given).",
-            show_default=False,
         ),
     ] = None,
     graph: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--graph",
-            help="Only runs whose checkpoints' metadata has this graph_id (the LangGraph "
+            "Only runs whose checkpoints' metadata has this graph_id (the LangGraph "
             "server sets it; or run with config={'metadata': {'graph_id': NAME}}).",
-            show_default=False,
         ),
     ] = None,
     expected: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--expected",
-            help='Expected routes to score routing: a JSON file, {"thread": ["worker", ...]} '
+            'Expected routes to score routing: a JSON file, {"thread": ["worker", ...]} '
             'or [{"thread_id": ..., "expected": [...]}].',
-            show_default=False,
         ),
     ] = None,
     alert: Annotated[
@@ -222,23 +212,19 @@ def metrics_command(
     ] = DEFAULT_LOOP_VISITS,
     store: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--store",
-            help="The store the runs recorded their side effects in (StoreEffects), in --db's "
+            "The store the runs recorded their side effects in (StoreEffects), in --db's "
             "forms; on Postgres the lgsp_effects table of --db is read as well.",
-            show_default=False,
         ),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
-    ] = False,
+    as_json: JsonOption = False,
     html: Annotated[
         Path | None,
-        typer.Option(
+        option(
             "--html",
-            help="Write the figures as one self-contained HTML page with charts to this file "
+            "Write the figures as one self-contained HTML page with charts to this file "
             "(replaced atomically); the tables are then not printed.",
-            show_default=False,
         ),
     ] = None,
     otel: Annotated[
@@ -250,20 +236,12 @@ def metrics_command(
         ),
     ] = False,
 ) -> None:
-    """Print the delegation metrics of a checkpoint database (the body of `lgsp metrics`).
-
-    Example:
-        ```console
-        $ lgsp metrics --db .lgsp/demo.db
-        $ lgsp metrics --db postgresql://app@db/app --since 24h --graph support --json
-        $ lgsp metrics --db runs.db --expected labels.json --alert 0.8
-        $ lgsp metrics --db runs.db --since 7d --html metrics.html
-        $ lgsp metrics --db runs.db --store runs.db --json
-        $ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 lgsp metrics --db runs.db --otel
-        ```
-    """
+    """Print the delegation metrics of a checkpoint database (the body of `lgsp metrics`)."""
     if html is not None:
-        _check_html(html)
+        try:
+            check_target(html)  # before reading anything
+        except ValueError as exc:
+            fail(f"--html {exc}")
     url, shown = db_url(db)
     try:
         start = None if since is None else parse_since(since, where="--since")
@@ -281,17 +259,13 @@ def metrics_command(
         fail(f"--alert: got {alert!r}; give a share of the window in (0, 1], e.g. 0.7")
     if loop_visits < 2:
         fail(f"--loop-visits: got {loop_visits}; give a whole number of visits >= 2")
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
-        memory = open_memory(stack, store)
-        effects: list[Any] = [] if memory is None else [memory]
+    with open_dbs(url, shown, store) as (saver, memory, stack):
         try:
             records = read_threads(saver, since=start, graph=graph)
         except Exception as exc:
             fail(f"cannot read the runs in {shown}: {one_line(str(exc), 300)}")
         try:
-            if url.lower().startswith(("postgresql://", "postgres://")):
-                effects.append(stack.enter_context(open_effects(url, setup=False)))
+            effects = effect_sources(stack, url, memory)
             report = compute_metrics(
                 records,
                 expected=labels,
@@ -320,12 +294,4 @@ def metrics_command(
             f"to {html}."
         )
     else:
-        render(Console(highlight=False, emoji=False), report, shown)
-
-
-def _check_html(path: Path) -> None:
-    """Fail before reading anything when `--html` cannot be a file we write."""
-    try:
-        check_target(path)
-    except ValueError as exc:
-        fail(f"--html {exc}")
+        render(out(), report, shown)

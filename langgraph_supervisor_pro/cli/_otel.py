@@ -1,42 +1,24 @@
 """`lgsp metrics --otel`: send the figures once over OTLP, configured by the OTEL_* variables.
 
-The figures are published as observable instruments (`observability.publish_metrics`) on
-a meter provider of their own, collected once by an in-memory reader and handed to the
-OTLP metric exporter, whose result says whether the collector took them. The exporter,
-its endpoint, headers, timeout, compression and TLS files come from the standard
-variables (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`,
-`..._HEADERS`, `..._TIMEOUT`, ...), the resource from `OTEL_SERVICE_NAME` and
-`OTEL_RESOURCE_ATTRIBUTES` (`service.name` is `lgsp` unless they name one). The protocol
-is `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` or `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`
-(the default, `opentelemetry-exporter-otlp-proto-http`, in the `otel` extra) or `grpc`
-(`opentelemetry-exporter-otlp-proto-grpc`, installed separately).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.urls import mask_url, scrub
+from langgraph_supervisor_pro.cli._common import diverted
 from langgraph_supervisor_pro.errors import ExportError
 from langgraph_supervisor_pro.observability._metrics import DelegationMetrics
 
 __all__: list[str] = []
 
-_PROTOCOLS = {
-    "http/protobuf": (
-        "opentelemetry.exporter.otlp.proto.http.metric_exporter",
-        "opentelemetry-exporter-otlp-proto-http",
-    ),
-    "grpc": (
-        "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
-        "opentelemetry-exporter-otlp-proto-grpc",
-    ),
-}
+_PROTOCOLS = {"http/protobuf": "http", "grpc": "grpc"}
+"""Each protocol's exporter: `opentelemetry-exporter-otlp-proto-<it>`."""
 
 
 def protocol() -> str:
@@ -51,13 +33,10 @@ def protocol() -> str:
 def endpoint(chosen: str) -> str:
     """Where the exporter sends the metrics, as the OTEL_* variables say (password masked)."""
     own = os.environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
-    if own:
-        return mask_url(own)
     base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
-    if chosen == "grpc":
-        return mask_url(base or "http://localhost:4317")
-    base = base or "http://localhost:4318"
-    return mask_url(base.rstrip("/") + "/v1/metrics")
+    if own or chosen == "grpc":
+        return mask_url(own or base or "http://localhost:4317")
+    return mask_url((base or "http://localhost:4318").rstrip("/") + "/v1/metrics")
 
 
 def _exporter(chosen: str) -> Any:
@@ -66,17 +45,15 @@ def _exporter(chosen: str) -> Any:
             f"--otel: OTEL_EXPORTER_OTLP_PROTOCOL {chosen!r} is not supported here; use "
             "http/protobuf (the default) or grpc"
         )
-    module, package = _PROTOCOLS[chosen]
+    kind = _PROTOCOLS[chosen]
+    module = f"opentelemetry.exporter.otlp.proto.{kind}.metric_exporter"
     try:
         loaded = __import__(module, fromlist=["OTLPMetricExporter"])
     except ImportError:
+        package = f"opentelemetry-exporter-otlp-proto-{kind} (with the otel extra)"
+        extra = '"langgraph-supervisor-pro[otel]"' if kind == "http" else package
         raise ExportError(
-            f"--otel needs the OTLP exporter for {chosen}: pip install "
-            + (
-                '"langgraph-supervisor-pro[otel]"'
-                if chosen == "http/protobuf"
-                else f"{package} (with the otel extra)"
-            )
+            f"--otel needs the OTLP exporter for {chosen}: pip install {extra}"
         ) from None
     return loaded.OTLPMetricExporter()
 
@@ -110,7 +87,7 @@ def export(report: DelegationMetrics) -> tuple[int, int, str]:
     resource = Resource.create({} if named else {SERVICE_NAME: "lgsp"})
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader], resource=resource)
-    heard = _Heard()
+    heard = _Heard(level=logging.WARNING)
     try:
         publish_metrics(report, meter_provider=provider)
         data = reader.get_metrics_data()
@@ -119,7 +96,7 @@ def export(report: DelegationMetrics) -> tuple[int, int, str]:
             if data is None
             else [m for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics]
         )
-        with heard.listening():
+        with diverted("opentelemetry.exporter.otlp", heard):
             result = MetricExportResult.SUCCESS if data is None else exporter.export(data)
     finally:
         exporter.shutdown()
@@ -140,21 +117,7 @@ def export(report: DelegationMetrics) -> tuple[int, int, str]:
 class _Heard(logging.Handler):
     """The exporter's log while it sends: kept for the error line, not printed."""
 
-    def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
-        self.last = ""
+    last = ""
 
     def emit(self, record: logging.LogRecord) -> None:
         self.last = record.getMessage()
-
-    @contextmanager
-    def listening(self) -> Iterator[None]:
-        logger = logging.getLogger("opentelemetry.exporter.otlp")
-        propagate = logger.propagate
-        logger.addHandler(self)
-        logger.propagate = False
-        try:
-            yield
-        finally:
-            logger.removeHandler(self)
-            logger.propagate = propagate

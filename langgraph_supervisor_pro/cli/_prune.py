@@ -1,25 +1,29 @@
 """`lgsp prune`: delete finished threads older than an age (see `persistence.retention`).
 
-`lgsp prune --db URL --older-than 30d [--status done ...] [--store URL]
-[--store-namespace research_team/sources ...] [--dry-run | --yes] [--json]` lists what
-would go and deletes nothing unless `--yes` is given. Every error is one line on stderr
-with exit code 2.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/retention/
 """
 
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
 from datetime import UTC
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from langgraph_supervisor_pro._internal.text import one_line, plural
-from langgraph_supervisor_pro.cli._common import db_url, error_line, fail, open_memory, open_saver
+from langgraph_supervisor_pro.cli._common import (
+    DbOption,
+    JsonOption,
+    db_url,
+    error_line,
+    fail,
+    new_table,
+    open_dbs,
+    option,
+    out,
+)
 from langgraph_supervisor_pro.persistence._retention import (
     DEFAULT_BATCH_SIZE,
     FINISHED_STATUSES,
@@ -43,14 +47,7 @@ HELP = (
     "sqlite:///path.db) or a postgresql:// URL."
 )
 
-_KINDS = {
-    "checkpoints": "Checkpoints",
-    "writes": "Writes",
-    "blobs": "Blobs",
-    "effects": "Effects",
-    "leases": "Leases",
-    "store_items": "Store items",
-}
+_KINDS = ("checkpoints", "writes", "blobs", "effects", "leases", "store_items")
 _KEPT = {
     "recent": "newer",
     "pending": "paused or mid-run",
@@ -78,12 +75,12 @@ def render(console: Console, report: PruneReport, shown: str, *, store: bool) ->
     )
     if going:
         kinds = [k for k in _KINDS if any(k in t.rows for t in going)]
-        table = Table(box=box.SIMPLE_HEAD)
+        table = new_table()
         table.add_column("Thread", no_wrap=True, overflow="fold")
         table.add_column("Status", no_wrap=True)
         table.add_column("Age", justify="right", no_wrap=True)
         for kind in kinds:
-            table.add_column(_KINDS[kind], justify="right")
+            table.add_column(kind.replace("_", " ").capitalize(), justify="right")
         for thread in going:
             counts = [str(thread.rows[k]) if k in thread.rows else "-" for k in kinds]
             table.add_row(
@@ -91,78 +88,48 @@ def render(console: Console, report: PruneReport, shown: str, *, store: bool) ->
             )
         console.print(table)
         totals = report.totals()
-        console.print(
-            f"{'Would delete' if report.dry_run else 'Deleted'}: "
-            + ", ".join(f"{totals[k]} {_KINDS[k].lower()}" for k in kinds)
-            + "."
-        )
+        deleted = ", ".join(f"{totals[k]} {k.replace('_', ' ')}" for k in kinds)
+        console.print(f"{'Would delete' if report.dry_run else 'Deleted'}: {deleted}.")
     if report.kept:
-        console.print(
-            "Kept: "
-            + ", ".join(f"{n} {_KEPT.get(why, why)}" for why, n in report.kept.items())
-            + "."
-        )
+        kept = ", ".join(f"{n} {_KEPT.get(why, why)}" for why, n in report.kept.items())
+        console.print(f"Kept: {kept}.")
     if not store:
         console.print("Store items were not looked at: give --store to delete them too.")
     if report.dry_run and going:
         console.print("Nothing was deleted: run again with --yes to delete them.")
 
 
-def _store_namespaces(values: list[str]) -> list[tuple[str, ...]]:
-    prefixes = []
-    for value in values:
-        labels = tuple(value.split("/"))
-        if not all(label and "." not in label and "\x00" not in label for label in labels):
-            fail(
-                f"--store-namespace: got {value!r}; give labels joined by '/', none empty, "
-                "without '.' or NUL, e.g. research_team/sources (the thread's label follows)"
-            )
-        prefixes.append(labels)
-    return prefixes
-
-
 def prune_command(
-    db: Annotated[
-        str,
-        typer.Option(
-            "--db",
-            help="The checkpoint database: postgresql://..., sqlite:///path.db, or a SQLite file.",
-            show_default=False,
-        ),
-    ],
+    db: DbOption,
     older_than: Annotated[
         str,
-        typer.Option(
+        option(
             "--older-than",
-            help="Delete threads whose newest checkpoint is older than this: 90m, 12h, 30d, 2w.",
-            show_default=False,
+            "Delete threads whose newest checkpoint is older than this: 90m, 12h, 30d, 2w.",
         ),
     ],
     status: Annotated[
         list[str] | None,
-        typer.Option(
+        option(
             "--status",
-            help="A run status that counts as finished: done (default), halted, failed "
+            "A run status that counts as finished: done (default), halted, failed "
             "(repeat for several).",
-            show_default=False,
         ),
     ] = None,
     store: Annotated[
         str | None,
-        typer.Option(
+        option(
             "--store",
-            help="The store the runs' graph is compiled with, in --db's forms: the threads' "
+            "The store the runs' graph is compiled with, in --db's forms: the threads' "
             "items there go too.",
-            show_default=False,
         ),
     ] = None,
     store_namespace: Annotated[
         list[str] | None,
-        typer.Option(
+        option(
             "--store-namespace",
-            help="Another per-thread store namespace to clear, as labels joined by '/' that "
+            "Another per-thread store namespace to clear, as labels joined by '/' that "
             "the thread's label follows, e.g. research_team/sources (repeat for several).",
-            show_default=False,
         ),
     ] = None,
     dry_run: Annotated[
@@ -172,26 +139,15 @@ def prune_command(
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="Threads listed and handled per batch.")
     ] = DEFAULT_BATCH_SIZE,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")
-    ] = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Delete finished, old threads, or show which would go (the body of `lgsp prune`).
-
-    Example:
-        ```console
-        $ lgsp prune --db postgresql://app@db/app --older-than 30d
-        $ lgsp prune --db postgresql://app@db/app --store postgresql://app@db/app \
-            --older-than 30d --status done --status halted --yes --json
-        ```
-    """
+    """Delete finished, old threads, or show which would go (the body of `lgsp prune`)."""
     try:
         age = parse_age(older_than, where="--older-than")
     except ValueError as exc:
         fail(str(exc))
     statuses = status or ["done"]
-    unknown = [s for s in statuses if s not in FINISHED_STATUSES]
-    if unknown:
+    if unknown := [s for s in statuses if s not in FINISHED_STATUSES]:
         fail(
             f"--status: got {unknown[0]!r}; give done, halted or failed (a running run, or one "
             "paused at a review, is never pruned)"
@@ -200,11 +156,16 @@ def prune_command(
         fail("--dry-run and --yes: give one (without either, it is a dry run)")
     if not 1 <= batch_size <= MAX_BATCH_SIZE:
         fail(f"--batch-size: got {batch_size}; give 1 to {MAX_BATCH_SIZE} threads")
-    prefixes = _store_namespaces(store_namespace or [])
+    prefixes: list[tuple[str, ...]] = []
+    for value in store_namespace or []:
+        prefixes.append(tuple(value.split("/")))
+        if not all(label and "." not in label and "\x00" not in label for label in prefixes[-1]):
+            fail(
+                f"--store-namespace: got {value!r}; give labels joined by '/', none empty, "
+                "without '.' or NUL, e.g. research_team/sources (the thread's label follows)"
+            )
     url, shown = db_url(db)
-    with ExitStack() as stack:
-        saver = open_saver(stack, url, shown)
-        memory = open_memory(stack, store)
+    with open_dbs(url, shown, store) as (saver, memory, _):
         try:
             report = prune_threads(
                 saver,
@@ -220,4 +181,4 @@ def prune_command(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return
-    render(Console(highlight=False, emoji=False), report, shown, store=memory is not None)
+    render(out(), report, shown, store=memory is not None)

@@ -1,11 +1,7 @@
-"""The runs (threads) in a checkpoint database, for `lgsp runs` (private; used by `commands.py`).
+"""The runs (threads) in a checkpoint database, for `lgsp runs` (private).
 
-Each thread's newest root checkpoint holds its status, turn and step, and the reviews it is
-waiting on (read as the review desk's `list_reviews` reads them). On Postgres a page of 500
-threads' newest root checkpoints is read in two statements (their inline values and pending
-writes, no blobs); on SQLite the threads are listed by query and each newest checkpoint
-read with `get_tuple`, a thread at a time; other checkpointers are listed once with
-`list(None)`.
+Each thread's newest root checkpoint holds its status, turn and step, and the reviews it
+waits on (read as the review desk's `list_reviews` reads them).
 """
 
 from __future__ import annotations
@@ -19,18 +15,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph_supervisor_pro._internal.records import aware_time, whole_int
 from langgraph_supervisor_pro.review._desk import each_newest_root, reviews_of_tuple
 
-__all__ = ["RunRow", "list_runs"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class RunRow:
-    """One thread: where its run stands and when it last moved.
-
-    Example:
-        >>> RunRow(thread_id="t1", status="done", turn=1, step=2, pending=0,
-        ...        task="Refund A1001", last_activity=None).to_dict()["status"]
-        'done'
-    """
+    """One thread: where its run stands and when it last moved."""
 
     thread_id: str
     """The thread."""
@@ -50,9 +38,6 @@ class RunRow:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready values (the time in ISO-8601).
 
-        Returns:
-            A dict with the row's fields.
-
         Example:
             >>> RunRow(thread_id="t", status="-", turn=None, step=None, pending=1,
             ...        task="", last_activity=None).to_dict()["pending_reviews"]
@@ -70,40 +55,23 @@ class RunRow:
 
 
 def list_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunRow]:
-    """Every thread in the database, newest activity first.
-
-    Args:
-        checkpointer: An open checkpointer (e.g. from `open_checkpointer`).
-
-    Returns:
-        One row per thread.
-
-    Example:
-        ```python
-        with open_checkpointer("postgresql://app@db/app") as saver:
-            for row in list_runs(saver):
-                print(row.thread_id, row.status, row.pending)
-        ```
-    """
+    """One row per thread of the open `checkpointer`, newest activity first."""
     rows: list[RunRow] = []
 
     def take(thread: str, item: CheckpointTuple) -> None:
-        rows.append(_row(thread, item, len(reviews_of_tuple(thread, item))))
+        values = item.checkpoint.get("channel_values") or {}
+        row = RunRow(
+            thread_id=thread,
+            status=str(values.get("status") or "-"),
+            turn=whole_int(values.get("turn")),
+            step=whole_int(values.get("step")),
+            pending=len(reviews_of_tuple(thread, item)),
+            task=str(values.get("task") or ""),
+            last_activity=aware_time(item.checkpoint.get("ts")),
+        )
+        rows.append(row)
 
     each_newest_root(checkpointer, take)
     rows.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
     rows.reverse()
     return rows
-
-
-def _row(thread: str, item: CheckpointTuple, pending: int) -> RunRow:
-    values = item.checkpoint.get("channel_values") or {}
-    return RunRow(
-        thread_id=thread,
-        status=str(values.get("status") or "-"),
-        turn=whole_int(values.get("turn")),
-        step=whole_int(values.get("step")),
-        pending=pending,
-        task=str(values.get("task") or ""),
-        last_activity=aware_time(item.checkpoint.get("ts")),
-    )

@@ -1,9 +1,6 @@
-"""The project templates `lgsp new` writes (private; used by `commands.py`).
+"""The project templates `lgsp new` writes: the folders of `templates/` (private).
 
-A template is a folder of the top-level `templates/` directory: a runnable project with its
-own `pyproject.toml` (whose `description` is the template's one line), `langgraph.json`,
-README and tests. In a checkout they are read from `templates/`; in an installed wheel from
-`langgraph_supervisor_pro/_templates/` (hatch's `sources`, see pyproject.toml).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/templates/
 """
 
 from __future__ import annotations
@@ -14,13 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from langgraph_supervisor_pro.errors import TemplateError
-
-__all__ = [
-    "Template",
-    "templates",
-    "templates_root",
-    "write_project",
-]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # What a template run in place leaves behind; the wheel's `exclude` (pyproject.toml) matches.
@@ -51,10 +41,6 @@ class Template:
 def templates_root() -> Path:
     """The folder holding the templates: the wheel's copy, else the checkout's.
 
-    Returns:
-        `langgraph_supervisor_pro/_templates` when installed from a wheel, else the
-        repository's `templates/`.
-
     Example:
         >>> (templates_root() / "support_desk" / "langgraph.json").is_file()
         True
@@ -69,10 +55,7 @@ def templates_root() -> Path:
 
 
 def templates() -> dict[str, Template]:
-    """The templates by name, sorted.
-
-    Returns:
-        Each folder of `templates_root()` holding a `pyproject.toml`.
+    """The templates (each folder of `templates_root()` with a `pyproject.toml`) by name.
 
     Example:
         >>> "support_desk" in templates()
@@ -90,23 +73,11 @@ def templates() -> dict[str, Template]:
 
 
 def write_project(name: str, directory: Path) -> Template:
-    """Write a copy of template `name` into `directory` (new, or empty).
-
-    Args:
-        name: The template, e.g. "support_desk".
-        directory: Where the project goes; created with its parents when missing.
-
-    Returns:
-        The template written.
+    """Write a copy of template `name` into `directory` (new, or empty; made if missing).
 
     Raises:
         TemplateError: When there is no such template, or `directory` is a file or a
             directory that is not empty.
-
-    Example:
-        ```python
-        write_project("support_desk", Path("myapp"))   # myapp/langgraph.json, ...
-        ```
     """
     known = templates()
     template = known.get(name)

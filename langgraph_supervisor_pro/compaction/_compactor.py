@@ -1,44 +1,13 @@
-"""Compact before overflow: token accounting and the compaction step.
+"""Compact before overflow: the `Compaction` configuration, token accounting, the `Compactor`.
 
-When a context reaches a fraction (`Compaction.trigger`, default 0.7; 0.6-0.8 is
-recommended) of the model's input window, or on a fixed cadence of hops, the
-older part of the history is replaced by one structured summary message
-(`ContextSummary`: task, done, current state, remaining, key facts) and the most
-recent messages stay verbatim. An AI message's tool calls and their tool results
-are never split between the two parts, and a summary from an earlier compaction
-is folded into the next one, its key facts carried over programmatically.
-
-A summarizer that raises or returns an invalid summary is retried up to
-`Compaction.max_attempts` times; then, as when its breaker (`Compaction.breaker`) is
-open, the fallback drops the oldest turns instead (`truncate_history`: the task, the
-latest summary, whole tool pairs and the kept tail stay; a marker takes their place),
-so the context still falls under the trigger, and the error is recorded on the
-`CompactionOutcome` (`kind="truncated"`). A history larger than the summarizer's own
-window (its profile, or `Compaction.summarizer_window`) is summarised in chunks that
-each fit, then combined (map, then reduce), the key facts carried through.
-
-The window comes from the model's profile (`max_input_tokens`) or
-`max_context_tokens`; tokens are counted by the configured counter, the model's own
-counter when its class has one, or LangChain's `count_tokens_approximately`.
-
-Example:
-    >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
-    >>> Compaction(summarizer=ScriptedChatModel(script=[]), max_context_tokens=8000).window()
-    8000
-
-    ```python
-    from langgraph_supervisor_pro import Compaction
-
-    config = Compaction(summarizer=cheap_model, trigger=0.7, keep=6, every_n_steps=3)
-    compactor = config.compactor(worker_model)  # window from the model's profile
-    if compactor.should_compact(messages, step=step):
-        outcome = compactor.compact(messages, task=task)
-        messages = outcome.messages  # [summary, *kept], or truncated when it failed
-    ```
+Older history becomes one structured summary (`ContextSummary`) once a context reaches
+`Compaction.trigger` of its window; when the summarizer fails, the oldest turns are dropped.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/compaction/
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -49,13 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -73,42 +36,19 @@ from langgraph_supervisor_pro._internal.text import message_text, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Invoke, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import InvalidSummaryError
 
-__all__ = [
-    "COMPACTION_PROMPT",
-    "DEFAULT_SUMMARIZER_BREAKER",
-    "SUMMARY_HEADER",
-    "TRUNCATION_HEADER",
-    "Compaction",
-    "CompactionOutcome",
-    "Compactor",
-    "ContextSummary",
-    "TokenCounter",
-    "is_summary_message",
-    "is_truncation_marker",
-    "split_for_compaction",
-    "summarizer_breaker_namespace",
-    "truncate_history",
-    "truncation_note",
-]
-
-# -- configuration: when and how to compact ------------------------------------------------
-
 TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
 """Counts the tokens of a list of messages (e.g. `count_tokens_approximately`)."""
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _positive(value: object, minimum: int = 1) -> bool:
+    """An integer >= `minimum` (a bool is not one here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
-def _profile_window(model: BaseChatModel | None) -> int | None:
-    profile = getattr(model, "profile", None) if model is not None else None
-    if not isinstance(profile, Mapping):
-        return None
-    value = profile.get("max_input_tokens")
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None
+def _profile_window(model: object) -> int | None:
+    profile = getattr(model, "profile", None)
+    value = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    return value if _positive(value) else None
 
 
 _BASE_COUNTERS = frozenset(
@@ -120,24 +60,38 @@ _BASE_COUNTERS = frozenset(
 
 
 def _own_counter(model: BaseChatModel) -> TokenCounter | None:
-    """The model's own token counter, if its class overrides the base implementation.
-
-    The base implementation tokenises with a GPT-2 tokenizer that must be downloaded,
-    so it is never used.
-    """
+    """The model's own counter, if its class overrides the base one (which needs a download)."""
     method = getattr(type(model), "get_num_tokens_from_messages", None)
     if method is None or method in _BASE_COUNTERS:
         return None
-
-    def count(messages: Sequence[BaseMessage]) -> int:
-        return model.get_num_tokens_from_messages(list(messages))
-
-    return count
+    return lambda messages: model.get_num_tokens_from_messages(list(messages))
 
 
 DEFAULT_SUMMARIZER_BREAKER = Breaker(failures=3, window=600.0, cooldown=60.0)
 """`Compaction.breaker` by default: 3 failed compactions within 10 minutes skip the
 summarizer for a minute."""
+
+_ADVICE = {
+    "summarizer": "a chat model (e.g. a cheaper model than the worker's) or a Runnable "
+    "returning a ContextSummary",
+    "trigger": "a fraction of the model's input window strictly between 0 and 1 (0.6-0.8 is "
+    "recommended; the default is 0.7)",
+    "every_n_steps": "an integer >= 1 (e.g. 3 compacts every third step), or None to compact "
+    "by size only",
+    "keep": "the number of recent messages to keep verbatim, an integer >= 1 (the default is 6)",
+    "max_context_tokens": "the model's input window in tokens, an integer >= 1, or None to read "
+    "it from the model's profile",
+    "model": "the chat model whose window applies, or None",
+    "token_counter": "a function taking a list of messages and returning a token count, or None",
+    "max_attempts": "an integer >= 1 (the default is 3)",
+    "summarizer_window": "the summarizer's input window in tokens, an integer >= 1, or None to "
+    "read it from the summarizer's profile",
+    "breaker": "a Breaker(failures=..., window=..., cooldown=...), or None to call the "
+    "summarizer on every compaction",
+}
+"""What to give for each field of `Compaction` (the fix its error names)."""
+_TYPED = frozenset({"summarizer", "model", "token_counter", "breaker"})
+"""Fields whose error names the type given rather than the value."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,9 +125,8 @@ class Compaction:
     every_n_steps: int | None = None
     """Also compact every n steps (e.g. 3: at steps 3, 6, 9, ...), whatever the size."""
     keep: int = 6
-    """How many recent messages stay verbatim (at least 1). More are kept when the
-    cut would split a tool call from its result; fewer when the kept messages would
-    take more than half of the trigger budget in tokens (see `split_for_compaction`)."""
+    """How many recent messages stay verbatim (at least 1); more when the cut would split
+    a tool call from its result, fewer when they would take over half the trigger budget."""
     max_context_tokens: int | None = None
     """The input window in tokens, for models whose profile lacks `max_input_tokens`."""
     model: BaseChatModel | None = None
@@ -187,87 +140,46 @@ class Compaction:
     """Seconds to wait between summarizer attempts (>= 0 and finite)."""
     summarizer_window: int | None = None
     """The summarizer's input window in tokens, for a summarizer whose profile lacks
-    `max_input_tokens`; when neither is known, the worker's window applies. A history
-    larger than `trigger` of it is summarised in chunks that each fit (map, then reduce)."""
+    `max_input_tokens` (else the worker's window applies). A larger history is
+    summarised in chunks that each fit (map, then reduce)."""
     breaker: Breaker | None = DEFAULT_SUMMARIZER_BREAKER
     """The summarizer's circuit breaker: after `failures` failed compactions within
-    `window` seconds, compactions skip the summarizer and truncate for `cooldown` seconds
-    (then one compaction probes it). None calls the summarizer on every compaction."""
+    `window` seconds, compactions truncate instead for `cooldown` seconds (then one
+    probes it). None calls the summarizer on every compaction."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.summarizer, Runnable):
-            raise TypeError(
-                f"Compaction.summarizer: got {type(self.summarizer).__name__}; give a chat "
-                "model (e.g. a cheaper model than the worker's) or a Runnable returning a "
-                "ContextSummary"
-            )
         trigger = self.trigger
-        if isinstance(trigger, bool) or not isinstance(trigger, int | float) or not 0 < trigger < 1:
-            raise ValueError(
-                f"Compaction.trigger: got {trigger!r}; give a fraction of the model's input "
-                "window strictly between 0 and 1 (0.6-0.8 is recommended; the default is 0.7)"
-            )
+        valid = {
+            "summarizer": isinstance(self.summarizer, Runnable),
+            "trigger": not isinstance(trigger, bool)
+            and isinstance(trigger, int | float)
+            and 0 < trigger < 1,
+            "every_n_steps": self.every_n_steps is None or _positive(self.every_n_steps),
+            "keep": _positive(self.keep),
+            "max_context_tokens": self.max_context_tokens is None
+            or _positive(self.max_context_tokens),
+            "model": self.model is None or isinstance(self.model, BaseChatModel),
+            "token_counter": self.token_counter is None or callable(self.token_counter),
+            "max_attempts": _positive(self.max_attempts),
+            "summarizer_window": self.summarizer_window is None
+            or _positive(self.summarizer_window),
+            "breaker": self.breaker is None or isinstance(self.breaker, Breaker),
+        }
+        for name, ok in valid.items():
+            if not ok:
+                value = getattr(self, name)
+                shown = type(value).__name__ if name in _TYPED else repr(value)
+                error = TypeError if name in _TYPED else ValueError
+                raise error(f"Compaction.{name}: got {shown}; give {_ADVICE[name]}")
         object.__setattr__(self, "trigger", float(trigger))
-        if self.every_n_steps is not None and not (
-            _is_int(self.every_n_steps) and self.every_n_steps >= 1
-        ):
-            raise ValueError(
-                f"Compaction.every_n_steps: got {self.every_n_steps!r}; give an integer >= 1 "
-                "(e.g. 3 compacts every third step), or None to compact by size only"
-            )
-        if not (_is_int(self.keep) and self.keep >= 1):
-            raise ValueError(
-                f"Compaction.keep: got {self.keep!r}; give the number of recent messages "
-                "to keep verbatim, an integer >= 1 (the default is 6)"
-            )
-        if self.max_context_tokens is not None and not (
-            _is_int(self.max_context_tokens) and self.max_context_tokens >= 1
-        ):
-            raise ValueError(
-                f"Compaction.max_context_tokens: got {self.max_context_tokens!r}; give the "
-                "model's input window in tokens, an integer >= 1, or None to read it from "
-                "the model's profile"
-            )
-        if self.model is not None and not isinstance(self.model, BaseChatModel):
-            raise TypeError(
-                f"Compaction.model: got {type(self.model).__name__}; give the chat model "
-                "whose window applies, or None"
-            )
-        if self.token_counter is not None and not callable(self.token_counter):
-            raise TypeError(
-                f"Compaction.token_counter: got {type(self.token_counter).__name__}; give a "
-                "function taking a list of messages and returning a token count, or None"
-            )
-        if not (_is_int(self.max_attempts) and self.max_attempts >= 1):
-            raise ValueError(
-                f"Compaction.max_attempts: got {self.max_attempts!r}; give an integer >= 1 "
-                "(the default is 3)"
-            )
         delay = check_seconds(self.retry_delay, "Compaction.retry_delay", zero=True)
         object.__setattr__(self, "retry_delay", delay)  # a timedelta becomes seconds
-        if self.summarizer_window is not None and not (
-            _is_int(self.summarizer_window) and self.summarizer_window >= 1
-        ):
-            raise ValueError(
-                f"Compaction.summarizer_window: got {self.summarizer_window!r}; give the "
-                "summarizer's input window in tokens, an integer >= 1, or None to read it "
-                "from the summarizer's profile"
-            )
-        if self.breaker is not None and not isinstance(self.breaker, Breaker):
-            raise TypeError(
-                f"Compaction.breaker: got {type(self.breaker).__name__}; give a "
-                "Breaker(failures=..., window=..., cooldown=...), or None to call the "
-                "summarizer on every compaction"
-            )
 
     def window(self, model: BaseChatModel | None = None) -> int:
-        """Resolve the input window in tokens.
+        """The input window in tokens: the profile's `max_input_tokens`, else `max_context_tokens`.
 
         Args:
             model: The model whose window applies; defaults to `Compaction.model`.
-
-        Returns:
-            The model profile's `max_input_tokens` when present, else `max_context_tokens`.
 
         Raises:
             ValueError: If neither is known.
@@ -279,11 +191,9 @@ class Compaction:
             8000
         """
         chosen = model if model is not None else self.model
-        from_profile = _profile_window(chosen)
-        if from_profile is not None:
-            return from_profile
-        if self.max_context_tokens is not None:
-            return self.max_context_tokens
+        window = _profile_window(chosen) or self.max_context_tokens
+        if window is not None:
+            return window
         which = f" ({type(chosen).__name__} has none)" if chosen is not None else ""
         raise ValueError(
             "Compaction: the context window is unknown: set "
@@ -292,14 +202,10 @@ class Compaction:
         )
 
     def counter(self, model: BaseChatModel | None = None) -> TokenCounter:
-        """Resolve the token counter.
+        """The token counter: `token_counter`, else the model's own, else the approximate one.
 
         Args:
             model: The model whose counter applies; defaults to `Compaction.model`.
-
-        Returns:
-            `token_counter` if set; else the model's own counter when its class overrides
-            `get_num_tokens_from_messages`; else `count_tokens_approximately`.
 
         Example:
             >>> from langchain_core.messages import HumanMessage
@@ -311,18 +217,11 @@ class Compaction:
         if self.token_counter is not None:
             return self.token_counter
         chosen = model if model is not None else self.model
-        if chosen is not None:
-            own = _own_counter(chosen)
-            if own is not None:
-                return own
-        return count_tokens_approximately
+        own = _own_counter(chosen) if chosen is not None else None
+        return own if own is not None else count_tokens_approximately
 
     def summarizer_limit(self) -> int | None:
-        """The summarizer's own input window, if known.
-
-        Returns:
-            The summarizer's profile `max_input_tokens` when present, else
-            `summarizer_window` (None when neither is known: the worker's window applies).
+        """The summarizer's own input window: its profile's, else `summarizer_window`.
 
         Example:
             >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
@@ -331,17 +230,10 @@ class Compaction:
             3000
         """
         summarizer = self.summarizer if isinstance(self.summarizer, BaseChatModel) else None
-        from_profile = _profile_window(summarizer)
-        return from_profile if from_profile is not None else self.summarizer_window
+        return _profile_window(summarizer) or self.summarizer_window
 
     def compactor(self, model: BaseChatModel | None = None) -> Compactor:
         """Build the `Compactor` for a model (window and counter resolved now).
-
-        Args:
-            model: The model whose window and counter apply; defaults to `Compaction.model`.
-
-        Returns:
-            A `Compactor` using this configuration.
 
         Raises:
             ValueError: If the window is unknown (see `window`).
@@ -354,9 +246,6 @@ class Compaction:
             1000
         """
         return Compactor(self, window=self.window(model), counter=self.counter(model))
-
-
-# -- the compaction step ----------------------------------------------------------------------
 
 
 COMPACTION_PROMPT = """\
@@ -413,25 +302,6 @@ def _clean_text(value: Any) -> Any:
     return storable(" ".join(value.split())) if isinstance(value, str) else value
 
 
-def _clean_items(value: Any) -> Any:
-    if isinstance(value, str):
-        value = [value]
-    if isinstance(value, list | tuple):
-        cleaned = [_clean_text(item) for item in value]
-        return [item for item in cleaned if not (isinstance(item, str) and not item)]
-    return value
-
-
-def _dedupe(items: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    unique: list[str] = []
-    for item in items:
-        if item not in seen:
-            seen.add(item)
-            unique.append(item)
-    return unique
-
-
 class ContextSummary(BaseModel):
     """The structured summary that replaces compacted history.
 
@@ -480,13 +350,15 @@ class ContextSummary(BaseModel):
     @field_validator("done", "remaining", "key_facts", mode="before")
     @classmethod
     def _fold_items(cls, value: Any) -> Any:
-        return _clean_items(value)
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple):
+            return value
+        cleaned = [_clean_text(item) for item in value]
+        return [item for item in cleaned if not (isinstance(item, str) and not item)]
 
     def is_empty(self) -> bool:
         """Whether the summary says nothing beyond the task.
-
-        Returns:
-            True when `done`, `current_state`, `remaining` and `key_facts` are all empty.
 
         Example:
             >>> ContextSummary(task="T", done=[], current_state="", remaining=[],
@@ -496,59 +368,52 @@ class ContextSummary(BaseModel):
         return not (self.done or self.current_state or self.remaining or self.key_facts)
 
     def render(self) -> str:
-        """Render the summary as the compact text used as the summary message's content.
-
-        Returns:
-            One line per field, list fields as bullet lists (`(none)` when empty).
+        """The summary message's text: one line per field, lists as bullets (`(none)` if empty).
 
         Example:
             >>> ContextSummary(task="T", done=[], current_state="Started.", remaining=[],
             ...                key_facts=["id=7"]).render().splitlines()[1]
             'Done: (none)'
         """
-        lines = [f"Task: {self.task or '(unknown)'}"]
 
-        def bullets(title: str, items: Sequence[str]) -> None:
-            if not items:
-                lines.append(f"{title}: (none)")
-                return
-            lines.append(f"{title}:")
-            lines.extend(f"- {item}" for item in items)
+        def bullets(title: str, items: Sequence[str]) -> list[str]:
+            return (
+                [f"{title}:", *(f"- {item}" for item in items)] if items else [f"{title}: (none)"]
+            )
 
-        bullets("Done", self.done)
-        lines.append(f"Current state: {self.current_state or '(unknown)'}")
-        bullets("Remaining", self.remaining)
-        bullets("Key facts", self.key_facts)
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                f"Task: {self.task or '(unknown)'}",
+                *bullets("Done", self.done),
+                f"Current state: {self.current_state or '(unknown)'}",
+                *bullets("Remaining", self.remaining),
+                *bullets("Key facts", self.key_facts),
+            ]
+        )
+
+
+def _marked(message: BaseMessage, key: str) -> bool:
+    return isinstance(message, HumanMessage) and isinstance(
+        message.additional_kwargs.get(key), Mapping
+    )
 
 
 def is_summary_message(message: BaseMessage) -> bool:
-    """Whether `message` is a summary written by a compaction.
-
-    Args:
-        message: Any message.
-
-    Returns:
-        True for the `HumanMessage` a compaction put in place of older messages.
+    """Whether `message` is the summary a compaction put in place of older messages.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
         >>> is_summary_message(HumanMessage("hello"))
         False
     """
-    return isinstance(message, HumanMessage) and isinstance(
-        message.additional_kwargs.get(_SUMMARY_KEY), Mapping
-    )
+    return _marked(message, _SUMMARY_KEY)
 
 
 def summarizer_breaker_namespace(scope: Sequence[str]) -> tuple[str, ...]:
     """The store namespace of a summarizer's breaker state (the item `"state"`).
 
-    Args:
-        scope: Whose summarizer: `(supervisor name, *worker path)` in a supervisor graph.
-
-    Returns:
-        `("lgsp", "summarizer_breakers", *scope)`, each label made store-safe.
+    `scope` is whose summarizer: `(supervisor name, *worker path)` in a supervisor graph;
+    each label is made store-safe.
 
     Example:
         >>> summarizer_breaker_namespace(("supervisor", "research"))
@@ -569,9 +434,7 @@ def is_truncation_marker(message: BaseMessage) -> bool:
         >>> is_truncation_marker(HumanMessage("hello"))
         False
     """
-    return isinstance(message, HumanMessage) and isinstance(
-        message.additional_kwargs.get(_TRUNCATED_KEY), Mapping
-    )
+    return _marked(message, _TRUNCATED_KEY)
 
 
 def truncation_note(message: BaseMessage) -> Mapping[str, Any]:
@@ -580,22 +443,13 @@ def truncation_note(message: BaseMessage) -> Mapping[str, Any]:
     return note if isinstance(note, Mapping) else {}
 
 
-def _marker_message(
-    removed_ids: Sequence[str], count: int, attempts: int, error: str
-) -> HumanMessage:
-    content = (
-        f"{TRUNCATION_HEADER} {count} older message{'s were' if count != 1 else ' was'} "
-        "dropped from this context to keep it within the model's window (the summarizer "
-        "was unavailable); the task, the latest summary and the recent messages are kept."
-    )
-    key = "truncated\n" + ("\n".join(removed_ids) if removed_ids else content)
+def _replacement(content: str, key: str, kwargs: dict[str, Any]) -> HumanMessage:
+    """A summary or marker message; its id derives from what it replaces (a re-run matches)."""
     return HumanMessage(
         content=content,
         name=_SUMMARY_NAME,
         id=str(uuid.uuid5(_ID_NAMESPACE, key)),
-        additional_kwargs={
-            _TRUNCATED_KEY: {"removed": count, "attempts": attempts, "error": error}
-        },
+        additional_kwargs=kwargs,
     )
 
 
@@ -609,19 +463,11 @@ def truncate_history(
     """The deterministic fallback: drop the oldest turns of `messages[:cut]`.
 
     Kept: the task (the first human message, when no summary precedes it), the latest
-    summary, and `messages[cut:]` (a safe cut, so no tool call is parted from its
-    result; the dropped messages are whole tool pairs). When that still exceeds
-    `budget` tokens, the task and then the summary are dropped too.
+    summary, and `messages[cut:]` (a safe cut: no tool call is parted from its result).
+    When that still exceeds `budget` tokens, the task and then the summary are dropped too.
 
-    Args:
-        messages: The history, oldest first.
-        cut: Where the kept tail starts (`split_for_compaction`).
-        budget: The tokens the result should fit (the trigger's share of the window).
-        token_counter: Counts tokens.
-
-    Returns:
-        The messages kept (in order) and those dropped (in order); the caller puts a
-        marker where the first dropped message was.
+    Returns the messages kept and those dropped, each in order (a marker goes where the
+    first dropped message was).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -635,14 +481,8 @@ def truncate_history(
     head, tail = list(messages[:cut]), list(messages[cut:])
     summaries = [i for i, m in enumerate(head) if is_summary_message(m)]
     protected: list[int] = []
-    task = next(
-        (
-            i
-            for i, m in enumerate(head)
-            if isinstance(m, HumanMessage) and not is_truncation_marker(m)
-        ),
-        None,
-    )
+    humans = [i for i, m in enumerate(head) if isinstance(m, HumanMessage)]
+    task = next((i for i in humans if not is_truncation_marker(head[i])), None)
     if task is not None and not is_summary_message(head[task]):
         protected.append(task)  # the first human message, no summary before it
     if summaries:
@@ -663,37 +503,24 @@ def _read_summary(message: BaseMessage) -> ContextSummary | None:
         return None
 
 
-def _call_ids(message: AIMessage) -> list[str]:
-    ids = [call.get("id") for call in message.tool_calls]
-    ids += [call.get("id") for call in message.invalid_tool_calls]
-    return [i for i in ids if i]
-
-
 def _safe_cuts(messages: Sequence[BaseMessage]) -> list[bool]:
-    """`safe[i]` is whether cutting before `messages[i]` separates no tool call from its result.
+    """`safe[i]`: cutting before `messages[i]` parts no tool call from its result.
 
-    Tool messages are matched to the latest earlier AI message whose tool calls
-    carry their `tool_call_id`.
+    A tool message belongs to the latest earlier AI message with its `tool_call_id`.
     """
-    n = len(messages)
-    delta = [0] * (n + 2)
+    delta = [0] * (len(messages) + 2)
     owner: dict[str, int] = {}
     for index, message in enumerate(messages):
         if isinstance(message, AIMessage):
-            for call_id in _call_ids(message):
-                owner[call_id] = index
+            for call in [*message.tool_calls, *message.invalid_tool_calls]:
+                if call_id := call.get("id"):
+                    owner[call_id] = index
         elif isinstance(message, ToolMessage):
             source = owner.get(message.tool_call_id)
-            if source is not None:
-                # Cuts source+1 .. index would split the pair.
+            if source is not None:  # cuts source+1 .. index would split the pair
                 delta[source + 1] += 1
                 delta[index + 1] -= 1
-    safe: list[bool] = []
-    open_pairs = 0
-    for index in range(n + 1):
-        open_pairs += delta[index]
-        safe.append(open_pairs == 0)
-    return safe
+    return [open_pairs == 0 for open_pairs in itertools.accumulate(delta[: len(messages) + 1])]
 
 
 def split_for_compaction(
@@ -703,29 +530,13 @@ def split_for_compaction(
     max_tail_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
 ) -> int:
-    """Choose where to cut a history: `messages[:i]` is compacted, `messages[i:]` kept.
+    """Where to cut a history: `messages[:i]` is compacted, `messages[i:]` kept (0: none).
 
-    The rule:
-
-    1. The cut never separates an AI message with tool calls from any of its tool
-       messages (matched by `tool_call_id`), at least one message is kept, and a
-       leading summary message is always compacted (folded) together with at least
-       one newer message.
-    2. By count: the latest such cut that keeps at least `keep` messages (more when
-       the exact cut would split a tool pair).
-    3. By size: if `max_tail_tokens` is given and the kept messages exceed it, the
-       cut moves later, to the earliest safe cut whose kept messages fit, or, when
-       none fits, the latest safe cut (the smallest kept tail possible).
-
-    Args:
-        messages: The history, oldest first.
-        keep: How many recent messages to keep verbatim (>= 1).
-        max_tail_tokens: Most tokens the kept messages should take, if limited.
-        token_counter: Counts tokens for `max_tail_tokens`; defaults to
-            `count_tokens_approximately`.
-
-    Returns:
-        The index of the first kept message; 0 when nothing can be compacted.
+    The cut never parts an AI message's tool calls from their tool messages, keeps at
+    least one message, and folds a leading summary with at least one newer message. By
+    count it is the latest such cut keeping at least `keep` messages; if the kept messages
+    exceed `max_tail_tokens`, it moves to the earliest safe cut whose tail fits (or the
+    latest safe cut when none does).
 
     Raises:
         ValueError: If `keep` is not an integer >= 1 or `max_tail_tokens` is negative.
@@ -741,9 +552,9 @@ def split_for_compaction(
         >>> split_for_compaction(history, keep=2)  # keeps the tool pair together
         1
     """
-    if not (_is_int(keep) and keep >= 1):
+    if not _positive(keep):
         raise ValueError(f"keep: got {keep!r}; give an integer >= 1")
-    if max_tail_tokens is not None and not (_is_int(max_tail_tokens) and max_tail_tokens >= 0):
+    if max_tail_tokens is not None and not _positive(max_tail_tokens, 0):
         raise ValueError(f"max_tail_tokens: got {max_tail_tokens!r}; give an integer >= 0")
     history = list(messages)
     n = len(history)
@@ -752,12 +563,9 @@ def split_for_compaction(
     cuts = [i for i in range(first, n) if safe[i]]
     if not cuts:
         return 0
-    by_count = [i for i in cuts if i <= n - keep]
-    cut = by_count[-1] if by_count else 0
-    if max_tail_tokens is None:
-        return cut
+    cut = max((i for i in cuts if i <= n - keep), default=0)
     count = token_counter or count_tokens_approximately
-    if count(history[cut:]) <= max_tail_tokens:
+    if max_tail_tokens is None or count(history[cut:]) <= max_tail_tokens:
         return cut
     later = [i for i in cuts if i > cut]
     if not later:
@@ -800,11 +608,9 @@ class CompactionOutcome:
     """Why the summarizer failed on every attempt, or why it was not called (its breaker
     is open); the history was then truncated instead (`kind == "truncated"`)."""
     attempts: int
-    """Summarizer calls made (0 when there was nothing to compact or its breaker was
-    open; more than one per chunk retried, and one per chunk of a large history)."""
+    """Summarizer calls made (0 when nothing was compacted or its breaker was open)."""
     kind: Literal["summary", "truncated"] | None = None
-    """How the history was compacted: replaced by a summary, or (the summarizer failed or
-    its breaker is open) its oldest turns dropped; None when nothing changed."""
+    """Replaced by a summary, or its oldest turns dropped (the fallback); None: unchanged."""
     dropped: list[BaseMessage] = field(default_factory=list)
     """The messages a truncation dropped (to archive them; empty for a summary)."""
 
@@ -828,16 +634,27 @@ class CompactionOutcome:
         return None
 
 
+def _unchanged(
+    history: list[BaseMessage], tokens: int, error: str | None, attempts: int
+) -> CompactionOutcome:
+    return CompactionOutcome(
+        messages=history,
+        removed_ids=[],
+        summary=None,
+        tokens_before=tokens,
+        tokens_after=tokens,
+        error=error,
+        attempts=attempts,
+    )
+
+
 def _structured_summarizer(summarizer: Runnable[Any, Any]) -> Runnable[Any, Any]:
-    with_structured_output = getattr(summarizer, "with_structured_output", None)
-    if callable(with_structured_output):
-        try:
-            structured = with_structured_output(ContextSummary)
-        except NotImplementedError:
-            return summarizer
-        if isinstance(structured, Runnable):
-            return structured
-    return summarizer
+    method = getattr(summarizer, "with_structured_output", None)
+    try:
+        structured = method(ContextSummary) if callable(method) else summarizer
+    except NotImplementedError:
+        return summarizer
+    return structured if isinstance(structured, Runnable) else summarizer
 
 
 def _coerce_summary(raw: object) -> ContextSummary:
@@ -856,21 +673,20 @@ def _coerce_summary(raw: object) -> ContextSummary:
         raise InvalidSummaryError(
             "the summarizer returned no structured output (it did not call ContextSummary)"
         )
-    if isinstance(raw, ContextSummary):
-        summary = raw
-    elif isinstance(raw, BaseModel | Mapping):
-        data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw)
+    if isinstance(raw, BaseModel) and not isinstance(raw, ContextSummary):
+        raw = raw.model_dump()
+    if isinstance(raw, Mapping):
         try:
-            summary = ContextSummary.model_validate(data)
+            raw = ContextSummary.model_validate(dict(raw))
         except ValidationError as exc:
             raise InvalidSummaryError(f"invalid ContextSummary: {exc}") from exc
-    else:
+    if not isinstance(raw, ContextSummary):
         raise InvalidSummaryError(
             f"the summarizer returned {type(raw).__name__}, not a ContextSummary"
         )
-    if summary.is_empty():
+    if raw.is_empty():
         raise InvalidSummaryError("the summary is empty: it would lose the compacted history")
-    return summary
+    return raw
 
 
 def _describe_error(error: BaseException) -> str:
@@ -883,21 +699,20 @@ def _describe_error(error: BaseException) -> str:
 def _render_message(message: BaseMessage) -> str:
     text = message_text(message).strip()
     if isinstance(message, HumanMessage):
-        line = f"user: {text}"
-    elif isinstance(message, AIMessage):
+        return f"user: {text}"
+    if isinstance(message, AIMessage):
         line = f"assistant: {text}" if text else "assistant:"
         for call in message.tool_calls:
             args = json.dumps(call["args"], ensure_ascii=False, default=str)
             line += f"\n  calls {call['name']} (id {call.get('id')}) with {args}"
-    elif isinstance(message, ToolMessage):
+        return line
+    if isinstance(message, ToolMessage):
         name = f" {message.name}" if message.name else ""
         status = " [error]" if message.status == "error" else ""
-        line = f"tool result{name} (id {message.tool_call_id}){status}: {text}"
-    elif isinstance(message, SystemMessage):
-        line = f"system: {text}"
-    else:
-        line = f"{message.type}: {text}"
-    return line
+        return f"tool result{name} (id {message.tool_call_id}){status}: {text}"
+    if isinstance(message, SystemMessage):
+        return f"system: {text}"
+    return f"{message.type}: {text}"
 
 
 def _merge(new: ContextSummary, previous: Sequence[ContextSummary], task: str) -> ContextSummary:
@@ -907,28 +722,13 @@ def _merge(new: ContextSummary, previous: Sequence[ContextSummary], task: str) -
     return new.model_copy(
         update={
             "task": new.task or original or _clean_text(task),
-            "key_facts": _dedupe([*facts, *new.key_facts]),
+            "key_facts": list(dict.fromkeys([*facts, *new.key_facts])),
         }
-    )
-
-
-def _summary_message(summary: ContextSummary, removed_ids: Sequence[str]) -> HumanMessage:
-    content = f"{SUMMARY_HEADER}\n{summary.render()}"
-    key = "\n".join(removed_ids) if removed_ids else content
-    return HumanMessage(
-        content=content,
-        name=_SUMMARY_NAME,
-        id=str(uuid.uuid5(_ID_NAMESPACE, key)),
-        additional_kwargs={_SUMMARY_KEY: summary.model_dump()},
     )
 
 
 class Compactor:
     """Measures a context and compacts it: the step a worker or supervisor node runs.
-
-    `compact` and `acompact` share one implementation (`_steps`, a generator that
-    yields each summarizer call and retry delay), run by `_internal.twins.drive` or
-    `adrive`.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -947,12 +747,7 @@ class Compactor:
     def __init__(
         self, config: Compaction, *, window: int, counter: TokenCounter | None = None
     ) -> None:
-        """Create a compactor.
-
-        Args:
-            config: The compaction configuration.
-            window: The model's input window in tokens (see `Compaction.window`).
-            counter: Counts tokens; defaults to `config.counter()`.
+        """A compactor for a `window` (`Compaction.window`); `counter` defaults to the config's.
 
         Raises:
             TypeError: If `config` is not a `Compaction` or `counter` is not callable.
@@ -962,7 +757,7 @@ class Compactor:
             raise TypeError(
                 f"Compactor.config: got {type(config).__name__}; give a Compaction(...)"
             )
-        if not (_is_int(window) and window >= 1):
+        if not _positive(window):
             raise ValueError(
                 f"Compactor.window: got {window!r}; give the input window in tokens, an "
                 "integer >= 1 (Compaction.window(model) resolves it)"
@@ -979,8 +774,7 @@ class Compactor:
         limit = config.summarizer_limit()
         self._chunked = limit is not None  # an unknown window: one call, as it always was
         self.summarizer_window: int = limit if limit is not None else window
-        """The summarizer's input window: its own (profile or `summarizer_window`), else
-        the worker's."""
+        """The summarizer's input window: its own, else the worker's."""
         self.summarizer_counter: TokenCounter = (
             config.counter(summarizer) if summarizer is not None else self.counter
         )
@@ -993,6 +787,11 @@ class Compactor:
     def tail_budget(self) -> int:
         """Most tokens the kept messages may take: half of the trigger budget."""
         return int(self.window * self.config.trigger / 2)
+
+    @property
+    def summarizer_budget(self) -> int:
+        """Most input tokens one summarizer call may take: 90% of its window."""
+        return max(1, int(self.summarizer_window * _SUMMARIZER_SHARE))
 
     def tokens(self, messages: Sequence[BaseMessage]) -> int:
         """Count the tokens of `messages`.
@@ -1030,18 +829,9 @@ class Compactor:
         )
 
     def should_compact(self, messages: Sequence[BaseMessage], *, step: int) -> bool:
-        """Whether to compact now.
+        """Whether to compact now: at `trigger` of the window or on the `every_n_steps` cadence.
 
-        True when the context reaches `trigger` of the window or the step is on the
-        `every_n_steps` cadence (step >= 1 and a multiple of it), and there is
-        something to compact.
-
-        Args:
-            messages: The context, oldest first.
-            step: The current step (hop) number, from 1.
-
-        Returns:
-            Whether `compact` would replace part of the history now.
+        `step` is the current step (hop) number, from 1.
 
         Example:
             ```python
@@ -1066,25 +856,20 @@ class Compactor:
         store: BaseStore | None = None,
         scope: Sequence[str] = (),
     ) -> CompactionOutcome:
-        """Replace the older part of `messages` with a structured summary.
+        """Replace the older part of `messages` (oldest first, with ids) with a summary.
 
-        A history larger than the summarizer's window is summarised in chunks that each
-        fit (map), whose summaries are then combined (reduce). When the summarizer fails
-        every attempt, or its breaker is open, the oldest turns are dropped instead
-        (`kind="truncated"`): the task, the latest summary, whole tool pairs and the
-        kept tail stay, so the context still falls under the trigger.
+        A history larger than the summarizer's window is summarised in chunks, then
+        combined. When the summarizer fails every attempt, or its breaker is open, the
+        oldest turns are dropped instead (`kind="truncated"`, `error` says why), so the
+        context still falls under the trigger.
 
         Args:
-            messages: The context, oldest first (messages should have ids).
+            messages: The context.
             task: The original task, given to the summarizer and kept in the summary.
             config: Optional config for the summarizer call (callbacks, tags).
             store: Where the summarizer's breaker state lives (shared by every process
-                on that store); None keeps it in this compactor (per process).
-            scope: Whose summarizer it is, e.g. `(supervisor, *worker path)`: the
-                breaker's namespace (`summarizer_breaker_namespace`).
-
-        Returns:
-            The outcome; `error` says why the summarizer was not used when it was not.
+                on it); None keeps it in this compactor.
+            scope: Whose summarizer it is, e.g. `(supervisor, *worker path)`.
 
         Example:
             ```python
@@ -1113,32 +898,8 @@ class Compactor:
         """
         return await adrive(self._steps(messages, task, config, store, tuple(scope)))
 
-    # -- the shared implementation ------------------------------------------------------
-
-    def _call_config(self, config: RunnableConfig | None) -> RunnableConfig:
-        own: RunnableConfig = {
-            "run_name": "compaction",
-            "tags": [TAG_NOSTREAM],
-            "metadata": {"lgsp_source": "compaction"},
-        }
-        return merge_configs(config, own)
-
     def _prompt(
-        self,
-        head: Sequence[BaseMessage],
-        previous: Sequence[ContextSummary],
-        task: str,
-    ) -> list[BaseMessage]:
-        older = [m for m in head if not is_summary_message(m)]
-        lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
-        return self._prompt_of(lines, previous, task, _MESSAGES_TITLE)
-
-    def _prompt_of(
-        self,
-        lines: Sequence[str],
-        previous: Sequence[ContextSummary],
-        task: str,
-        title: str,
+        self, lines: Sequence[str], previous: Sequence[ContextSummary], task: str, title: str
     ) -> list[BaseMessage]:
         parts = [f"Task: {task.strip() or '(see the messages)'}"]
         if previous:
@@ -1147,41 +908,36 @@ class Compactor:
         parts.append(f"{title}\n" + "\n".join(lines))
         return [SystemMessage(COMPACTION_PROMPT), HumanMessage("\n\n".join(parts))]
 
-    @property
-    def summarizer_budget(self) -> int:
-        """Most input tokens one summarizer call may take: 90% of its window."""
-        return max(1, int(self.summarizer_window * _SUMMARIZER_SHARE))
-
     def _fits(self, prompt: Sequence[BaseMessage]) -> bool:
         return int(self.summarizer_counter(list(prompt))) <= self.summarizer_budget
 
     def _chunks(
-        self,
-        lines: Sequence[str],
-        previous: Sequence[ContextSummary],
-        task: str,
-        title: str,
+        self, lines: Sequence[str], previous: Sequence[ContextSummary], task: str, title: str
     ) -> list[list[str]]:
         """Pack `lines` in order into the fewest prompts that each fit the summarizer.
 
         A line that does not fit on its own is cut to fit (its start is kept).
         """
+
+        def fits(part: list[str]) -> bool:
+            return self._fits(self._prompt(part, previous, task, title))
+
         chunks: list[list[str]] = []
         current: list[str] = []
         for line in lines:
-            if self._fits(self._prompt_of([*current, line], previous, task, title)):
+            if fits([*current, line]):
                 current.append(line)
                 continue
             if current:
                 chunks.append(current)
                 current = []
-            if self._fits(self._prompt_of([line], previous, task, title)):
+            if fits([line]):
                 current = [line]
                 continue
             low, high = 0, len(line)  # the longest start of the line that fits
             while low < high:
                 middle = (low + high + 1) // 2
-                if self._fits(self._prompt_of([line[:middle] + " " + _CUT], previous, task, title)):
+                if fits([line[:middle] + " " + _CUT]):
                     low = middle
                 else:
                     high = middle - 1
@@ -1221,16 +977,16 @@ class Compactor:
     ) -> Steps[tuple[ContextSummary | None, int, str]]:
         """Summarise `head`: in one call when it fits the summarizer, else map-reduce.
 
-        Map: the messages in chunks that each fit, one partial summary per chunk. Reduce:
-        the previous summary and the partial summaries combined (in groups that fit,
-        round after round, until one is left). Every key fact of the previous and the
-        partial summaries is carried into the result whatever the summarizer wrote.
+        Map: a partial summary per chunk that fits; reduce: combine them in groups that fit,
+        round after round. Every key fact of the previous and partials is carried over.
         """
-        prompt = self._prompt(head, previous, task)
+        older = [m for m in head if not is_summary_message(m)]
+        lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
+        prompt = self._prompt(lines, previous, task, _MESSAGES_TITLE)
         if not self._chunked or self._fits(prompt):
             new, calls, error = yield from self._summarising(prompt, call_config)
             return (_merge(new, previous, task) if new is not None else None), calls, error
-        if not self._fits(self._prompt_of([_CUT], [], task, _PARTIALS_TITLE)):
+        if not self._fits(self._prompt([_CUT], [], task, _PARTIALS_TITLE)):
             return (
                 None,
                 0,
@@ -1238,13 +994,11 @@ class Compactor:
                 "compaction prompt; give Compaction(summarizer_window=...) or a summarizer "
                 "with a larger window",
             )
-        older = [m for m in head if not is_summary_message(m)]
-        lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
         total = 0
         partials: list[ContextSummary] = []
         for chunk in self._chunks(lines, [], task, _CHUNK_TITLE):
             part, calls, error = yield from self._summarising(
-                self._prompt_of(chunk, [], task, _CHUNK_TITLE), call_config
+                self._prompt(chunk, [], task, _CHUNK_TITLE), call_config
             )
             total += calls
             if part is None:
@@ -1257,7 +1011,7 @@ class Compactor:
             groups = self._chunks(rendered, context, task, _PARTIALS_TITLE)
             if len(groups) == 1:
                 final, calls, error = yield from self._summarising(
-                    self._prompt_of(groups[0], context, task, _PARTIALS_TITLE), call_config
+                    self._prompt(groups[0], context, task, _PARTIALS_TITLE), call_config
                 )
                 total += calls
                 return (_merge(final, carried, task) if final is not None else None), total, error
@@ -1269,7 +1023,7 @@ class Compactor:
             merged: list[ContextSummary] = []
             for group in groups:
                 part, calls, error = yield from self._summarising(
-                    self._prompt_of(group, [], task, _PARTIALS_TITLE), call_config
+                    self._prompt(group, [], task, _PARTIALS_TITLE), call_config
                 )
                 total += calls
                 if part is None:
@@ -1299,27 +1053,24 @@ class Compactor:
         store: BaseStore | None = None,
         scope: tuple[str, ...] = (),
     ) -> Steps[CompactionOutcome]:
-        """One compaction, for both drivers.
+        """`compact` as steps for `_internal.twins` (nodes yield from it amid their own I/O).
 
-        The summarizer's breaker is asked first (open: straight to the fallback). Each
-        summarizer call is retried up to `max_attempts` (a failed call or an invalid
-        summary); an interrupt (`GraphBubbleUp`) passes through. When no summary comes
-        of it, the history is truncated (`_truncated`).
+        The breaker is asked first (open: straight to the fallback); an interrupt
+        (`GraphBubbleUp`) passes through.
         """
-        call_config = self._call_config(config)
+        call_config = merge_configs(
+            config,
+            {
+                "run_name": "compaction",
+                "tags": [TAG_NOSTREAM],
+                "metadata": {"lgsp_source": "compaction"},
+            },
+        )
         history = list(messages)
         before = self.tokens(history)
         cut = self.split(history)
         if cut == 0:
-            return CompactionOutcome(
-                messages=history,
-                removed_ids=[],
-                summary=None,
-                tokens_before=before,
-                tokens_after=before,
-                error=None,
-                attempts=0,
-            )
+            return _unchanged(history, before, None, 0)
         head, kept = history[:cut], history[cut:]
         breaker = self.config.breaker
         namespace = summarizer_breaker_namespace(scope)
@@ -1339,12 +1090,9 @@ class Compactor:
                     return self._truncated(
                         history, cut, before, 0, f"summarizer breaker open: {admission.detail}"
                     )
-        previous: list[ContextSummary] = []
-        for message in head:
-            if is_summary_message(message):
-                earlier = _read_summary(message)
-                if earlier is not None:
-                    previous.append(earlier)
+        previous = [
+            s for s in map(_read_summary, filter(is_summary_message, head)) if s is not None
+        ]
         summary, attempts, last_error = yield from self._summary_of(
             head, previous, task, call_config
         )
@@ -1376,7 +1124,15 @@ class Compactor:
         if summary is None:
             return self._truncated(history, cut, before, attempts, str(failure))
         removed_ids = [m.id for m in head if m.id]
-        compacted: list[BaseMessage] = [_summary_message(summary, removed_ids), *kept]
+        content = f"{SUMMARY_HEADER}\n{summary.render()}"
+        compacted: list[BaseMessage] = [
+            _replacement(
+                content,
+                "\n".join(removed_ids) if removed_ids else content,
+                {_SUMMARY_KEY: summary.model_dump()},
+            ),
+            *kept,
+        ]
         return CompactionOutcome(
             messages=compacted,
             removed_ids=removed_ids,
@@ -1396,17 +1152,19 @@ class Compactor:
         budget = int(self.window * self.config.trigger)
         kept, dropped = truncate_history(history, cut, budget=budget, token_counter=self.counter)
         if not dropped:
-            return CompactionOutcome(
-                messages=history,
-                removed_ids=[],
-                summary=None,
-                tokens_before=before,
-                tokens_after=before,
-                error=error,
-                attempts=attempts,
-            )
+            return _unchanged(history, before, error, attempts)
         removed_ids = [m.id for m in dropped if m.id]
-        marker = _marker_message(removed_ids, len(dropped), attempts, error)
+        count = len(dropped)
+        content = (
+            f"{TRUNCATION_HEADER} {count} older message{'s were' if count != 1 else ' was'} "
+            "dropped from this context to keep it within the model's window (the summarizer "
+            "was unavailable); the task, the latest summary and the recent messages are kept."
+        )
+        marker = _replacement(
+            content,
+            "truncated\n" + ("\n".join(removed_ids) if removed_ids else content),
+            {_TRUNCATED_KEY: {"removed": count, "attempts": attempts, "error": error}},
+        )
         first = next(i for i, m in enumerate(history) if m in dropped)
         place = sum(1 for m in history[:first] if m not in dropped)
         messages = [*kept[:place], marker, *kept[place:]]

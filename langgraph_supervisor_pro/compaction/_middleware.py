@@ -1,20 +1,8 @@
-"""Compaction before each model call inside a worker's agent.
+"""`CompactionMiddleware`: the same `Compactor` before each model call inside an agent.
 
-The supervisor compacts a worker's history before each hop; within a hop an agent
-can still grow its context with a long tool loop. `CompactionMiddleware` is a
-LangChain agent middleware that runs the same `Compactor` before every model call
-of the agent, so no call passes the trigger. `Worker(model=...)` agents get it
-when the worker compacts; add it yourself to a `create_agent` you build.
-
-The worker node notices what the agent compacted (the messages it was given that
-came back replaced by a summary) and applies the same replacement to the worker's
-slot, so the next hop starts from the compacted history.
-
-When the summarizer fails every attempt, or its breaker is open, the oldest turns are
-dropped instead (a truncation marker takes their place; the agent's store, if any,
-archives them). The summarizer's breaker state lives in the agent's store under
-`("lgsp", "summarizer_breakers", supervisor, *worker path)`, shared with the compaction
-step; without a store it is kept in the `Compactor` (per process).
+Within a hop an agent's tool loop can grow its context; the worker node applies what the
+agent compacted to the worker's slot, so the next hop starts from the compacted history.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/compaction/
 """
 
 from __future__ import annotations
@@ -28,7 +16,8 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.hop import first_human_text, hop_context
-from langgraph_supervisor_pro.compaction._archive import Archive
+from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro.compaction._archive import archive
 from langgraph_supervisor_pro.compaction._compactor import (
     CompactionOutcome,
     Compactor,
@@ -38,11 +27,14 @@ from langgraph_supervisor_pro.compaction._compactor import (
 
 _TRUNCATED = "lgsp_truncated"
 
-__all__ = ["CompactionMiddleware"]
-
 
 class CompactionMiddleware(AgentMiddleware):
     """Compacts an agent's messages before a model call that would pass the trigger.
+
+    When the summarizer fails (or its breaker is open) the oldest turns are dropped
+    instead, and archived in the agent's store when it has one. The breaker's state lives
+    in that store under `("lgsp", "summarizer_breakers", supervisor, *worker path)`,
+    shared with the compaction step; without a store, in the `Compactor` (per process).
 
     Example:
         ```python
@@ -89,78 +81,45 @@ class CompactionMiddleware(AgentMiddleware):
         """The middleware's name."""
         return self._name
 
-    def _due(self, messages: list[BaseMessage]) -> bool:
+    def _compacting(self, state: Any, runtime: Any) -> Steps[dict[str, Any] | None]:
+        messages: list[BaseMessage] = list(state["messages"])
         compactor = self.compactor
-        return (
-            bool(messages)
+        if not (
+            messages
             and compactor.utilisation(messages) >= compactor.config.trigger
             and compactor.split(messages) > 0
-        )
-
-    def _scope(self) -> tuple[str, ...]:
+        ):
+            return None
+        store = getattr(runtime, "store", None)
+        store = store if isinstance(store, BaseStore) else None
         hop = hop_context()
-        return (self.supervisor, *(hop.path if hop is not None else ()))
+        scope = (self.supervisor, *(hop.path if hop is not None else ()))
+        outcome = yield from compactor._steps(messages, _task(messages), None, store, scope)
+        try:
+            thread = str((get_config().get("configurable") or {}).get("thread_id") or "")
+        except RuntimeError:  # called outside a graph
+            thread = ""
+        stored = yield from archive(
+            outcome,
+            store,
+            thread_id=thread,
+            path=scope[1:],
+            turn=hop.turn if hop is not None else 0,
+            step=hop.step if hop is not None else 0,
+        )
+        return _update(outcome, stored)
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """Compact the messages when the next call would pass the trigger.
-
-        When the summarizer fails (or its breaker is open) the oldest turns are dropped
-        instead, and archived in the agent's store when it has one.
-        """
-        messages = list(state["messages"])
-        if not self._due(messages):
-            return None
-        store = _store_of(runtime)
-        outcome = self.compactor.compact(
-            messages, task=_task(messages), store=store, scope=self._scope()
-        )
-        archive = _archive(outcome, self._scope())
-        stored = archive.write(store) if archive is not None and store is not None else None
-        return _update(outcome, stored)
+        """Compact the messages when the next call would pass the trigger."""
+        return drive(self._compacting(state, runtime))
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
-        messages = list(state["messages"])
-        if not self._due(messages):
-            return None
-        store = _store_of(runtime)
-        outcome = await self.compactor.acompact(
-            messages, task=_task(messages), store=store, scope=self._scope()
-        )
-        archive = _archive(outcome, self._scope())
-        stored = await archive.awrite(store) if archive is not None and store is not None else None
-        return _update(outcome, stored)
-
-
-def _store_of(runtime: Any) -> BaseStore | None:
-    store = getattr(runtime, "store", None)
-    return store if isinstance(store, BaseStore) else None
-
-
-def _archive(outcome: CompactionOutcome, scope: tuple[str, ...]) -> Archive | None:
-    """The dropped messages of a truncation, to write to the store."""
-    if not outcome.truncated:
-        return None
-    hop = hop_context()
-    try:
-        thread = str((get_config().get("configurable") or {}).get("thread_id") or "")
-    except RuntimeError:  # called outside a graph
-        thread = ""
-    return Archive(
-        outcome,
-        thread_id=thread,
-        path=scope[1:],
-        turn=hop.turn if hop is not None else 0,
-        step=hop.step if hop is not None else 0,
-    )
+        return await adrive(self._compacting(state, runtime))
 
 
 def _task(messages: list[BaseMessage]) -> str:
-    """The worker's task: the hop's, else an earlier summary's, else the first human message.
-
-    Inside a supervisor graph the worker node passes the task with the hop; an agent
-    used on its own has only its messages.
-    """
+    """The worker's task: the hop's, else an earlier summary's, else the first human message."""
     hop = hop_context()
     if hop is not None:
         return hop.task
@@ -172,9 +131,8 @@ def _task(messages: list[BaseMessage]) -> str:
 
 
 def _update(outcome: CompactionOutcome, stored: dict[str, Any] | None) -> dict[str, Any] | None:
-    # Nothing to drop or summarise leaves the history as it was (no update).
     replacement = outcome.replacement
-    if replacement is None:
+    if replacement is None:  # nothing dropped or summarised: no update
         return None
     messages = list(outcome.messages)
     if stored is not None and outcome.truncated:  # the worker node records where they went

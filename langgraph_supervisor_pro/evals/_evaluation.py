@@ -37,22 +37,10 @@ if TYPE_CHECKING:
     from langsmith.evaluation._arunner import AsyncExperimentResults
     from langsmith.evaluation._runner import ExperimentResults
 
-__all__ = [
-    "aevaluate",
-    "answer_traits",
-    "evaluate",
-    "route_exact_match",
-    "routing_f1",
-    "status_done",
-]
-
 Graph = Pregel[Any, Any, Any, Any]
 Reviews = Literal["interrupt", "approve"]
 NOT_APPLICABLE: dict[str, Any] = {"results": []}
 """What an evaluator returns for an example it says nothing about (LangSmith records none)."""
-
-
-# ------------------------------------------------------------------------- the examples
 
 
 class _Labels(NamedTuple):
@@ -151,9 +139,6 @@ def _examples(data: object, client: Client | None) -> object:
     return examples
 
 
-# ---------------------------------------------------------------------------- the target
-
-
 def _compiled(
     graph: object, checkpointer: BaseCheckpointSaver[Any] | None, store: BaseStore | None
 ) -> Graph:
@@ -236,9 +221,6 @@ def _run(
         "approved_reviews": approved,
         "review_note": note,
     }
-
-
-# ---------------------------------------------------------------------------- the scorers
 
 
 def answer_traits(
@@ -377,9 +359,6 @@ def routing_f1(
 DEFAULT_EVALUATORS = (answer_traits, route_exact_match, status_done)
 
 
-# ------------------------------------------------------------------------------ running
-
-
 @contextmanager
 def _quiet() -> Iterator[None]:
     """Silence LangSmith's beta notice for `upload_runs=False` (we ask for it on purpose)."""
@@ -434,40 +413,36 @@ def evaluate(
 ) -> ExperimentResults:
     """Run each example on a fresh thread of the graph with `langsmith.evaluate`, offline.
 
-    The target gives each run's outputs: `thread_id`, `status`, `halt_reason`, `answer`
-    (the last AI message's text), `routes` (the root ledger's workers, in order),
-    `interrupts` (the values of the interrupts it is paused on), `approved_reviews`, and
-    `review_note` (why a run stays paused under `reviews="approve"`). A run that raises
-    is recorded by LangSmith with its error; the others run.
+    Each run's outputs: `thread_id`, `status`, `halt_reason`, `answer` (the last AI
+    message's text), `routes` (the root ledger's workers), `interrupts` (the values it is
+    paused on), `approved_reviews` and `review_note` (why it stays paused). A run that
+    raises is recorded by LangSmith with its error.
 
     Args:
-        graph: An uncompiled graph (compiled here with `checkpointer`, default an
-            `InMemorySaver`, and `store`) or a graph compiled with a checkpointer.
-        data: Examples, `{"inputs": {"input": text} or {"messages": [...]}, "outputs":
+        graph: An uncompiled graph (compiled with `checkpointer`, default `InMemorySaver`,
+            and `store`) or a graph compiled with a checkpointer.
+        data: `{"inputs": {"input": text} or {"messages": [...]}, "outputs":
             {"expected_routes": [...], "must_include": [...], "pattern": regex}}` dicts or
             LangSmith `Example`s; or a LangSmith dataset's name or id, read with `client`.
         evaluators: LangSmith evaluators (default: `answer_traits`, `route_exact_match`,
-            `status_done`); any function LangSmith accepts works.
+            `status_done`).
         summary_evaluators: Default: `routing_f1`.
         checkpointer: The saver to compile an uncompiled graph with.
         store: The store to compile an uncompiled graph with.
-        config: Run config for every example (callbacks, `recursion_limit`,
-            `configurable`); the thread id is set per run.
+        config: Run config for every example; the thread id is set per run.
         reviews: `"interrupt"` leaves a run paused at a review; `"approve"` approves each
-            review with `resolve_review` and the run goes on.
+            (`resolve_review`).
         reviewer: Who the approvals are recorded as.
         max_reviews: Approvals per run before it is left paused.
-        client: A `langsmith.Client`; needed for a dataset name. Default: one without a
-            tracing thread, which makes no request.
+        client: A `langsmith.Client`; default: one without a tracing thread (no request).
         upload_runs: Upload the experiment to LangSmith (default False: nothing leaves
             the process and the graph is not traced).
         max_concurrency: Runs at once (LangSmith's: 0 runs them one by one).
-        **langsmith_kwargs: Passed to `langsmith.evaluate` (`num_repetitions`,
-            `experiment_prefix`, `metadata`, ...).
+        **langsmith_kwargs: Passed to `langsmith.evaluate` (`num_repetitions`, ...).
 
     Returns:
-        LangSmith's `ExperimentResults`: one row per run, with `run` (its `outputs`,
-        `error`), `example` and `evaluation_results`.
+        LangSmith's `ExperimentResults`: one row per run (`run`, `example`,
+        `evaluation_results`).
 
     Raises:
         ValueError: If the graph, an example or a setting is invalid (naming the field).

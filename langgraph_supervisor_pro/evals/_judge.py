@@ -1,30 +1,8 @@
-"""The online judge: a sample of completed turns scored by a judge model, as they end.
+"""The online judge: a judge model scores a sample of completed turns as they end.
 
-`create_supervisor(judge=OnlineJudge(model=...))` adds a `judge` step after the answer.
-For a turn that ended `done` and falls in the sample, the judge model answers a
-`JudgeVerdict` (a score from 0 to 1, passed, reasons) through structured output. The
-verdict is kept in the state's `judgements` channel and in the graph's store; a score
-below `threshold` is queued there for a human (`lgsp judge list`, `judge_reviews`); with a
-LangSmith `client` the score is sent as feedback on the run's trace.
-
-The sample is decided from the thread id, the domain path and the turn (`judged`), so a
-resume or a replay decides the same. A judge never fails or changes the user's run: an
-error or an invalid verdict is recorded with its reason. A turn is judged once: a replay
-finds the verdict in the store and reuses it (no second model call, queue item or
-feedback). The judge model may not be any model of the graph (`create_supervisor`
-refuses it, naming both places).
-
-Example:
-    ```python
-    from langgraph_supervisor_pro import create_supervisor
-    from langgraph_supervisor_pro.observability import OnlineJudge
-
-    graph = create_supervisor(
-        workers,
-        model=chat_model,
-        judge=OnlineJudge(model=other_model, sample=0.1, threshold=0.5),
-    ).compile(checkpointer=saver, store=store)
-    ```
+`create_supervisor(judge=OnlineJudge(model=...))` adds a `judge` step after the answer; the
+sample is decided from the thread id, domain path and turn (`judged`), so a replay decides
+the same. Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/evaluation/
 """
 
 from __future__ import annotations
@@ -40,8 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro._internal.storable import storable
-
-__all__ = ["DEFAULT_JUDGE_CRITERIA", "JudgeVerdict", "OnlineJudge", "judge_key", "judged"]
 
 DEFAULT_JUDGE_CRITERIA = (
     "Judge how well the answer does what the user's task asked: correct, complete, "
@@ -101,17 +77,12 @@ def judged(key: str, sample: float) -> bool:
     return point < sample
 
 
-def _fraction(value: object, field: str, meaning: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"OnlineJudge.{field}: got {type(value).__name__}; give {meaning}")
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"OnlineJudge.{field}: got {value!r}; give {meaning}")
-    return float(value)
-
-
 @dataclass(frozen=True, kw_only=True)
 class OnlineJudge:
     """An evaluator attached to a graph: a judge model scores a sample of completed turns.
+
+    The judge never fails or changes the run (an error is recorded in the verdict); a score
+    below `threshold` is queued for a human (`judge_reviews`, `lgsp judge list`).
 
     Example:
         >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
@@ -151,14 +122,16 @@ class OnlineJudge:
                 f"OnlineJudge.model: got {type(self.model).__name__}; give a LangChain chat "
                 "model that supports with_structured_output (not one the graph uses)"
             )
-        object.__setattr__(
-            self, "sample", _fraction(self.sample, "sample", "a fraction from 0.0 to 1.0")
-        )
-        object.__setattr__(
-            self,
-            "threshold",
-            _fraction(self.threshold, "threshold", "a score from 0.0 to 1.0 (0.5 by default)"),
-        )
+        for name, meaning in (
+            ("sample", "a fraction from 0.0 to 1.0"),
+            ("threshold", "a score from 0.0 to 1.0 (0.5 by default)"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"OnlineJudge.{name}: got {type(value).__name__}; give {meaning}")
+            if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"OnlineJudge.{name}: got {value!r}; give {meaning}")
+            object.__setattr__(self, name, float(value))
         if not isinstance(self.criteria, str) or not self.criteria.strip():
             raise ValueError(
                 "OnlineJudge.criteria: give the judge a non-empty description of a good answer"
@@ -187,15 +160,9 @@ class OnlineJudge:
             object.__setattr__(self, "timeout", seconds)
 
     def judges(self, thread_id: str, turn: int, path: Sequence[str] = ()) -> bool:
-        """Whether this judge scores the given turn (when it ends `done`).
+        """Whether this judge scores the given turn (when it ends `done`) of a thread.
 
-        Args:
-            thread_id: The run's thread id.
-            turn: The turn number (from 1).
-            path: The domain path, for a judge on a domain of a tree (else empty).
-
-        Returns:
-            True when the turn is in the sample.
+        `path` is the domain path, for a judge on a domain of a tree (else empty).
 
         Example:
             >>> from langgraph_supervisor_pro.testing import ScriptedChatModel

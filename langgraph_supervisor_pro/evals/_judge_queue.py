@@ -1,43 +1,16 @@
 """The online judge's review queue: low-scored turns waiting for a human, in the store.
 
-The judge step (`create_supervisor(judge=OnlineJudge(...))`) keeps every verdict in the
-graph's store, one item per judged turn under the namespace `JUDGE_NAMESPACE`, keyed by
-its `judge_key`; a verdict whose score is below the threshold is marked `review="open"`.
-Any process that opens the same store (Postgres across processes) lists them with
-`judge_reviews` (`lgsp judge list --store URL`) and acknowledges one with
-`acknowledge_judgement` (`lgsp judge resolve KEY --store URL --as NAME`), which records
-who and when. Acknowledging never changes the run: the verdict is a report on an answer
-already given.
-
-Acknowledging is a compare-and-set: it writes only a verdict still open, and a second
-acknowledgement is refused with `JudgementAlreadyAcknowledgedError`, which says who
-acknowledged it and when. LangGraph's `BaseStore` has no transaction or conditional
-write, so how far that holds depends on the store (`_internal/item_transaction.py`):
-
-- a Postgres store over a pool (what `open_store("postgresql://...")` opens): the read
-  and the write are one transaction holding an advisory lock on the key, so of two
-  acknowledgements at once, in any processes, exactly one succeeds;
-- an `InMemoryStore`: atomic (it lives in one process);
-- any other store (SQLite, a platform's store): serialised within one process only; two
-  processes acknowledging the same key at the same moment can both succeed (the last
-  write wins), as before.
-
-Example:
-    ```python
-    from langgraph_supervisor_pro import open_store
-    from langgraph_supervisor_pro.observability import acknowledge_judgement, judge_reviews
-
-    with open_store("postgresql://app@db/app") as store:
-        for item in judge_reviews(store):
-            print(item.key, item.score, item.reasons)
-        acknowledge_judgement(store, "order-7:1", by="alice", note="Answer corrected.")
-    ```
+One item per judged turn under `JUDGE_NAMESPACE`, keyed by its `judge_key`; a score below
+the threshold is marked `review="open"`. Acknowledging is a compare-and-set: exactly once
+across processes on a Postgres store over a pool (an advisory lock on the key), atomic on an
+`InMemoryStore`, within one process only elsewhere (`_internal/item_transaction.py`).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/evaluation/
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Literal
@@ -51,16 +24,6 @@ from langgraph_supervisor_pro.errors import (
     JudgementAlreadyAcknowledgedError,
     JudgementNotFoundError,
 )
-
-__all__ = [
-    "JUDGE_NAMESPACE",
-    "JudgedTurn",
-    "ReviewStatus",
-    "aacknowledge_judgement",
-    "acknowledge_judgement",
-    "ajudge_reviews",
-    "judge_reviews",
-]
 
 JUDGE_NAMESPACE = ("lgsp", "judge")
 """The store namespace of the judge's verdicts (one item per judged turn)."""
@@ -113,13 +76,7 @@ class JudgedTurn:
 
     @classmethod
     def from_value(cls, value: Mapping[str, Any]) -> JudgedTurn:
-        """Read a stored item's value.
-
-        Args:
-            value: The item's value, as the judge step stored it.
-
-        Returns:
-            The judged turn.
+        """Read a stored item's value (as the judge step stored it).
 
         Example:
             >>> JudgedTurn.from_value({"key": "t:2", "thread_id": "t", "turn": 2}).turn
@@ -150,33 +107,11 @@ class JudgedTurn:
     def to_dict(self) -> dict[str, Any]:
         """As JSON data (what `lgsp judge list --json` prints).
 
-        Returns:
-            The fields as a dict.
-
         Example:
             >>> JudgedTurn(key="t:1", thread_id="t", turn=1).to_dict()["key"]
             't:1'
         """
-        return {
-            "key": self.key,
-            "thread_id": self.thread_id,
-            "turn": self.turn,
-            "path": list(self.path),
-            "graph": self.graph,
-            "judge": self.judge,
-            "score": self.score,
-            "passed": self.passed,
-            "reasons": list(self.reasons),
-            "threshold": self.threshold,
-            "error": self.error,
-            "task": self.task,
-            "answer": self.answer,
-            "judged_at": self.judged_at,
-            "review": self.review,
-            "acknowledged_by": self.acknowledged_by,
-            "acknowledged_at": self.acknowledged_at,
-            "note": self.note,
-        }
+        return {**asdict(self), "path": list(self.path), "reasons": list(self.reasons)}
 
 
 def _check_store(store: object) -> BaseStore:
@@ -189,11 +124,9 @@ def _check_store(store: object) -> BaseStore:
 
 
 def _status_filter(status: ReviewStatus | Literal["all"]) -> list[str]:
-    if status == "all":
-        return ["open", "acknowledged"]
-    if status in ("open", "acknowledged"):
-        return [status]
-    raise ValueError(f"status: got {status!r}; give 'open', 'acknowledged' or 'all'")
+    if status not in ("open", "acknowledged", "all"):
+        raise ValueError(f"status: got {status!r}; give 'open', 'acknowledged' or 'all'")
+    return ["open", "acknowledged"] if status == "all" else [status]
 
 
 def _listing(store: BaseStore, statuses: list[str]) -> Steps[list[JudgedTurn]]:
@@ -216,14 +149,9 @@ def _listing(store: BaseStore, statuses: list[str]) -> Steps[list[JudgedTurn]]:
 def judge_reviews(
     store: BaseStore, *, status: ReviewStatus | Literal["all"] = "open"
 ) -> list[JudgedTurn]:
-    """The queued verdicts (scores below their threshold), oldest first.
+    """The queued verdicts (scores below their threshold) in the graph's store, oldest first.
 
-    Args:
-        store: The store the graph was compiled with.
-        status: "open" (waiting for a human, the default), "acknowledged" or "all".
-
-    Returns:
-        The queued verdicts.
+    `status` is "open" (waiting for a human, the default), "acknowledged" or "all".
 
     Raises:
         TypeError: `store` is not a LangGraph store.
@@ -241,13 +169,6 @@ async def ajudge_reviews(
     store: BaseStore, *, status: ReviewStatus | Literal["all"] = "open"
 ) -> list[JudgedTurn]:
     """`judge_reviews` on the event loop (the store's async methods).
-
-    Args:
-        store: The store the graph was compiled with.
-        status: "open" (the default), "acknowledged" or "all".
-
-    Returns:
-        The queued verdicts, oldest first.
 
     Example:
         ```python
@@ -296,20 +217,11 @@ def _acknowledging(store: BaseStore, key: str, by: str, note: str) -> Steps[Judg
 
 
 def acknowledge_judgement(store: BaseStore, key: str, *, by: str, note: str = "") -> JudgedTurn:
-    """Mark a queued verdict as seen by a human, recording who, when and a note.
+    """Mark the queued verdict `key` (as `lgsp judge list` shows it) as seen by a human.
 
-    Args:
-        store: The store the graph was compiled with.
-        key: The verdict's key (`JudgedTurn.key`, as `lgsp judge list` shows it).
-        by: Who acknowledges it.
-        note: What was done about it, if anything.
-
-    Acknowledging is a compare-and-set on a Postgres store over a pool (`open_store`):
-    of two acknowledgements at once, in any processes, one succeeds and the other is
-    refused. Elsewhere see the module (`judge_queue`) for what holds.
-
-    Returns:
-        The verdict as now stored.
+    Records who (`by`), when and a `note`, and returns the verdict as now stored. Of two
+    acknowledgements at once, in any processes, one succeeds on a Postgres store over a
+    pool (`open_store`); see the module for other stores.
 
     Raises:
         JudgementNotFoundError: No queued verdict has this key.
@@ -330,19 +242,6 @@ async def aacknowledge_judgement(
     store: BaseStore, key: str, *, by: str, note: str = ""
 ) -> JudgedTurn:
     """`acknowledge_judgement` on the event loop (the store's async methods).
-
-    Args:
-        store: The store the graph was compiled with.
-        key: The verdict's key.
-        by: Who acknowledges it.
-        note: What was done about it, if anything.
-
-    Returns:
-        The verdict as now stored.
-
-    Raises:
-        JudgementNotFoundError: No queued verdict has this key.
-        JudgementAlreadyAcknowledgedError: It was already acknowledged (by whom, when).
 
     Example:
         ```python

@@ -1,36 +1,16 @@
 """The audit trail of one run: a readable, typed timeline for a compliance reader.
 
-`audit_trail(checkpointer_or_graph, thread_id)` reads the thread's checkpoint history
-(the root namespace and, in a tree, each domain's namespace), listed once
-(`_history.History`), and returns an
-`AuditTrail`: one frozen event per thing that happened, oldest first:
-
-- `TurnEvent`: a user message started a turn (its task).
-- `DecisionEvent`: the supervisor chose the next worker (or `FINISH`), and who decided:
-  the deterministic `router`, the `model`, or the `fallback`.
-- `HopEvent`: a worker's hop ended: its status, summary and error.
-- `ReviewEvent`: a review was answered: the decision, the reviewer and when.
-- `RefusalEvent`: a tool call was refused (outside the worker's allowlist).
-- `EffectEvent`: a side effect was recorded under its idempotency key (read from
-  the effects store given as `effects=`; effects are not in the checkpoints).
-- `CompactionEvent`: a worker's history was compacted (or the summarizer failed).
-- `EndEvent`: the run (or a domain, when it halted or failed) ended, with the halt
-  reason and detail.
-- `JudgementEvent`: the online judge scored the turn's answer (`create_supervisor(judge=
-  ...)`): the score, whether it was queued for review, or why there is no verdict.
-
-Each event's `at` is the time of the checkpoint that recorded it (a domain's events
-carry the domain's `path`, worker names from the root down). The state channels
-hold only what the package wrote there, which is already scrubbed of the run's
-secrets; the trail scrubs the secrets registered in this process once more.
+`audit_trail(checkpointer_or_graph, thread_id)` reads the thread's checkpoint history (the
+root namespace and each domain's, listed once by `_history.History`) and returns an
+`AuditTrail`: one frozen event per thing that happened (turn, decision, hop, review, refusal,
+effect, compaction, end, judgement), oldest first. The trail scrubs the secrets registered
+in this process once more.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/audit/
 
 Example:
     ```python
-    from langgraph_supervisor_pro import open_checkpointer
-    from langgraph_supervisor_pro.observability import audit_trail
     with open_checkpointer("postgresql://app@db/app") as saver:
-        trail = audit_trail(saver, "order-7")
-        for event in trail.events:
+        for event in audit_trail(saver, "order-7").events:
             print(event.at, event.kind, event.line())
     ```
 """
@@ -56,21 +36,6 @@ from langgraph_supervisor_pro.persistence._effects import (
     worker_of,
 )
 from langgraph_supervisor_pro.review._desk import reviews_pending_at
-
-__all__ = [
-    "AuditEvent",
-    "AuditTrail",
-    "CompactionEvent",
-    "DecisionEvent",
-    "EffectEvent",
-    "EndEvent",
-    "HopEvent",
-    "JudgementEvent",
-    "RefusalEvent",
-    "ReviewEvent",
-    "TurnEvent",
-    "audit_trail",
-]
 
 EventKind = Literal[
     "turn", "decision", "hop", "review", "refusal", "effect", "compaction", "end", "judgement"
@@ -117,9 +82,10 @@ class AuditEvent:
             {'kind': 'turn', 'at': None, 'turn': 2, 'step': None, 'path': [], 'task': 'Hi'}
         """
         out = asdict(self)
-        out = {"kind": self.kind, **{k: v for k, v in out.items() if k != "kind"}}
         out["at"] = self.at.isoformat() if self.at else None
-        out["path"] = list(self.path)
+        for name in ("path", "review_path"):
+            if name in out:
+                out[name] = list(out[name])
         return out
 
 
@@ -204,12 +170,6 @@ class ReviewEvent(AuditEvent):
         who = self.reviewer or "nobody named"
         where = f" in {'/'.join(self.review_path)}" if len(self.review_path) > 1 else ""
         return f"{self.decision} by {who} on {self.action}{where} at {self.answered_at}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The event as JSON-ready values."""
-        out = super().to_dict()
-        out["review_path"] = list(self.review_path)
-        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -355,19 +315,13 @@ class AuditTrail:
     """
 
     thread_id: str
-    """The thread (run)."""
     events: tuple[AuditEvent, ...]
     """What happened, oldest first."""
     pending_reviews: int = 0
     """Reviews the run is paused on now (its latest events are not its end)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The trail as JSON-ready values.
-
-        Example:
-            >>> AuditTrail(thread_id="t", events=()).to_dict()["events"]
-            []
-        """
+        """The trail as JSON-ready values."""
         return {
             "thread_id": self.thread_id,
             "pending_reviews": self.pending_reviews,
@@ -401,6 +355,10 @@ def _opt(text: object) -> str | None:
     return None if text is None else _clean(text)
 
 
+def _texts(entry: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: _clean(entry.get(name)) for name in names}
+
+
 def _unwrap(value: object) -> object:
     """The value of an `Overwrite` write (the supervisor replaces `fanout` with one)."""
     inner = getattr(value, "value", None)
@@ -421,15 +379,15 @@ class _Level:
         by_channel: dict[str, list[Any]] = {}
         for channel, value in writes:
             by_channel.setdefault(channel, []).append(value)
-        for channel in ("ledger", "security", "reviews", "compactions"):
-            # Parallel branches write in one step, in the order their tasks were saved
-            # (which need not be the branches' order): list them by hop.
-            if channel in by_channel:
-                entries = [e for batch in by_channel[channel] for e in batch or ()]
-                entries.sort(
-                    key=lambda e: (whole_int(e.get("turn")) or 0, whole_int(e.get("step")) or 0)
-                )
-                by_channel[channel] = [entries]
+        # Parallel branches write in one step, in the order their tasks were saved (which
+        # need not be the branches' order): list their entries by hop.
+        by_hop = {
+            channel: sorted(
+                (e for batch in by_channel.get(channel, ()) for e in batch or ()),
+                key=lambda e: (whole_int(e.get("turn")) or 0, whole_int(e.get("step")) or 0),
+            )
+            for channel in ("ledger", "security", "reviews", "compactions")
+        }
         for value in by_channel.get("turn", ()):
             if whole_int(value) is not None:
                 self.turn = cast(int, value)
@@ -447,43 +405,14 @@ class _Level:
                     self._decision(branch, at)
         # In the order they happened within a step: compactions run before the hop,
         # tools are refused or reviewed during it, its ledger line ends it.
-        for entries in by_channel.get("compactions", ()):
-            for entry in entries or ():
-                self.events.append(
-                    CompactionEvent(
-                        at=at,
-                        turn=whole_int(entry.get("turn")),
-                        step=whole_int(entry.get("step")),
-                        path=self.path,
-                        worker=_clean(entry.get("worker")),
-                        reason=_clean(entry.get("reason")),
-                        tokens_before=int(entry.get("tokens_before") or 0),
-                        tokens_after=int(entry.get("tokens_after") or 0),
-                        removed=int(entry.get("removed") or 0),
-                        error=_opt(entry.get("error")),
-                        how="truncated" if entry.get("kind") == "truncated" else "summary",
-                    )
-                )
-        for entries in by_channel.get("security", ()):
-            for entry in entries or ():
-                self.events.append(
-                    RefusalEvent(
-                        at=at,
-                        turn=whole_int(entry.get("turn")),
-                        step=whole_int(entry.get("step")),
-                        path=self.path,
-                        worker=_clean(entry.get("worker")),
-                        tool=_clean(entry.get("tool")),
-                        reason=_clean(entry.get("reason")),
-                    )
-                )
+        self.events.extend(self._compaction(e, at) for e in by_hop["compactions"])
+        self.events.extend(
+            RefusalEvent(**self._where(e, at), **_texts(e, "worker", "tool", "reason"))
+            for e in by_hop["security"]
+        )
         if not self.path:  # a domain's reviews are copied to each level above
-            for entries in by_channel.get("reviews", ()):
-                for entry in entries or ():
-                    self.events.append(self._review(entry, at))
-        for entries in by_channel.get("ledger", ()):
-            for entry in entries or ():
-                self.events.append(self._hop(entry, at))
+            self.events.extend(self._review(e, at) for e in by_hop["reviews"])
+        self.events.extend(self._hop(e, at) for e in by_hop["ledger"])
         for status in by_channel.get("status", ()):
             previous, self.status = self.status, status
             if status not in ("done", "failed", "halted") or status == previous:
@@ -505,8 +434,23 @@ class _Level:
             )
 
         for entries in by_channel.get("judgements", ()):  # after the answer: the judge step
-            for entry in entries or ():
-                self.events.append(self._judgement(entry, at))
+            self.events.extend(self._judgement(e, at) for e in entries or ())
+
+    def _where(self, entry: Mapping[str, Any], at: datetime | None) -> dict[str, Any]:
+        """The fields every event of an entry has: when, its turn and step, where."""
+        turn, step = whole_int(entry.get("turn")), whole_int(entry.get("step"))
+        return {"at": at, "turn": turn, "step": step, "path": self.path}
+
+    def _compaction(self, entry: Mapping[str, Any], at: datetime | None) -> CompactionEvent:
+        return CompactionEvent(
+            **self._where(entry, at),
+            **_texts(entry, "worker", "reason"),
+            tokens_before=int(entry.get("tokens_before") or 0),
+            tokens_after=int(entry.get("tokens_after") or 0),
+            removed=int(entry.get("removed") or 0),
+            error=_opt(entry.get("error")),
+            how="truncated" if entry.get("kind") == "truncated" else "summary",
+        )
 
     def _judgement(self, entry: Mapping[str, Any], at: datetime | None) -> JudgementEvent:
         score = entry.get("score")
@@ -548,30 +492,19 @@ class _Level:
 
     def _hop(self, entry: Mapping[str, Any], at: datetime | None) -> HopEvent:
         return HopEvent(
-            at=at,
-            turn=whole_int(entry.get("turn")),
-            step=whole_int(entry.get("step")),
-            path=self.path,
-            worker=_clean(entry.get("worker")),
-            status=_clean(entry.get("status")),
-            summary=_clean(entry.get("summary")),
+            **self._where(entry, at),
+            **_texts(entry, "worker", "status", "summary"),
             error=_opt(entry.get("error")),
             fallback=_opt(entry.get("fallback")),
         )
 
     def _review(self, entry: Mapping[str, Any], at: datetime | None) -> ReviewEvent:
         return ReviewEvent(
-            at=at,
-            turn=whole_int(entry.get("turn")),
-            step=whole_int(entry.get("step")),
-            path=self.path,
-            action=_clean(entry.get("action")),
+            **self._where(entry, at),
+            **_texts(entry, "action", "decision", "answered_at", "interrupt_id"),
             review_kind=_clean(entry.get("kind")),
             worker=_opt(entry.get("worker")),
-            decision=_clean(entry.get("decision")),
             reviewer=_opt(entry.get("reviewer")),
-            answered_at=_clean(entry.get("answered_at")),
-            interrupt_id=_clean(entry.get("interrupt_id")),
             review_path=tuple(_clean(p) for p in entry.get("path") or ()),
         )
 
@@ -637,13 +570,14 @@ def _effect(key: str, outcome: Any, at: object, state: object = "done") -> Effec
 
 
 _STATE: LiteralString = "state"
+_HAS_STATE: LiteralString = (
+    "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('lgsp_effects') "
+    "AND attname = 'state' AND NOT attisdropped) AS found"
+)
 
 
-def _has_state(conn: Any) -> bool:
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('lgsp_effects') "
-        "AND attname = 'state' AND NOT attisdropped) AS found"
-    ).fetchone()
+def _found(conn: Any, query: LiteralString) -> bool:
+    row = conn.execute(query).fetchone()
     return bool(row["found"] if isinstance(row, dict) else row and row[0])
 
 
@@ -652,13 +586,10 @@ def _effects(effects: EffectsSource, thread_ids: Sequence[str]) -> list[EffectEv
         return []
     if isinstance(effects, PostgresEffects):
         with effects.pool.connection() as conn:
-            exists = conn.execute(
-                "SELECT to_regclass('lgsp_effects') IS NOT NULL AS found"
-            ).fetchone()
-            if not (exists["found"] if isinstance(exists, dict) else exists and exists[0]):
+            if not _found(conn, "SELECT to_regclass('lgsp_effects') IS NOT NULL AS found"):
                 return []  # no effect was ever recorded in this database
             # A table made before effects had a state (setup=False skips the migration).
-            state = _STATE if _has_state(conn) else "'done'"
+            state = _STATE if _found(conn, _HAS_STATE) else "'done'"
             rows = conn.execute(
                 "SELECT key, outcome, created_at, " + state + " AS state FROM lgsp_effects "
                 "WHERE thread_id = ANY(%s) ORDER BY created_at, key",
@@ -696,20 +627,8 @@ def recorded_effects(
 ) -> list[EffectEvent]:
     """The effects recorded for some threads in one or several sources, oldest first per source.
 
-    The reader of `audit_trail` and of the delegation metrics (`effects=`): the
-    `lgsp_effects` rows of `open_effects(url)` (one query for every thread), or the items
-    of a `StoreEffects` (or its store) under each thread's namespace.
-
-    Args:
-        effects: Where effects were recorded (`open_effects(url)`, a `StoreEffects`, or
-            its store; or a list of them); None reads nothing.
-        thread_ids: The threads whose effects to read.
-
-    Returns:
-        One event per recorded effect (with its `state`).
-
-    Raises:
-        TypeError: `effects` (or an item of it) is none of these, naming it.
+    `effects` is `open_effects(url)` (one query for every thread), a `StoreEffects` or its
+    store, or a list of them; None reads nothing. Raises TypeError for anything else.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -805,8 +724,9 @@ def audit_trail(
     events: list[AuditEvent] = []
     for namespace, chain in levels.items():
         events.extend(_events_of(namespace, chain))
-    order = {id(e): i for i, e in enumerate(events)}
-    events.sort(key=lambda e: (e.at is None, e.at or datetime.min, order[id(e)]))
+    events.sort(
+        key=lambda e: (e.at is None, e.at or datetime.min)
+    )  # stable: equal times as written
     recorded = recorded_effects(effects, [thread])
     if recorded:
         events = _with_effects(events, recorded)

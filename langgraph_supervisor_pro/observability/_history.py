@@ -1,33 +1,13 @@
 """Checkpoint history read once (private): the one reader of the audit trail and the metrics.
 
-`History.read(saver, thread_id)` (or `None` for every thread; `History.aread` on the
-event loop) lists the checkpoints once, through `_history_rows.list_once` (the saver's
-own `list`, or one pass over a Postgres saver's tables that deserializes each stored
-value once, where `list` does it again for every checkpoint that shares it). It
-groups them by thread and namespace, oldest first, and gives any checkpoint's
-`SupervisorState` delta channels (`ledger`, `workers`, ...) as LangGraph rebuilds them.
-
-LangGraph rebuilds a delta channel at checkpoint C (`get_delta_channel_history`, then
-`DeltaChannel.from_checkpoint(seed)` and `replay_writes(writes)`) from the value stored at
-C when there is one (a copy), else from the nearest ancestor that stores one (the seed),
-followed by every ancestor's pending writes of the channel from that ancestor down to C's
-parent, along the parent chain. `History` folds the same writes, but incrementally and
-memoised per checkpoint: the value after a checkpoint's own pending writes is the
-channel's reducer applied to the value before them and those writes, so rebuilding every
-checkpoint of a thread costs one reducer call per checkpoint with writes, not one replay
-from the last copy per checkpoint. The reducers are batching-invariant, as `DeltaChannel`
-requires, so the result is the same as LangGraph's one-batch replay.
-
-Values are shared between checkpoints (a checkpoint without writes of a channel holds
-its parent's value): callers must not mutate them.
-
-Example:
-    ```python
-    history = History.read(saver, "order-7")
-    for item in history.chain("order-7", ""):
-        print(item.config["configurable"]["checkpoint_id"],
-              len(history.delta_values(item)["ledger"]))
-    ```
+`History.read(saver, thread_id)` (or `aread`) lists the checkpoints once
+(`_history_rows.list_once`), groups them by thread and namespace, oldest first, and gives
+any checkpoint's `SupervisorState` delta channels as LangGraph rebuilds them (the nearest
+stored value, then the pending writes down the parent chain). It folds those writes
+incrementally, memoised per checkpoint: one reducer call per checkpoint with writes, not a
+replay per checkpoint. The reducers are batching-invariant, as `DeltaChannel` requires, so
+the result is LangGraph's one-batch replay. Values are shared between checkpoints (one with
+no writes of a channel holds its parent's value): callers must not mutate them.
 """
 
 from __future__ import annotations
@@ -46,8 +26,6 @@ from langgraph_supervisor_pro.observability._history_rows import (
     alist_once,
     list_once,
 )
-
-__all__ = ["DELTA_SPECS", "History", "Key", "key_of"]
 
 
 def _delta_specs() -> dict[str, DeltaChannel[Any]]:
@@ -102,27 +80,21 @@ def _parent_key(item: CheckpointTuple) -> Key | None:
 
 @dataclass
 class History:
-    """Checkpoints by thread and namespace, oldest first, with their delta channels.
-
-    Build it with `History.read` / `History.aread` (one listing), or from checkpoints
-    already listed (`History(Listing(items))`).
-    """
+    """Checkpoints by thread and namespace, oldest first, with their delta channels."""
 
     listing: Listing
     specs: Mapping[str, DeltaChannel[Any]] = field(default_factory=lambda: dict(DELTA_SPECS))
     """The delta channels to rebuild, by name."""
-    _chains: dict[tuple[str, str], list[CheckpointTuple]] = field(init=False, repr=False)
-    _by_key: dict[Key, CheckpointTuple] = field(init=False, repr=False)
-    _writes: dict[Key, dict[str, list[Any]]] = field(init=False, repr=False)
-    _after: dict[tuple[Key, str], Any] = field(init=False, repr=False)
+    _chains: dict[tuple[str, str], list[CheckpointTuple]] = field(
+        init=False, repr=False, default_factory=dict
+    )
+    _by_key: dict[Key, CheckpointTuple] = field(init=False, repr=False, default_factory=dict)
+    _writes: dict[Key, dict[str, list[Any]]] = field(init=False, repr=False, default_factory=dict)
+    _after: dict[tuple[Key, str], Any] = field(init=False, repr=False, default_factory=dict)
     folds: int = field(init=False, default=0)
     """Reducer replays performed so far (one per checkpoint and channel with writes)."""
 
     def __post_init__(self) -> None:
-        self._chains = {}
-        self._by_key = {}
-        self._writes = {}
-        self._after = {}
         for item in self.listing.items:
             key = key_of(item)
             self._by_key[key] = item
@@ -138,42 +110,20 @@ class History:
 
     @classmethod
     def read(cls, saver: BaseCheckpointSaver[Any], thread_id: Threads = None) -> History:
-        """Every checkpoint of `thread_id` (a list of ids; None: every thread), listed once.
-
-        Example:
-            ```python
-            history = History.read(saver, "order-7")
-            ```
-        """
+        """Every checkpoint of `thread_id` (a list of ids; None: every thread), listed once."""
         return cls(list_once(saver, thread_id))
 
     @classmethod
     async def aread(cls, saver: BaseCheckpointSaver[Any], thread_id: Threads = None) -> History:
-        """`read` with the saver's async methods.
-
-        Example:
-            ```python
-            history = await History.aread(saver)
-            ```
-        """
+        """`read` with the saver's async methods."""
         return cls(await alist_once(saver, thread_id))
 
     def threads(self) -> list[str]:
-        """The threads, sorted.
-
-        Example:
-            >>> History(Listing([])).threads()
-            []
-        """
+        """The threads, sorted."""
         return sorted({thread for thread, _ in self._chains})
 
     def namespaces(self, thread_id: str) -> dict[str, list[CheckpointTuple]]:
-        """The thread's namespaces (`""` is the root), each oldest first, sorted by name.
-
-        Example:
-            >>> History(Listing([])).namespaces("t")
-            {}
-        """
+        """The thread's namespaces (`""` is the root), each oldest first, sorted by name."""
         return {
             namespace: chain
             for (thread, namespace), chain in sorted(self._chains.items())
@@ -181,12 +131,7 @@ class History:
         }
 
     def chain(self, thread_id: str, namespace: str = "") -> list[CheckpointTuple]:
-        """One namespace's checkpoints, oldest first (empty when there are none).
-
-        Example:
-            >>> History(Listing([])).chain("t")
-            []
-        """
+        """One namespace's checkpoints, oldest first (empty when there are none)."""
         return self._chains.get((thread_id, namespace), [])
 
     def newest(self, thread_id: str, namespace: str = "") -> CheckpointTuple | None:
@@ -205,11 +150,6 @@ class History:
         """The delta channels' values at `item`, as `graph.get_state` shows them.
 
         A channel without a version at `item` (never written) is left out.
-
-        Example:
-            ```python
-            history.delta_values(history.newest("order-7"), ["ledger"])["ledger"]
-            ```
         """
         versions = item.checkpoint.get("channel_versions") or {}
         out: dict[str, Any] = {}
@@ -232,14 +172,7 @@ class History:
     def delta_history(
         self, thread_id: str, namespace: str = "", channels: Sequence[str] | None = None
     ) -> Iterator[tuple[CheckpointTuple, dict[str, Any]]]:
-        """Each checkpoint of a namespace, oldest first, with its delta channels' values.
-
-        Example:
-            ```python
-            for item, values in history.delta_history("order-7"):
-                print(len(values.get("ledger", [])))
-            ```
-        """
+        """Each checkpoint of a namespace, oldest first, with its delta channels' values."""
         for item in self.chain(thread_id, namespace):
             yield item, self.delta_values(item, channels)
 

@@ -1,29 +1,13 @@
 """Listing checkpoints once (private), for `_history.History`.
 
-`list_once(saver, threads)` / `alist_once` return the checkpoints of one thread, of a list
-of threads, or of every thread (None) as a `Listing`: the `CheckpointTuple`s the saver's
-`list` / `alist` gives, and `Listing.stored(item, channel)`, the value a checkpoint stores
-of a channel:
-
-- a Postgres saver (LangGraph's `PostgresSaver` / `AsyncPostgresSaver`, and the savers of
-  `open_checkpointer`): three queries over its tables (`checkpoints`, `checkpoint_blobs`,
-  `checkpoint_writes`, the layout of its migrations) on its own connection. The pending
-  writes are deserialized with the saver's `serde`; a value kept in `checkpoint_blobs`
-  only when `stored` asks for it, once for every checkpoint that shares it (the tuples'
-  `channel_values` hold the row's inline values). `list` joins each checkpoint's channel
-  versions to their blobs and deserializes them for every checkpoint: a delta channel's
-  copy (`state.DELTA_SNAPSHOT_FREQUENCY`), which holds the channel's whole value, again
-  for each checkpoint until the channel is next written, the conversation's `messages`
-  for each checkpoint of a turn. The audit trail needs none of them, the metrics only
-  the seeds of each namespace's newest checkpoint. A value shared by several checkpoints
-  is one object: callers must not mutate it.
-- any other saver (memory, SQLite, a custom one), and a Postgres thread still holding
-  checkpoints of LangGraph's format before version 4 (pending sends): the saver's `list`.
-
-Example:
-    ```python
-    listing = list_once(saver, "order-7")
-    ```
+`list_once(saver, threads)` / `alist_once` return the checkpoints of one thread, a list of
+threads or every thread (None) as a `Listing`. From a Postgres saver it runs three queries
+over the saver's tables (`checkpoints`, `checkpoint_blobs`, `checkpoint_writes`) and
+deserializes a blob only when `Listing.stored` asks for it, once for every checkpoint that
+shares it, where the saver's `list` deserializes every channel of every checkpoint again
+(a delta channel's copy, the conversation's messages). Other savers, and a Postgres thread
+with checkpoints older than LangGraph's format 4, use the saver's `list`. A value shared by
+several checkpoints is one object: callers must not mutate it.
 """
 
 from __future__ import annotations
@@ -44,8 +28,6 @@ from langgraph_supervisor_pro.persistence._thread_index import (
     checkpoint_tuple,
     column_blob,
 )
-
-__all__ = ["Listing", "alist_once", "list_once", "reads_tables"]
 
 _CHECKPOINTS: LiteralString = (
     "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, "
@@ -74,10 +56,8 @@ BlobKey = tuple[str, str, str, str]
 class Listing:
     """Listed checkpoints, and the values they store, read when asked for.
 
-    From the saver's `list`, each checkpoint's `channel_values` is complete. From a
-    Postgres saver's tables, it holds only the values stored in the checkpoint's row
-    (the inline primitives: `status`, `step`, ...); `stored` deserializes a value kept
-    in `checkpoint_blobs` when first asked for, once for every checkpoint sharing it.
+    From a Postgres saver's tables, `channel_values` holds only the row's inline values
+    (`status`, `step`, ...); `stored` loads a `checkpoint_blobs` value on first use.
     """
 
     def __init__(
@@ -198,16 +178,6 @@ def _tuples(saver: BaseCheckpointSaver[Any], rows: Rows) -> Listing | None:
     return Listing(out, blobs, serde)
 
 
-def _read_sync(saver: PostgresSaver, threads: Threads) -> Rows:
-    with saver_connection(saver) as conn:
-        return _read(conn, threads)
-
-
-async def _read_async(saver: AsyncPostgresSaver, threads: Threads) -> Rows:
-    async with asaver_connection(saver) as conn:
-        return await _aread(conn, threads)
-
-
 def list_once(saver: BaseCheckpointSaver[Any], threads: Threads) -> Listing:
     """Every checkpoint of `threads` (an id, a list of ids, None: every thread), in any order.
 
@@ -217,22 +187,20 @@ def list_once(saver: BaseCheckpointSaver[Any], threads: Threads) -> Listing:
         []
     """
     if isinstance(saver, PostgresSaver):
-        listing = _tuples(saver, _read_sync(saver, threads))
+        with saver_connection(saver) as conn:
+            rows = _read(conn, threads)
+        listing = _tuples(saver, rows)
         if listing is not None:
             return listing
     return Listing([item for config in _configs(threads) for item in saver.list(config)])
 
 
 async def alist_once(saver: BaseCheckpointSaver[Any], threads: Threads) -> Listing:
-    """`list_once` with the saver's async methods.
-
-    Example:
-        ```python
-        listing = await alist_once(saver, None)
-        ```
-    """
+    """`list_once` with the saver's async methods."""
     if isinstance(saver, AsyncPostgresSaver):
-        listing = _tuples(saver, await _read_async(saver, threads))
+        async with asaver_connection(saver) as conn:
+            rows = await _aread(conn, threads)
+        listing = _tuples(saver, rows)
         if listing is not None:
             return listing
     return Listing([item for config in _configs(threads) async for item in saver.alist(config)])

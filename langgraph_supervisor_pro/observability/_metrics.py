@@ -1,47 +1,12 @@
 """Delegation metrics computed from a checkpoint database (`lgsp metrics` and its Python API).
 
-Everything is read from the checkpoints, without the graph: each thread's newest root
-checkpoint (its status, halt reason, ledger, usage, compactions, refused tools and answered
-reviews), the newest checkpoint of each domain's namespace in a tree (the domain's own
-ledger, usage, compactions and refused tools; its reviews are already in the root's), and
-the root namespace's history for the reviews' interrupts (when each review was first
-pending, and its deadline). The checkpoints are listed once (`_history.History`), and the
-append-only channels (`ledger`, `usage`, ...), which are `DeltaChannel`s, are folded from
-the listed checkpoints' writes the way LangGraph rebuilds them (no further read).
-
-Figures:
-
-- completion: runs by status and by halt reason, and the share that ended `done`;
-- routing: precision, recall and F1 per worker against expected routes (each labelled
-  thread's root ledger, as a multiset of workers, against its expected workers), micro
-  averages and exact sequence matches;
-- handoffs per edge (`supervisor -> billing` at the root, `ops -> incident` inside a tree):
-  hops and the share that ended `success`;
-- workers (by path, `ops/incident/pager` in a tree): visits, successes, failures, retries
-  (a visit after a failed hop of the same worker in the same turn), loop flags (turns in
-  which the worker ran `loop_visits` times or more) and refused tool calls;
-- context utilisation per role (supervisor, worker, summarizer, synthesis): average, p99
-  (nearest rank), peak, calls at or over the alert threshold (70% by default) and the
-  alert (p99 at or over it); and the same per hop (the calls serving the Nth hop of a run,
-  counted across its turns, at every level), to show how the context grows hop after hop;
-- compactions by reason, failed ones, truncations (the fallback) and tokens saved; refused
-  tool calls by worker and tool;
-- reviews: by decision, escalation rate (escalated / answered), time in review (from the
-  first checkpoint the run paused on the review to the answer's `answered_at`, with a
-  histogram over `REVIEW_TIME_BUCKETS`), deadline
-  breaches (answered at or after the deadline it was first given) and pending reviews,
-  overdue ones included;
-- effects, when `effects=` names where they were recorded (they are not in the
-  checkpoints; read as `audit_trail` reads them): the reported runs' effects by state, and
-  those not `done`: in doubt (`intent`, `in_doubt`: `run_external` cannot tell whether
-  the call happened) or settled after a doubt (`reconciled`, `confirmed`, `redone`,
-  `skipped`).
+Everything is read from one listing of the checkpoints (`_history.History`), without the
+graph: completion, routing, handoffs per edge, workers, context utilisation (per role and per
+hop), compactions, refused tools, reviews and, with `effects=`, the effects in doubt.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 
 Example:
     ```python
-    from langgraph_supervisor_pro import open_checkpointer
-    from langgraph_supervisor_pro.observability import delegation_metrics
-
     with open_checkpointer("postgresql://app@db/app") as saver:
         report = delegation_metrics(saver, since="24h",
                                     expected={"order-7": ["billing", "writer"]})
@@ -56,14 +21,15 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Interrupt
 
+from langgraph_supervisor_pro._internal.checks import is_count
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
 from langgraph_supervisor_pro._internal.text import shown_id
@@ -85,39 +51,7 @@ from langgraph_supervisor_pro.observability._history_rows import reads_tables
 from langgraph_supervisor_pro.persistence._effects import DONE, IN_DOUBT, INTENT
 from langgraph_supervisor_pro.persistence._thread_index import indexed_heads
 from langgraph_supervisor_pro.review._desk import INTERRUPT_CHANNEL, reviews_pending_at
-from langgraph_supervisor_pro.review._payload import PendingReview
 from langgraph_supervisor_pro.review._policy import SWEEP_REVIEWER
-
-__all__ = [
-    "DEFAULT_LOOP_VISITS",
-    "DEFAULT_UTILISATION_ALERT",
-    "REVIEW_TIME_BUCKETS",
-    "CompactionMetrics",
-    "CompletionMetrics",
-    "DelegationMetrics",
-    "DomainRecord",
-    "EdgeMetrics",
-    "EffectMetrics",
-    "ExpectedRoutes",
-    "HopUtilisation",
-    "RefusalMetrics",
-    "ReviewMetrics",
-    "ReviewOpening",
-    "ReviewTimeBucket",
-    "RoutingMetrics",
-    "RoutingScore",
-    "ThreadRecord",
-    "UtilisationMetrics",
-    "WorkerMetrics",
-    "adelegation_metrics",
-    "aread_threads",
-    "compute_metrics",
-    "delegation_metrics",
-    "expected_routes",
-    "load_expected",
-    "parse_since",
-    "read_threads",
-]
 
 DEFAULT_UTILISATION_ALERT = 0.7
 """The context utilisation (tokens / window) at or over which a role's p99 raises the alert."""
@@ -126,8 +60,7 @@ DEFAULT_LOOP_VISITS = 3
 """Visits of one worker in one turn that flag a loop."""
 
 REVIEW_TIME_BUCKETS: tuple[float, ...] = (60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
-"""The upper bounds (seconds, exclusive) of the time-in-review histogram's buckets: under a
-minute, 5 minutes, 15 minutes, an hour, 4 hours, a day; a last bucket holds the rest."""
+"""The upper bounds (seconds, exclusive) of the time-in-review histogram's buckets (and more)."""
 
 ROOT = "supervisor"
 """The source of the root's edges (`supervisor -> <worker>`)."""
@@ -144,71 +77,45 @@ ExpectedRoutes = Mapping[str, Sequence[str]]
 
 @dataclass(frozen=True, kw_only=True)
 class DomainRecord:
-    """One domain of a tree, as its newest checkpoint holds it.
-
-    Example:
-        >>> DomainRecord(path=("ops",), ledger=(), usage=(), compactions=(), security=()).path
-        ('ops',)
-    """
+    """One domain of a tree, as its newest checkpoint holds it."""
 
     path: tuple[str, ...]
     """The worker names from the root down to the domain (`("ops", "incident")`)."""
     ledger: tuple[LedgerEntry, ...]
     """The domain's own hops (across every visit)."""
     usage: tuple[UsageEntry, ...]
-    """Its model calls."""
     compactions: tuple[CompactionEntry, ...]
-    """Its compactions."""
     security: tuple[SecurityEntry, ...]
     """Its refused tool calls."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReviewOpening:
-    """When a run first paused on a review, and the deadline the review then had.
-
-    Example:
-        >>> ReviewOpening(first_seen=None, first_deadline=None).first_seen is None
-        True
-    """
+    """When a run first paused on a review, and the deadline the review then had."""
 
     first_seen: datetime | None
     """The time of the first root checkpoint whose pending writes hold the review's interrupt."""
     first_deadline: datetime | None
-    """The deadline it was first given: the payload's, or, once escalated (which moves the
-    deadline), the first escalation's `previous_deadline`."""
+    """The payload's deadline or, once escalated (which moves it), the first `previous_deadline`."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ThreadRecord:
-    """What the checkpoints say about one run (thread), for `compute_metrics`.
-
-    Example:
-        >>> r = ThreadRecord(thread_id="t1", status="done", halt_reason=None,
-        ...                  last_activity=None, graph_id=None)
-        >>> r.ledger, r.domains
-        ((), ())
-    """
+    """What the checkpoints say about one run (thread), for `compute_metrics`."""
 
     thread_id: str
-    """The thread."""
     status: str
     """The run's status (`running`, `done`, `failed`, `halted`), or `-` when unknown."""
     halt_reason: str | None
-    """Why it stopped early, if it did."""
     last_activity: datetime | None
     """When its newest root checkpoint was written."""
     graph_id: str | None
-    """The `graph_id` of its checkpoints' metadata (the LangGraph server sets it): the
-    newest root checkpoint's that has one."""
+    """The `graph_id` of its newest root checkpoint's metadata that has one."""
     ledger: tuple[LedgerEntry, ...] = ()
-    """The root's hops."""
+    """The root's hops (and below: its model calls, compactions, refused tool calls)."""
     usage: tuple[UsageEntry, ...] = ()
-    """The root's model calls."""
     compactions: tuple[CompactionEntry, ...] = ()
-    """The root's compactions."""
     security: tuple[SecurityEntry, ...] = ()
-    """The root's refused tool calls."""
     reviews: tuple[ReviewEntry, ...] = ()
     """Every answered review of the tree."""
     domains: tuple[DomainRecord, ...] = ()
@@ -222,20 +129,9 @@ class ThreadRecord:
 
 
 def parse_since(value: str, *, now: datetime | None = None, where: str = "since") -> datetime:
-    """A point in time: a duration back from `now`, or an ISO-8601 time.
+    """A point in time: a duration (`90s`, `15m`, `24h`, `7d`, `2w`) back from `now`, or ISO text.
 
-    Durations are `90s`, `15m`, `24h`, `7d`, `2w`; a naive ISO time is taken as UTC.
-
-    Args:
-        value: The text.
-        now: The time a duration counts back from (default: the current time).
-        where: The field's name in the error message.
-
-    Returns:
-        A timezone-aware time.
-
-    Raises:
-        ValueError: If `value` is neither, naming `where`.
+    A naive ISO time is taken as UTC; anything else raises ValueError naming `where`.
 
     Example:
         >>> from datetime import datetime, UTC
@@ -259,10 +155,6 @@ def parse_since(value: str, *, now: datetime | None = None, where: str = "since"
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _config_of(item: CheckpointTuple) -> Mapping[str, Any]:
-    return item.config.get("configurable") or {}
-
-
 def _values(history: History, item: CheckpointTuple) -> dict[str, tuple[Any, ...]]:
     """The delta channels' values at `item` (empty for one never written)."""
     values = history.delta_values(item, _DELTA)
@@ -279,136 +171,66 @@ def _interrupts(writes: Iterable[Sequence[Any]]) -> Iterable[Interrupt]:
                 yield item
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Thread:
-    """One kept thread's newest root checkpoint and its domains' newest checkpoints."""
-
-    root: CheckpointTuple
-    domains: tuple[tuple[str, CheckpointTuple], ...]
-
-
-class _Scan:
-    """What one pass over every checkpoint finds: the newest per namespace, the openings."""
-
-    def __init__(self) -> None:
-        self.newest: dict[str, dict[str, CheckpointTuple]] = defaultdict(dict)
-        self.openings: dict[str, dict[str, ReviewOpening]] = defaultdict(dict)
-        self.graph_ids: dict[str, tuple[str, str]] = {}
-        """By thread: the newest root checkpoint's id that names a `graph_id`, and it."""
-
-    def add(self, item: CheckpointTuple) -> None:
-        configurable = _config_of(item)
-        thread = str(configurable.get("thread_id", ""))
-        namespace = str(configurable.get("checkpoint_ns", ""))
-        held = self.newest[thread].get(namespace)
-        checkpoint_id = str(configurable.get("checkpoint_id", ""))
-        if held is None or checkpoint_id > str(_config_of(held).get("checkpoint_id", "")):
-            self.newest[thread][namespace] = item
-        if namespace:
-            return
+def _graph_id(chain: Sequence[CheckpointTuple]) -> str | None:
+    """The newest checkpoint's `graph_id` that has one (a resume by `lgsp review` writes none)."""
+    for item in reversed(chain):
         graph_id = (item.metadata or {}).get("graph_id")
-        if graph_id is not None and checkpoint_id > self.graph_ids.get(thread, ("", ""))[0]:
-            self.graph_ids[thread] = (checkpoint_id, str(graph_id))
+        if graph_id is not None:
+            return str(graph_id)
+    return None
+
+
+def _record(
+    history: History, thread_id: str, graph_id: str | None, pending: int, overdue: int
+) -> ThreadRecord:
+    """The thread's record: its root's values, each domain's, its reviews' openings."""
+    chain = history.chain(thread_id)
+    root = chain[-1]
+    openings: dict[str, ReviewOpening] = {}
+    for item in chain:
         seen = aware_time(item.checkpoint.get("ts"))
         for interrupt in _interrupts(item.pending_writes or ()):
-            openings = self.openings[thread]
             openings[interrupt.id] = _earliest(openings.get(interrupt.id), seen, interrupt.value)
-
-    def kept(self, start: datetime | None, graph: str | None) -> list[_Thread]:
-        """The threads the filters keep, with their supervisor-state domains."""
-        out: list[_Thread] = []
-        for thread, namespaces in self.newest.items():
-            root = namespaces.get("")
-            if root is None:
-                continue
-            if graph is not None and self.graph_id(thread) != graph:
-                continue
-            last = aware_time(root.checkpoint.get("ts"))
-            if start is not None and (last is None or last < start):
-                continue
-            domains = tuple(
-                (ns, item)
-                for ns, item in sorted(namespaces.items())
-                if ns and "ledger" in (item.checkpoint.get("channel_versions") or {})
-            )
-            out.append(_Thread(root=root, domains=domains))
-        return out
-
-    def graph_id(self, thread: str) -> str | None:
-        """The thread's `graph_id`: the newest root checkpoint's that has one.
-
-        A resume without the metadata (e.g. by `lgsp review`) writes checkpoints without it.
-        """
-        held = self.graph_ids.get(thread)
-        return None if held is None else held[1]
-
-    def record(
-        self, thread: _Thread, history: History, pending: Counter[str], overdue: Counter[str]
-    ) -> ThreadRecord:
-        """The thread's record: its root's values, then each domain's."""
-        root = thread.root
-        thread_id = str(_config_of(root).get("thread_id", ""))
-        values = root.checkpoint.get("channel_values") or {}
-        delta = _values(history, root)
-        domains: list[DomainRecord] = []
-        for namespace, item in thread.domains:
-            own = _values(history, item)
-            domains.append(
-                DomainRecord(
-                    path=namespace_path(namespace),
-                    ledger=cast(tuple[LedgerEntry, ...], own["ledger"]),
-                    usage=cast(tuple[UsageEntry, ...], own["usage"]),
-                    compactions=cast(tuple[CompactionEntry, ...], own["compactions"]),
-                    security=cast(tuple[SecurityEntry, ...], own["security"]),
-                )
-            )
-        status = values.get("status")
-        halt = values.get("halt_reason")
-        graph_id = self.graph_id(thread_id)
-        return ThreadRecord(
-            thread_id=thread_id,
-            status=str(status) if status else "-",
-            halt_reason=str(halt) if halt else None,
-            last_activity=aware_time(root.checkpoint.get("ts")),
-            graph_id=graph_id,
-            ledger=cast(tuple[LedgerEntry, ...], delta["ledger"]),
-            usage=cast(tuple[UsageEntry, ...], delta["usage"]),
-            compactions=cast(tuple[CompactionEntry, ...], delta["compactions"]),
-            security=cast(tuple[SecurityEntry, ...], delta["security"]),
-            reviews=cast(tuple[ReviewEntry, ...], delta["reviews"]),
-            domains=tuple(domains),
-            pending_reviews=pending[thread_id],
-            overdue_reviews=overdue[thread_id],
-            openings=dict(self.openings.get(thread_id, {})),
-        )
+    domains: list[DomainRecord] = []
+    for namespace, items in history.namespaces(thread_id).items():
+        if namespace and "ledger" in (items[-1].checkpoint.get("channel_versions") or {}):
+            own = _values(history, items[-1])
+            del own["reviews"]  # already in the root's
+            domains.append(DomainRecord(path=namespace_path(namespace), **own))
+    values = root.checkpoint.get("channel_values") or {}
+    status = values.get("status")
+    halt = values.get("halt_reason")
+    return ThreadRecord(
+        thread_id=thread_id,
+        status=str(status) if status else "-",
+        halt_reason=str(halt) if halt else None,
+        last_activity=aware_time(root.checkpoint.get("ts")),
+        graph_id=graph_id,
+        **_values(history, root),
+        domains=tuple(domains),
+        pending_reviews=pending,
+        overdue_reviews=overdue,
+        openings=openings,
+    )
 
 
 def _filters(
     since: datetime | str | None, graph: str | None, now: datetime | None
 ) -> tuple[datetime, datetime | None]:
-    moment = _aware(now, "now")
-    start = _since(since, moment)
+    """The time reviews are judged at (`now`, checked) and the start `since` names."""
+    if now is None:
+        now = datetime.now(UTC)
+    elif not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError(f"now: got {now!r}; give a timezone-aware datetime")
+    if isinstance(since, str):
+        since = parse_since(since, now=now)
+    elif isinstance(since, datetime) and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    elif since is not None and not isinstance(since, datetime):
+        raise ValueError(f"since: got {type(since).__name__}; give a datetime or text such as 24h")
     if graph is not None and (not isinstance(graph, str) or not graph.strip()):
         raise ValueError(f"graph: got {graph!r}; give a graph id (a non-empty name)")
-    return moment, start
-
-
-def _pending(
-    reviews: Iterable[PendingReview], moment: datetime
-) -> tuple[Counter[str], Counter[str]]:
-    pending: Counter[str] = Counter()
-    overdue: Counter[str] = Counter()
-    for review in reviews:
-        pending[review.thread_id] += 1
-        if review.expired(moment):
-            overdue[review.thread_id] += 1
-    return pending, overdue
-
-
-def _newest_first(records: list[ThreadRecord]) -> list[ThreadRecord]:
-    records.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
-    records.reverse()
-    return records
+    return now, since
 
 
 def _records(
@@ -416,18 +238,25 @@ def _records(
 ) -> list[ThreadRecord]:
     """The kept threads' records, from one listing of every checkpoint."""
     moment, start = _filters(since, graph, now)
-    scan = _Scan()
-    latest: dict[str, CheckpointTuple] = {}
-    for thread_id in history.threads():
-        for chain in history.namespaces(thread_id).values():
-            for item in chain:
-                scan.add(item)
-        newest = history.newest(thread_id)
-        if newest is not None:
-            latest[thread_id] = newest
-    pending, overdue = _pending(reviews_pending_at(latest), moment)
-    records = [scan.record(thread, history, pending, overdue) for thread in scan.kept(start, graph)]
-    return _newest_first(records)
+    latest = {t: item for t in history.threads() if (item := history.newest(t)) is not None}
+    pending: Counter[str] = Counter()
+    overdue: Counter[str] = Counter()
+    for review in reviews_pending_at(latest):
+        pending[review.thread_id] += 1
+        overdue[review.thread_id] += review.expired(moment)
+    records: list[ThreadRecord] = []
+    for thread_id, root in latest.items():
+        graph_id = _graph_id(history.chain(thread_id))
+        last = aware_time(root.checkpoint.get("ts"))
+        if graph is not None and graph_id != graph:
+            continue
+        if start is not None and (last is None or last < start):
+            continue
+        records.append(
+            _record(history, thread_id, graph_id, pending[thread_id], overdue[thread_id])
+        )
+    records.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
+    return records[::-1]  # newest first
 
 
 def read_threads(
@@ -438,9 +267,6 @@ def read_threads(
     now: datetime | None = None,
 ) -> list[ThreadRecord]:
     """Every run in a checkpoint database, as `compute_metrics` needs it, newest first.
-
-    The checkpoints are listed once; each thread's delta channels are folded from the
-    listed writes (one reducer call per checkpoint that wrote them).
 
     Args:
         checkpointer: An open checkpointer that lists across threads (SQLite, Postgres,
@@ -492,9 +318,8 @@ def _active_threads(
 ) -> Steps[list[str] | None]:
     """On Postgres with `since`: the threads whose newest root checkpoint is at or after it.
 
-    One query per page of thread ids gives each head's time, so the listing then reads
-    only those threads' checkpoints, not the whole database's. None (read every thread)
-    without `since` or on another saver, which `_Scan.kept` filters after the listing.
+    So the listing reads only those threads. None (every thread) without `since` or on
+    another saver: `_records` filters after the listing.
     """
     if start is None or not reads_tables(saver):
         return None
@@ -526,42 +351,14 @@ def _earliest(held: ReviewOpening | None, seen: datetime | None, payload: object
     return held
 
 
-def _aware(now: datetime | None, where: str) -> datetime:
-    if now is None:
-        return datetime.now(UTC)
-    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-        raise ValueError(f"{where}: got {now!r}; give a timezone-aware datetime")
-    return now
-
-
-def _since(since: datetime | str | None, now: datetime) -> datetime | None:
-    if since is None:
-        return None
-    if isinstance(since, datetime):
-        return since if since.tzinfo is not None else since.replace(tzinfo=UTC)
-    if isinstance(since, str):
-        return parse_since(since, now=now)
-    raise ValueError(f"since: got {type(since).__name__}; give a datetime or text such as 24h")
-
-
 # --------------------------------------------------------------------------- expected routes
 
 
 def expected_routes(value: object, *, where: str = "expected") -> dict[str, tuple[str, ...]]:
     """Validate expected routes: thread id -> worker names, or a list of cases.
 
-    A case is `{"thread_id": ..., "expected": [...]}` (`"routes"` is accepted for
-    `"expected"`).
-
-    Args:
-        value: The labelled set.
-        where: The field's name in error messages.
-
-    Returns:
-        The routes by thread id.
-
-    Raises:
-        ValueError: Naming the field that is wrong.
+    A case is `{"thread_id": ..., "expected": [...]}` (or `"routes"`); a wrong field raises
+    ValueError naming it (under `where`).
 
     Example:
         >>> expected_routes([{"thread_id": "t1", "expected": ["billing"]}])
@@ -619,14 +416,7 @@ def expected_routes(value: object, *, where: str = "expected") -> dict[str, tupl
 def load_expected(path: str | Path) -> dict[str, tuple[str, ...]]:
     """Read expected routes from a JSON file (either form `expected_routes` takes).
 
-    Args:
-        path: The file.
-
-    Returns:
-        The routes by thread id.
-
-    Raises:
-        ValueError: If the file cannot be read, is not JSON, or is not a labelled set.
+    Raises ValueError if the file cannot be read, is not JSON, or is not a labelled set.
 
     Example:
         ```python
@@ -660,8 +450,43 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+class _Figures:
+    """`to_dict` for the figures: `_keys` (the fields, then the `_extra` properties)."""
+
+    _extra: ClassVar[tuple[str, ...]] = ()
+    _rounded: ClassVar[frozenset[str]] = frozenset()
+    """The keys whose values are rounded to 6 places."""
+
+    @property
+    def _keys(self) -> tuple[str, ...]:
+        return (*(f.name for f in fields(cast(Any, self))), *self._extra)
+
+    def _dict(self, names: Iterable[str]) -> dict[str, Any]:
+        return {name: self._plain(name, getattr(self, name)) for name in names}
+
+    def _plain(self, name: str, value: Any) -> Any:
+        if name in self._rounded:
+            return _round(value)
+        if isinstance(value, _Figures):
+            return value.to_dict()
+        if isinstance(value, Mapping):
+            return dict(value)
+        if isinstance(value, tuple):
+            return [v.to_dict() if isinstance(v, _Figures) else v for v in value]
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values.
+
+        Example:
+            >>> CompletionMetrics(runs=0, by_status={}, by_halt_reason={}).to_dict()
+            {'runs': 0, 'by_status': {}, 'by_halt_reason': {}, 'completion_rate': None}
+        """
+        return self._dict(self._keys)
+
+
 @dataclass(frozen=True, kw_only=True)
-class CompletionMetrics:
+class CompletionMetrics(_Figures):
     """Runs by how they ended.
 
     Example:
@@ -670,10 +495,11 @@ class CompletionMetrics:
         0.5
     """
 
+    _extra = ("completion_rate",)
+    _rounded = frozenset(_extra)
+
     runs: int
-    """Runs counted."""
     by_status: Mapping[str, int]
-    """Runs per status."""
     by_halt_reason: Mapping[str, int]
     """Runs per halt reason (halted and failed runs that have one)."""
 
@@ -682,37 +508,25 @@ class CompletionMetrics:
         """The share of runs that ended `done` (None without runs)."""
         return _ratio(self.by_status.get("done", 0), self.runs)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> CompletionMetrics(runs=0, by_status={}, by_halt_reason={}).to_dict()["runs"]
-            0
-        """
-        return {
-            "runs": self.runs,
-            "by_status": dict(self.by_status),
-            "by_halt_reason": dict(self.by_halt_reason),
-            "completion_rate": _round(self.completion_rate),
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class RoutingScore:
+class RoutingScore(_Figures):
     """One worker's routing against the labels.
 
     Example:
         >>> s = RoutingScore(worker="billing", true_positives=3, false_positives=1,
         ...                  false_negatives=0)
-        >>> s.precision, s.recall, round(s.f1 or 0, 4)
-        (0.75, 1.0, 0.8571)
+        >>> s.precision, s.recall, round(s.f1 or 0, 4), s.to_dict()["recall"]
+        (0.75, 1.0, 0.8571, 1.0)
     """
+
+    _extra = ("precision", "recall", "f1")
+    _rounded = frozenset(_extra)
 
     worker: str
     true_positives: int
     """Hops that were expected (per thread, min of actual and expected visits)."""
     false_positives: int
-    """Hops that were not expected."""
     false_negatives: int
     """Expected hops that did not happen."""
 
@@ -731,24 +545,6 @@ class RoutingScore:
         """The harmonic mean of precision and recall (None when either is None)."""
         return _f1(self.precision, self.recall)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> RoutingScore(worker="w", true_positives=0, false_positives=0,
-            ...              false_negatives=1).to_dict()["recall"]
-            0.0
-        """
-        return {
-            "worker": self.worker,
-            "true_positives": self.true_positives,
-            "false_positives": self.false_positives,
-            "false_negatives": self.false_negatives,
-            "precision": _round(self.precision),
-            "recall": _round(self.recall),
-            "f1": _round(self.f1),
-        }
-
 
 def _f1(precision: float | None, recall: float | None) -> float | None:
     if precision is None or recall is None:
@@ -757,15 +553,26 @@ def _f1(precision: float | None, recall: float | None) -> float | None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RoutingMetrics:
+class RoutingMetrics(_Figures):
     """The root's routes against expected routes.
 
     Example:
-        >>> m = RoutingMetrics(labelled=1, missing=(), exact_matches=1, per_worker=(
+        >>> m = RoutingMetrics(labelled=1, missing=("t",), exact_matches=1, per_worker=(
         ...     RoutingScore(worker="a", true_positives=1, false_positives=0, false_negatives=0),))
-        >>> m.micro_f1
-        1.0
+        >>> m.micro_f1, m.to_dict()["missing"]
+        (1.0, ['t'])
     """
+
+    _keys = (
+        "labelled",
+        "missing",
+        "exact_matches",
+        "micro_precision",
+        "micro_recall",
+        "micro_f1",
+        "per_worker",
+    )
+    _rounded = frozenset({"micro_precision", "micro_recall", "micro_f1"})
 
     labelled: int
     """Labelled threads found in the database (and kept by the filters)."""
@@ -793,34 +600,13 @@ class RoutingMetrics:
         """F1 of the micro precision and recall."""
         return _f1(self.micro_precision, self.micro_recall)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> RoutingMetrics(labelled=0, missing=("t",), exact_matches=0,
-            ...                per_worker=()).to_dict()["missing"]
-            ['t']
-        """
-        return {
-            "labelled": self.labelled,
-            "missing": list(self.missing),
-            "exact_matches": self.exact_matches,
-            "micro_precision": _round(self.micro_precision),
-            "micro_recall": _round(self.micro_recall),
-            "micro_f1": _round(self.micro_f1),
-            "per_worker": [s.to_dict() for s in self.per_worker],
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class EdgeMetrics:
-    """Handoffs along one edge of the delegation tree.
+class EdgeMetrics(_Figures):
+    """Handoffs along one edge of the delegation tree."""
 
-    Example:
-        >>> EdgeMetrics(source="supervisor", target="billing", hops=4, succeeded=3,
-        ...             failed=1, needs_review=0).success_rate
-        0.75
-    """
+    _extra = ("success_rate",)
+    _rounded = frozenset(_extra)
 
     source: str
     """`supervisor` at the root, else the domain's path (`ops/incident`)."""
@@ -836,34 +622,10 @@ class EdgeMetrics:
         """The share of hops that succeeded."""
         return _ratio(self.succeeded, self.hops)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> EdgeMetrics(source="s", target="t", hops=0, succeeded=0, failed=0,
-            ...             needs_review=0).to_dict()["success_rate"] is None
-            True
-        """
-        return {
-            "source": self.source,
-            "target": self.target,
-            "hops": self.hops,
-            "succeeded": self.succeeded,
-            "failed": self.failed,
-            "needs_review": self.needs_review,
-            "success_rate": _round(self.success_rate),
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class WorkerMetrics:
-    """One worker's visits (by path in a tree).
-
-    Example:
-        >>> WorkerMetrics(worker="ops/pager", visits=2, succeeded=1, failed=1, retries=1,
-        ...               loop_flags=0, refused_tools=0).to_dict()["retries"]
-        1
-    """
+class WorkerMetrics(_Figures):
+    """One worker's visits (by path in a tree)."""
 
     worker: str
     """The worker's path from the root (`billing`, `ops/incident/pager`)."""
@@ -875,29 +637,10 @@ class WorkerMetrics:
     loop_flags: int
     """Turns in which the worker ran `loop_visits` times or more."""
     refused_tools: int
-    """Tool calls it made that were refused."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> WorkerMetrics(worker="w", visits=0, succeeded=0, failed=0, retries=0,
-            ...               loop_flags=0, refused_tools=0).to_dict()["worker"]
-            'w'
-        """
-        return {
-            "worker": self.worker,
-            "visits": self.visits,
-            "succeeded": self.succeeded,
-            "failed": self.failed,
-            "retries": self.retries,
-            "loop_flags": self.loop_flags,
-            "refused_tools": self.refused_tools,
-        }
 
 
 @dataclass(frozen=True, kw_only=True)
-class UtilisationMetrics:
+class UtilisationMetrics(_Figures):
     """Context utilisation of one role's model calls.
 
     Example:
@@ -906,6 +649,9 @@ class UtilisationMetrics:
         >>> u.alert
         True
     """
+
+    _extra = ("alert",)
+    _rounded = frozenset({"average", "p99", "peak"})
 
     role: str
     calls: int
@@ -922,35 +668,13 @@ class UtilisationMetrics:
         """Whether the p99 is at or over the threshold."""
         return self.p99 >= self.threshold
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> UtilisationMetrics(role="r", calls=1, average=0.1, p99=0.1, peak=0.1,
-            ...                    over_threshold=0, threshold=0.7).to_dict()["alert"]
-            False
-        """
-        return {
-            "role": self.role,
-            "calls": self.calls,
-            "average": _round(self.average),
-            "p99": _round(self.p99),
-            "peak": _round(self.peak),
-            "over_threshold": self.over_threshold,
-            "threshold": self.threshold,
-            "alert": self.alert,
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class HopUtilisation:
+class HopUtilisation(_Figures):
     """Context utilisation of the model calls serving the Nth hop of a run, per role.
 
-    Hops are numbered across a run's turns (turn 1's hops, then turn 2's, ...), at each
-    level: the second hop of a domain's run is hop 2 too. A call belongs to the hop its
-    usage record names (by turn and step: the supervisor's decision for it, the worker's
-    own calls, a compaction before or inside it, the synthesis after a parallel step); a
-    decision no hop followed (`FINISH`) counts as the next hop.
+    A call belongs to the hop its usage record names (by turn and step); a decision no hop
+    followed (`FINISH`) counts as the next hop.
 
     Example:
         >>> hop = HopUtilisation(hop=2, roles=(UtilisationMetrics(
@@ -970,25 +694,10 @@ class HopUtilisation:
         """The highest utilisation of any call for the hop."""
         return max((u.peak for u in self.roles), default=0.0)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> HopUtilisation(hop=1, roles=()).to_dict()
-            {'hop': 1, 'roles': []}
-        """
-        return {"hop": self.hop, "roles": [u.to_dict() for u in self.roles]}
-
 
 @dataclass(frozen=True, kw_only=True)
-class CompactionMetrics:
-    """Compactions of workers' histories.
-
-    Example:
-        >>> CompactionMetrics(total=1, by_reason={"trigger": 1}, failed=0,
-        ...                   tokens_saved=900).to_dict()["tokens_saved"]
-        900
-    """
+class CompactionMetrics(_Figures):
+    """Compactions of workers' histories."""
 
     total: int
     by_reason: Mapping[str, int]
@@ -999,67 +708,35 @@ class CompactionMetrics:
     truncated: int = 0
     """Compactions that fell back to dropping the oldest turns (`kind="truncated"`)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> CompactionMetrics(total=0, by_reason={}, failed=0, tokens_saved=0).to_dict()
-            {'total': 0, 'by_reason': {}, 'failed': 0, 'tokens_saved': 0, 'truncated': 0}
-        """
-        return {
-            "total": self.total,
-            "by_reason": dict(self.by_reason),
-            "failed": self.failed,
-            "tokens_saved": self.tokens_saved,
-            "truncated": self.truncated,
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class RefusalMetrics:
-    """Tool calls refused for least privilege.
-
-    Example:
-        >>> RefusalMetrics(total=1, by_worker={"tech": 1}, by_tool={"refund": 1}).total
-        1
-    """
+class RefusalMetrics(_Figures):
+    """Tool calls refused for least privilege."""
 
     total: int
     by_worker: Mapping[str, int]
     """By worker path."""
     by_tool: Mapping[str, int]
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> RefusalMetrics(total=0, by_worker={}, by_tool={}).to_dict()["total"]
-            0
-        """
-        return {
-            "total": self.total,
-            "by_worker": dict(self.by_worker),
-            "by_tool": dict(self.by_tool),
-        }
-
 
 @dataclass(frozen=True, kw_only=True)
-class ReviewTimeBucket:
+class ReviewTimeBucket(_Figures):
     """One bar of the time-in-review histogram: reviews answered within its bounds.
 
     Example:
         >>> ReviewTimeBucket(lower_seconds=60.0, upper_seconds=300.0, reviews=2).label
         '1 min - 5 min'
-        >>> ReviewTimeBucket(lower_seconds=86400.0, upper_seconds=None, reviews=0).label
-        '1 d or more'
+        >>> ReviewTimeBucket(lower_seconds=0.0, upper_seconds=60.0, reviews=1).to_dict()
+        {'lower_seconds': 0.0, 'upper_seconds': 60.0, 'reviews': 1, 'label': '< 1 min'}
     """
+
+    _extra = ("label",)
 
     lower_seconds: float
     """The bucket's lower bound (inclusive)."""
     upper_seconds: float | None
     """Its upper bound (exclusive); None for the last bucket."""
     reviews: int
-    """Answered reviews whose time in review falls in it."""
 
     @property
     def label(self) -> str:
@@ -1069,20 +746,6 @@ class ReviewTimeBucket:
         if self.lower_seconds <= 0:
             return f"< {_span(self.upper_seconds)}"
         return f"{_span(self.lower_seconds)} - {_span(self.upper_seconds)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> ReviewTimeBucket(lower_seconds=0.0, upper_seconds=60.0, reviews=1).to_dict()
-            {'lower_seconds': 0.0, 'upper_seconds': 60.0, 'reviews': 1, 'label': '< 1 min'}
-        """
-        return {
-            "lower_seconds": self.lower_seconds,
-            "upper_seconds": self.upper_seconds,
-            "reviews": self.reviews,
-            "label": self.label,
-        }
 
 
 def _span(seconds: float) -> str:
@@ -1106,16 +769,18 @@ def _histogram(durations: Sequence[float]) -> tuple[ReviewTimeBucket, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReviewMetrics:
+class ReviewMetrics(_Figures):
     """Human reviews: decisions, escalations, time in review, deadlines.
 
     Example:
         >>> r = ReviewMetrics(answered=2, by_decision={"approve": 2}, escalated=1,
         ...                   timed=2, average_seconds=30.0, p99_seconds=50.0,
         ...                   max_seconds=50.0, deadline_breaches=1, pending=0, overdue=0)
-        >>> r.escalation_rate
-        0.5
+        >>> r.escalation_rate, r.to_dict()["time_in_review"]["timed"]
+        (0.5, 2)
     """
+
+    _rounded = frozenset({"escalation_rate", "average_seconds", "p99_seconds", "max_seconds"})
 
     answered: int
     by_decision: Mapping[str, int]
@@ -1127,14 +792,12 @@ class ReviewMetrics:
     p99_seconds: float | None
     max_seconds: float | None
     deadline_breaches: int
-    """Answered at or after the deadline they were first given (an escalation, or the
-    sweep's reject, comes after one), plus pending reviews already overdue."""
+    """Answered at or after their first deadline, plus pending reviews already overdue."""
     pending: int
     overdue: int
     """Pending reviews whose deadline has passed."""
     histogram: tuple[ReviewTimeBucket, ...] = ()
-    """The timed reviews by time in review, one bucket per `REVIEW_TIME_BUCKETS` bound and
-    one for the rest (empty buckets included)."""
+    """The timed reviews by time in review, one bucket per `REVIEW_TIME_BUCKETS` bound and more."""
 
     @property
     def escalation_rate(self) -> float | None:
@@ -1142,34 +805,17 @@ class ReviewMetrics:
         return _ratio(self.escalated, self.answered)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> ReviewMetrics(answered=0, by_decision={}, escalated=0, timed=0,
-            ...               average_seconds=None, p99_seconds=None, max_seconds=None,
-            ...               deadline_breaches=0, pending=0, overdue=0).to_dict()["answered"]
-            0
-        """
+        """JSON-ready values, the time in review's figures grouped."""
+        timing = ("timed", "average_seconds", "p99_seconds", "max_seconds", "histogram")
         return {
-            "answered": self.answered,
-            "by_decision": dict(self.by_decision),
-            "escalated": self.escalated,
-            "escalation_rate": _round(self.escalation_rate),
-            "time_in_review": {
-                "timed": self.timed,
-                "average_seconds": _round(self.average_seconds),
-                "p99_seconds": _round(self.p99_seconds),
-                "max_seconds": _round(self.max_seconds),
-                "histogram": [b.to_dict() for b in self.histogram],
-            },
-            "deadline_breaches": self.deadline_breaches,
-            "pending": self.pending,
-            "overdue": self.overdue,
+            **self._dict(("answered", "by_decision", "escalated", "escalation_rate")),
+            "time_in_review": self._dict(timing),
+            **self._dict(("deadline_breaches", "pending", "overdue")),
         }
 
 
 @dataclass(frozen=True, kw_only=True)
-class EffectMetrics:
+class EffectMetrics(_Figures):
     """The side effects the runs recorded (`effects=`), and those that were in doubt.
 
     Example:
@@ -1178,11 +824,12 @@ class EffectMetrics:
         (2, 1, 1)
     """
 
+    _keys = ("recorded", "doubted", "in_doubt", "settled_after_doubt", "by_state")
+
     recorded: int
     """Effects recorded for the reported runs."""
     by_state: Mapping[str, int]
-    """By state: `done`, `intent`, `in_doubt`, `reconciled`, `confirmed`, `redone`,
-    `skipped` (see `PostgresEffects.run_external`)."""
+    """By state: `done`, `intent`, `in_doubt`, ... (see `PostgresEffects.run_external`)."""
 
     @property
     def doubted(self) -> int:
@@ -1191,46 +838,20 @@ class EffectMetrics:
 
     @property
     def in_doubt(self) -> int:
-        """Effects still in doubt: an intent without an outcome, or one paused on a review.
-
-        An intent is a call in flight, or one whose execution died after it.
-        """
+        """Effects still in doubt: an intent without an outcome, or one paused on a review."""
         return self.by_state.get(INTENT, 0) + self.by_state.get(IN_DOUBT, 0)
 
     @property
     def settled_after_doubt(self) -> int:
-        """Effects settled after a doubt: reconciled, confirmed, redone or skipped.
-
-        The call may have happened twice, or not at all.
-        """
+        """Effects reconciled, confirmed, redone or skipped: they may have run twice, or not."""
         return self.doubted - self.in_doubt
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values.
-
-        Example:
-            >>> EffectMetrics(recorded=1, by_state={"intent": 1}).to_dict()["in_doubt"]
-            1
-        """
-        return {
-            "recorded": self.recorded,
-            "doubted": self.doubted,
-            "in_doubt": self.in_doubt,
-            "settled_after_doubt": self.settled_after_doubt,
-            "by_state": dict(self.by_state),
-        }
-
-
-def _effect_metrics(recorded: Sequence[EffectEvent] | None) -> EffectMetrics | None:
-    if recorded is None:
-        return None
-    states = Counter(e.state for e in recorded)
-    return EffectMetrics(recorded=len(recorded), by_state=dict(sorted(states.items())))
 
 
 @dataclass(frozen=True, kw_only=True)
-class DelegationMetrics:
+class DelegationMetrics(_Figures):
     """Every delegation figure of a set of runs (`compute_metrics`, `delegation_metrics`).
+
+    `to_dict()` gives them as JSON-ready values (what `lgsp metrics --json` prints).
 
     Example:
         ```python
@@ -1239,14 +860,30 @@ class DelegationMetrics:
         ```
     """
 
+    _keys = (
+        "completion",
+        "routing",
+        "hops",
+        "edges",
+        "workers",
+        "utilisation",
+        "hop_utilisation",
+        "utilisation_alert",
+        "alerts",
+        "loop_visits",
+        "compactions",
+        "refusals",
+        "reviews",
+        "effects",
+    )
+
     completion: CompletionMetrics
     routing: RoutingMetrics | None
     """None when no expected routes were given."""
     edges: tuple[EdgeMetrics, ...]
     workers: tuple[WorkerMetrics, ...]
     utilisation: tuple[UtilisationMetrics, ...]
-    """One per role that made model calls, in the order supervisor, worker, summarizer,
-    synthesis."""
+    """One per role that made model calls: supervisor, worker, summarizer, synthesis, others."""
     compactions: CompactionMetrics
     refusals: RefusalMetrics
     reviews: ReviewMetrics
@@ -1264,31 +901,6 @@ class DelegationMetrics:
         """The roles whose utilisation raised the alert."""
         return tuple(u.role for u in self.utilisation if u.alert)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values (what `lgsp metrics --json` prints).
-
-        Example:
-            ```python
-            json.dumps(delegation_metrics(saver).to_dict())
-            ```
-        """
-        return {
-            "completion": self.completion.to_dict(),
-            "routing": None if self.routing is None else self.routing.to_dict(),
-            "hops": self.hops,
-            "edges": [e.to_dict() for e in self.edges],
-            "workers": [w.to_dict() for w in self.workers],
-            "utilisation": [u.to_dict() for u in self.utilisation],
-            "hop_utilisation": [h.to_dict() for h in self.hop_utilisation],
-            "utilisation_alert": self.utilisation_alert,
-            "alerts": list(self.alerts),
-            "loop_visits": self.loop_visits,
-            "compactions": self.compactions.to_dict(),
-            "refusals": self.refusals.to_dict(),
-            "reviews": self.reviews.to_dict(),
-            "effects": None if self.effects is None else self.effects.to_dict(),
-        }
-
 
 # --------------------------------------------------------------------------- computing
 
@@ -1298,20 +910,16 @@ def _p99(values: Sequence[float]) -> float:
     return ordered[max(math.ceil(0.99 * len(ordered)) - 1, 0)]
 
 
-def _levels(
-    record: ThreadRecord,
-) -> Iterable[
-    tuple[
-        tuple[str, ...],
-        Sequence[LedgerEntry],
-        Sequence[UsageEntry],
-        Sequence[CompactionEntry],
-        Sequence[SecurityEntry],
-    ]
-]:
-    yield (), record.ledger, record.usage, record.compactions, record.security
-    for domain in record.domains:
-        yield domain.path, domain.ledger, domain.usage, domain.compactions, domain.security
+def _levels(record: ThreadRecord) -> Iterable[DomainRecord]:
+    """The root's figures (as a domain at path ()), then each domain's."""
+    yield DomainRecord(
+        path=(),
+        ledger=record.ledger,
+        usage=record.usage,
+        compactions=record.compactions,
+        security=record.security,
+    )
+    yield from record.domains
 
 
 def _check_settings(utilisation_alert: object, loop_visits: object) -> None:
@@ -1324,7 +932,7 @@ def _check_settings(utilisation_alert: object, loop_visits: object) -> None:
             f"utilisation_alert: got {utilisation_alert!r}; give a share of the window in "
             "(0, 1], e.g. 0.7"
         )
-    if isinstance(loop_visits, bool) or not isinstance(loop_visits, int) or loop_visits < 2:
+    if not is_count(loop_visits, 2):
         raise ValueError(f"loop_visits: got {loop_visits!r}; give a whole number of visits >= 2")
 
 
@@ -1369,6 +977,10 @@ def compute_metrics(
     return _compute(records, expected, float(utilisation_alert), loop_visits, recorded)
 
 
+def _sorted(counts: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
+
+
 def _compute(
     records: Sequence[ThreadRecord],
     expected: ExpectedRoutes | Sequence[Mapping[str, Any]] | None,
@@ -1377,67 +989,52 @@ def _compute(
     recorded: Sequence[EffectEvent] | None,
 ) -> DelegationMetrics:
     labels = None if expected is None else expected_routes(expected)
-    by_status: Counter[str] = Counter()
-    by_halt: Counter[str] = Counter()
-    edges: dict[tuple[str, str], Counter[str]] = {}
-    workers: dict[str, Counter[str]] = {}
+    edges: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    workers: dict[str, Counter[str]] = defaultdict(Counter)
     calls: dict[str, list[float]] = defaultdict(list)
     per_hop: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     compaction_reasons: Counter[str] = Counter()
-    compactions = failed_compactions = truncated_compactions = saved = 0
+    compacted = Counter(total=0, failed=0, tokens_saved=0, truncated=0)
     refused_by_worker: Counter[str] = Counter()
     refused_by_tool: Counter[str] = Counter()
     hops = 0
-    for record in records:
-        by_status[record.status] += 1
-        if record.halt_reason:
-            by_halt[record.halt_reason] += 1
-        for path, ledger, usage, compacted, security in _levels(record):
-            source = "/".join(path) or ROOT
-            failed_before: set[tuple[int, str]] = set()
-            per_turn: Counter[tuple[int, str]] = Counter()
-            for entry in ledger:
-                hops += 1
-                name = entry["worker"]
-                key = "/".join((*path, name))
-                edge = edges.setdefault((source, name), Counter())
-                edge["hops"] += 1
-                edge[entry["status"]] += 1
-                figures = workers.setdefault(key, Counter())
-                figures["visits"] += 1
-                figures[entry["status"]] += 1
-                turn_key = (entry["turn"], name)
-                if turn_key in failed_before:
-                    figures["retries"] += 1
-                if entry["status"] == "failed":
-                    failed_before.add(turn_key)
-                per_turn[turn_key] += 1
-                if per_turn[turn_key] == loop_visits:
-                    figures["loop_flags"] += 1
-            numbers = _hop_numbers(ledger, usage)
-            for call in usage:
-                calls[call["role"]].append(float(call["utilisation"]))
-                hop = numbers[(call["turn"], call["step"])]
-                per_hop[hop][call["role"]].append(float(call["utilisation"]))
-            for done in compacted:
-                compactions += 1
-                compaction_reasons[done["reason"]] += 1
-                truncation = done.get("kind") == "truncated"
-                truncated_compactions += truncation
-                if done["error"] is not None:
-                    failed_compactions += 1
-                if done["error"] is None or truncation:
-                    saved += done["tokens_before"] - done["tokens_after"]
-            for refusal in security:
-                key = "/".join((*path, refusal["worker"]))
-                refused_by_worker[key] += 1
-                refused_by_tool[refusal["tool"]] += 1
-                workers.setdefault(key, Counter())["refused"] += 1
+    for level in (level for record in records for level in _levels(record)):
+        source = "/".join(level.path) or ROOT
+        failed_before: set[tuple[int, str]] = set()
+        per_turn: Counter[tuple[int, str]] = Counter()
+        for entry in level.ledger:
+            hops += 1
+            name, status = entry["worker"], entry["status"]
+            edges[(source, name)].update(("hops", status))
+            figures = workers["/".join((*level.path, name))]
+            figures.update(("visits", status))
+            turn_key = (entry["turn"], name)
+            figures["retries"] += turn_key in failed_before
+            if status == "failed":
+                failed_before.add(turn_key)
+            per_turn[turn_key] += 1
+            figures["loop_flags"] += per_turn[turn_key] == loop_visits
+        numbers = _hop_numbers(level.ledger, level.usage)
+        for call in level.usage:
+            utilisation = float(call["utilisation"])
+            calls[call["role"]].append(utilisation)
+            per_hop[numbers[(call["turn"], call["step"])]][call["role"]].append(utilisation)
+        for done in level.compactions:
+            truncation = done.get("kind") == "truncated"
+            compaction_reasons[done["reason"]] += 1
+            compacted.update(total=1, failed=done["error"] is not None, truncated=truncation)
+            if done["error"] is None or truncation:
+                compacted["tokens_saved"] += done["tokens_before"] - done["tokens_after"]
+        for refusal in level.security:
+            key = "/".join((*level.path, refusal["worker"]))
+            refused_by_worker[key] += 1
+            refused_by_tool[refusal["tool"]] += 1
+            workers[key]["refused"] += 1
     return DelegationMetrics(
         completion=CompletionMetrics(
             runs=len(records),
-            by_status=dict(sorted(by_status.items())),
-            by_halt_reason=dict(sorted(by_halt.items())),
+            by_status=_sorted(Counter(r.status for r in records)),
+            by_halt_reason=_sorted(Counter(r.halt_reason for r in records if r.halt_reason)),
         ),
         routing=None if labels is None else _routing(records, labels),
         edges=tuple(
@@ -1463,28 +1060,26 @@ def _compute(
             )
             for key, c in sorted(workers.items())
         ),
-        utilisation=_utilisation(calls, float(utilisation_alert)),
+        utilisation=_utilisation(calls, utilisation_alert),
         hop_utilisation=tuple(
-            HopUtilisation(hop=hop, roles=_utilisation(per_hop[hop], float(utilisation_alert)))
+            HopUtilisation(hop=hop, roles=_utilisation(per_hop[hop], utilisation_alert))
             for hop in sorted(per_hop)
         ),
-        compactions=CompactionMetrics(
-            total=compactions,
-            by_reason=dict(sorted(compaction_reasons.items())),
-            failed=failed_compactions,
-            tokens_saved=saved,
-            truncated=truncated_compactions,
-        ),
+        compactions=CompactionMetrics(by_reason=_sorted(compaction_reasons), **compacted),
         refusals=RefusalMetrics(
             total=sum(refused_by_tool.values()),
-            by_worker=dict(sorted(refused_by_worker.items())),
-            by_tool=dict(sorted(refused_by_tool.items())),
+            by_worker=_sorted(refused_by_worker),
+            by_tool=_sorted(refused_by_tool),
         ),
         reviews=_reviews(records),
         hops=hops,
-        utilisation_alert=float(utilisation_alert),
+        utilisation_alert=utilisation_alert,
         loop_visits=loop_visits,
-        effects=_effect_metrics(recorded),
+        effects=None
+        if recorded is None
+        else EffectMetrics(
+            recorded=len(recorded), by_state=_sorted(Counter(e.state for e in recorded))
+        ),
     )
 
 
@@ -1531,22 +1126,16 @@ def _routing(
         ran, expected = Counter(actual), Counter(wanted)
         for worker in set(ran) | set(expected):
             tp = min(ran[worker], expected[worker])
-            counts[worker]["tp"] += tp
-            counts[worker]["fp"] += ran[worker] - tp
-            counts[worker]["fn"] += expected[worker] - tp
+            counts[worker].update(
+                true_positives=tp,
+                false_positives=ran[worker] - tp,
+                false_negatives=expected[worker] - tp,
+            )
     return RoutingMetrics(
         labelled=labelled,
         missing=tuple(sorted(t for t in labels if t not in found)),
         exact_matches=exact,
-        per_worker=tuple(
-            RoutingScore(
-                worker=worker,
-                true_positives=c["tp"],
-                false_positives=c["fp"],
-                false_negatives=c["fn"],
-            )
-            for worker, c in sorted(counts.items())
-        ),
+        per_worker=tuple(RoutingScore(worker=w, **c) for w, c in sorted(counts.items())),
     )
 
 
@@ -1576,7 +1165,7 @@ def _reviews(records: Sequence[ThreadRecord]) -> ReviewMetrics:
     overdue = sum(r.overdue_reviews for r in records)
     return ReviewMetrics(
         answered=answered,
-        by_decision=dict(sorted(decisions.items())),
+        by_decision=_sorted(decisions),
         escalated=escalated,
         timed=len(durations),
         average_seconds=sum(durations) / len(durations) if durations else None,
@@ -1602,8 +1191,7 @@ def delegation_metrics(
 ) -> DelegationMetrics:
     """Read the runs of a checkpoint database and compute their delegation figures.
 
-    `read_threads` then `compute_metrics`; the settings are validated before anything
-    is read.
+    `read_threads` then `compute_metrics` (the settings are checked before reading).
 
     Args:
         checkpointer: An open checkpointer (SQLite, Postgres, `InMemorySaver`).
@@ -1656,10 +1244,7 @@ async def adelegation_metrics(
     now: datetime | None = None,
     effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> DelegationMetrics:
-    """Async twin of `delegation_metrics` (`aread_threads`, then `compute_metrics`).
-
-    `effects` takes the same sources as `delegation_metrics` (`open_effects(url)`, a
-    `StoreEffects` or its store); they are read in a worker thread.
+    """Async twin of `delegation_metrics` (`effects` are read in a worker thread).
 
     Example:
         ```python

@@ -1,26 +1,13 @@
 """The delegation metrics as one self-contained HTML page (`lgsp metrics --html FILE`).
 
-`metrics_html(report)` renders a `DelegationMetrics` as a page that needs nothing else:
-inline CSS, inline SVG charts drawn here in Python, no script, no font or image to fetch
-(its Content-Security-Policy forbids both), so it opens from disk, from a mail or a
-ticket. It holds the figures' cards (runs, hops, completion, alerts, reviews, and the
-effects in doubt when the report counted effects), three
-charts, each with a table of the same figures beside it (the accessible reading):
-
-- context utilisation per hop of a run (`DelegationMetrics.hop_utilisation`): one bar
-  per role (its average) with its peak marked, against the alert line;
-- handoff success per edge: each edge's hops by how they ended (success, needs review,
-  failed);
-- time in review (`ReviewMetrics.histogram`): answered reviews per duration bucket;
-
-then the tables of workers, utilisation per role, completion, routing (when scored),
-compactions and refused tools. Every text from the runs (thread ids, worker and tool
-names) is HTML-escaped. `write_metrics_html` writes it atomically.
+`metrics_html(report)` renders a `DelegationMetrics` with inline CSS and SVG charts, no
+script and nothing fetched (its Content-Security-Policy forbids both): cards, three charts
+each beside a table of the same figures, then the detail tables. Every text from the runs is
+HTML-escaped; `write_metrics_html` writes the page atomically.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 
 Example:
     ```python
-    from langgraph_supervisor_pro.observability import delegation_metrics, write_metrics_html
-
     with open_checkpointer("sqlite:///runs.db") as saver:
         write_metrics_html(delegation_metrics(saver, since="7d"), "metrics.html")
     ```
@@ -36,16 +23,7 @@ from pathlib import Path
 
 from langgraph_supervisor_pro._internal.text import plural
 from langgraph_supervisor_pro.observability._metrics import DelegationMetrics
-from langgraph_supervisor_pro.observability._svg import (
-    Bar,
-    Segment,
-    axis,
-    columns,
-    stacked_rows,
-    text,
-)
-
-__all__ = ["HOP_COLOURS", "REVIEW_COLOUR", "ROLE_COLOURS", "metrics_html", "write_metrics_html"]
+from langgraph_supervisor_pro.observability._svg import Bar, axis, columns, stacked_rows, text
 
 ROLE_COLOURS: Mapping[str, str] = {
     "supervisor": "#3867d6",
@@ -159,7 +137,7 @@ def _short(lower: float, upper: float | None) -> str:
 def _table(
     caption: str,
     head: Sequence[str],
-    rows: Iterable[Sequence[str]],
+    rows: Iterable[Sequence[object]],
     *,
     name: str,
     wide: bool = False,
@@ -167,22 +145,16 @@ def _table(
     """A table; cells are HTML already (escape what comes from the runs with `text`)."""
     out = [
         f'<div class="scroll{" wide" if wide else ""}"><table data-table="{name}">'
-        f"<caption>{text(caption)}</caption>"
+        f"<caption>{text(caption)}</caption><thead><tr>"
+        + "".join(f'<th scope="col">{text(h)}</th>' for h in head)
+        + "</tr></thead><tbody>"
     ]
-    out.append(
-        "<thead><tr>" + "".join(f'<th scope="col">{text(h)}</th>' for h in head) + "</tr></thead>"
-    )
-    out.append("<tbody>")
     rows = list(rows)
     if not rows:
         out.append(f'<tr><td class="none" colspan="{len(head)}">None.</td></tr>')
-    for row in rows:
-        first, *rest = row
-        out.append(
-            f'<tr><th scope="row"><bdi>{first}</bdi></th>'
-            + "".join(f"<td>{cell}</td>" for cell in rest)
-            + "</tr>"
-        )
+    for first, *rest in rows:
+        cells = "".join(f"<td>{cell}</td>" for cell in rest)
+        out.append(f'<tr><th scope="row"><bdi>{first}</bdi></th>{cells}</tr>')
     out.append("</tbody></table></div>")
     return "".join(out)
 
@@ -206,48 +178,35 @@ def _empty(message: str) -> str:
     return f'<p class="empty">{text(message)}</p>'
 
 
+def _pair(figure: str, table: str) -> str:
+    """A chart (with its legend or caption) and the table of its figures, side by side."""
+    return f'<div class="pair"><figure>{figure}</figure>{table}</div>'
+
+
 def _cards(report: DelegationMetrics) -> str:
-    reviews = report.reviews
-    completion = report.completion
-    done = completion.by_status.get("done", 0)
+    reviews, completion, effects = report.reviews, report.completion, report.effects
+    alerts = ", ".join(report.alerts) or f"p99 under {report.utilisation_alert:.0%}"
+    pending = f"{reviews.pending} pending, {reviews.overdue} overdue"
+    escalation = f"escalation rate {_pct(reviews.escalation_rate)}"
+    compactions = plural(report.compactions.total, "compaction")
     cards = [
-        ("Runs", str(completion.runs), f"{done} done", False),
+        ("Runs", completion.runs, f"{completion.by_status.get('done', 0)} done", False),
         ("Completion", _pct(completion.completion_rate), f"{report.hops} hops", False),
-        (
-            "Utilisation alerts",
-            str(len(report.alerts)),
-            ", ".join(report.alerts) or f"p99 under {report.utilisation_alert:.0%}",
-            bool(report.alerts),
-        ),
-        (
-            "Reviews",
-            str(reviews.answered),
-            f"{reviews.pending} pending, {reviews.overdue} overdue",
-            bool(reviews.overdue),
-        ),
+        ("Utilisation alerts", len(report.alerts), alerts, bool(report.alerts)),
+        ("Reviews", reviews.answered, pending, bool(reviews.overdue)),
         (
             "Deadline breaches",
-            str(reviews.deadline_breaches),
-            f"escalation rate {_pct(reviews.escalation_rate)}",
+            reviews.deadline_breaches,
+            escalation,
             bool(reviews.deadline_breaches),
         ),
-        (
-            "Refused tool calls",
-            str(report.refusals.total),
-            plural(report.compactions.total, "compaction"),
-            False,
-        ),
+        ("Refused tool calls", report.refusals.total, compactions, False),
     ]
-    effects = report.effects
     if effects is not None:
-        cards.append(
-            (
-                "Effects in doubt",
-                str(effects.in_doubt),
-                f"{effects.settled_after_doubt} settled after a doubt, {effects.recorded} recorded",
-                bool(effects.in_doubt),
-            )
+        settled = (
+            f"{effects.settled_after_doubt} settled after a doubt, {effects.recorded} recorded"
         )
+        cards.append(("Effects in doubt", effects.in_doubt, settled, bool(effects.in_doubt)))
     return (
         '<div class="cards">'
         + "".join(
@@ -261,130 +220,91 @@ def _cards(report: DelegationMetrics) -> str:
 
 
 def _utilisation(report: DelegationMetrics) -> str:
+    title = "Utilisation per hop"
+    alert = f"{report.utilisation_alert:.0%}"
     lead = (
         "Context utilisation (tokens / window) of the model calls serving the Nth hop of a "
         "run, counted across its turns: the bar is the average per role, the mark its peak, "
-        f"the dashed line the alert ({report.utilisation_alert:.0%})."
+        f"the dashed line the alert ({alert})."
     )
     hops = report.hop_utilisation
     if not hops:
-        return _section(
-            "utilisation", "Utilisation per hop", lead, _empty("No model calls recorded.")
-        )
+        return _section("utilisation", title, lead, _empty("No model calls recorded."))
     roles = [u.role for u in report.utilisation]
     groups = []
     rows = []
     for hop in hops:
         by_role = {u.role: u for u in hop.roles}
         bars = []
-        for role in roles:
-            figure = by_role.get(role)
-            if figure is None:
-                continue
+        for figure in (by_role[role] for role in roles if role in by_role):
+            role, average, peak = figure.role, _pct(figure.average), _pct(figure.peak)
             bars.append(
                 Bar(
                     value=figure.average,
                     series=role,
                     colour=ROLE_COLOURS.get(role, _OTHER),
                     tick=figure.peak,
-                    tooltip=f"hop {hop.hop}, {role}: average {_pct(figure.average)}, peak "
-                    f"{_pct(figure.peak)}, {plural(figure.calls, 'call')}",
+                    tooltip=f"hop {hop.hop}, {role}: average {average}, peak {peak}, "
+                    + plural(figure.calls, "call"),
                 )
             )
-            rows.append(
-                (
-                    str(hop.hop),
-                    text(role),
-                    str(figure.calls),
-                    _pct(figure.average),
-                    _pct(figure.peak),
-                    str(figure.over_threshold),
-                )
-            )
+            rows.append((hop.hop, text(role), figure.calls, average, peak, figure.over_threshold))
         groups.append((f"hop {hop.hop}", bars))
-    peak = max(h.peak for h in hops)
     chart = columns(
         groups,
         name="utilisation-chart",
         title="Context utilisation per hop",
-        desc=f"{len(hops)} hops; average and peak utilisation per role; alert at "
-        f"{report.utilisation_alert:.0%}.",
-        y_axis=axis(peak, floor=1.0),
+        desc=f"{len(hops)} hops; average and peak utilisation per role; alert at {alert}.",
+        y_axis=axis(max(h.peak for h in hops), floor=1.0),
         y_label=lambda v: f"{v:.0%}",
-        threshold=(report.utilisation_alert, f"alert {report.utilisation_alert:.0%}"),
+        threshold=(report.utilisation_alert, f"alert {alert}"),
     )
     legend = _legend(
         ((r, ROLE_COLOURS.get(r, _OTHER)) for r in roles),
         '<li><span class="tick"></span>peak</li>',
         '<li><span class="dash"></span>alert</li>',
     )
-    table = _table(
-        "Per hop and role",
-        ("Hop", "Role", "Calls", "Average", "Peak", "At/over alert"),
-        rows,
-        name="utilisation",
-    )
-    body = f'<div class="pair"><figure>{chart}{legend}</figure>{table}</div>'
-    return _section("utilisation", "Utilisation per hop", lead, body)
+    head = ("Hop", "Role", "Calls", "Average", "Peak", "At/over alert")
+    table = _table("Per hop and role", head, rows, name="utilisation")
+    return _section("utilisation", title, lead, _pair(chart + legend, table))
 
 
 def _edges(report: DelegationMetrics) -> str:
+    title = "Handoff success per edge"
     lead = (
         "Hops along each edge of the delegation tree (supervisor to worker, parent to "
         "domain) by how they ended; the number is the share that succeeded."
     )
     if not report.edges:
-        return _section("handoffs", "Handoff success per edge", lead, _empty("No hops recorded."))
+        return _section("handoffs", title, lead, _empty("No hops recorded."))
+    ends = ("success", "needs_review", "failed")
     rows = []
     table_rows = []
     for edge in report.edges:
         label = f"{edge.source} \u2192 {edge.target}"
+        counts = (edge.succeeded, edge.needs_review, edge.failed)
         parts = [
-            Segment(
+            Bar(
                 value=count,
                 series=series,
                 colour=HOP_COLOURS[series],
                 tooltip=f"{label}: {count} {series.replace('_', ' ')} of {edge.hops}",
             )
-            for series, count in (
-                ("success", edge.succeeded),
-                ("needs_review", edge.needs_review),
-                ("failed", edge.failed),
-            )
+            for series, count in zip(ends, counts, strict=True)
         ]
         rows.append((label, parts, f"{_pct(edge.success_rate)} of {edge.hops}"))
-        table_rows.append(
-            (
-                text(label),
-                str(edge.hops),
-                str(edge.succeeded),
-                str(edge.needs_review),
-                str(edge.failed),
-                _pct(edge.success_rate),
-            )
-        )
+        table_rows.append((text(label), edge.hops, *counts, _pct(edge.success_rate)))
     chart = stacked_rows(
         rows,
         name="handoffs-chart",
-        title="Handoff success per edge",
+        title=title,
         desc=f"{plural(len(report.edges), 'edge')}, {plural(report.hops, 'hop')}: "
         "succeeded, needing review and failed hops per edge.",
     )
-    legend = _legend(
-        (
-            ("success", HOP_COLOURS["success"]),
-            ("needs review", HOP_COLOURS["needs_review"]),
-            ("failed", HOP_COLOURS["failed"]),
-        )
-    )
-    table = _table(
-        "Per edge",
-        ("Edge", "Hops", "Success", "Review", "Failed", "Rate"),
-        table_rows,
-        name="handoffs",
-    )
-    body = f'<div class="pair"><figure>{chart}{legend}</figure>{table}</div>'
-    return _section("handoffs", "Handoff success per edge", lead, body)
+    legend = _legend((end.replace("_", " "), HOP_COLOURS[end]) for end in ends)
+    head = ("Edge", "Hops", "Success", "Review", "Failed", "Rate")
+    table = _table("Per edge", head, table_rows, name="handoffs")
+    return _section("handoffs", title, lead, _pair(chart + legend, table))
 
 
 def _reviews(report: DelegationMetrics) -> str:
@@ -400,7 +320,6 @@ def _reviews(report: DelegationMetrics) -> str:
     )
     if not reviews.timed or not reviews.histogram:
         return _section("reviews", "Time in review", lead, _empty("No answered review was timed."))
-    most = max(b.reviews for b in reviews.histogram)
     groups = [
         (
             _short(bucket.lower_seconds, bucket.upper_seconds),
@@ -420,121 +339,109 @@ def _reviews(report: DelegationMetrics) -> str:
         name="reviews-chart",
         title="Time in review",
         desc=f"{plural(reviews.timed, 'answered review')} by time from the pause to the answer.",
-        y_axis=axis(most, floor=4.0, whole=True),
+        y_axis=axis(max(b.reviews for b in reviews.histogram), floor=4.0, whole=True),
         y_label=lambda v: f"{v:g}",
     )
     table = _table(
         "Reviews per duration",
         ("Time in review", "Reviews"),
-        ((text(b.label), str(b.reviews)) for b in reviews.histogram),
+        ((text(b.label), b.reviews) for b in reviews.histogram),
         name="reviews",
     )
-    body = (
-        f'<div class="pair"><figure>{chart}'
-        f"<figcaption>Answered reviews per time in review.</figcaption></figure>{table}</div>"
-    )
-    return _section("reviews", "Time in review", lead, body)
+    caption = "<figcaption>Answered reviews per time in review.</figcaption>"
+    return _section("reviews", "Time in review", lead, _pair(chart + caption, table))
+
+
+def _counts(caption: str, head: tuple[str, str], counts: Mapping[str, int], name: str) -> str:
+    """A table of runs, compactions or refusals by name."""
+    return _table(caption, head, ((text(k), v) for k, v in counts.items()), name=name)
+
+
+def _badge(alert: bool, threshold: float) -> str:
+    if alert:
+        return f'<span class="badge alert">ALERT (&ge; {threshold:.0%})</span>'
+    return '<span class="badge ok">ok</span>'
 
 
 def _details(report: DelegationMetrics) -> str:
     parts = []
+    rows: list[tuple[object, ...]]
+    head: tuple[str, ...]
     if report.workers:
-        parts.append(
-            _table(
-                "Workers",
-                ("Worker", "Visits", "Success", "Failed", "Retries", "Loops", "Refused"),
-                (
-                    (
-                        text(w.worker),
-                        str(w.visits),
-                        str(w.succeeded),
-                        str(w.failed),
-                        str(w.retries),
-                        str(w.loop_flags),
-                        str(w.refused_tools),
-                    )
-                    for w in report.workers
-                ),
-                name="workers",
-                wide=True,
+        rows = [
+            (
+                text(w.worker),
+                w.visits,
+                w.succeeded,
+                w.failed,
+                w.retries,
+                w.loop_flags,
+                w.refused_tools,
             )
-        )
+            for w in report.workers
+        ]
+        head = ("Worker", "Visits", "Success", "Failed", "Retries", "Loops", "Refused")
+        parts.append(_table("Workers", head, rows, name="workers", wide=True))
     if report.utilisation:
-        parts.append(
-            _table(
-                "Utilisation per role",
-                ("Role", "Calls", "Average", "p99", "Peak", "Alert"),
-                (
-                    (
-                        text(u.role),
-                        str(u.calls),
-                        _pct(u.average),
-                        _pct(u.p99),
-                        _pct(u.peak),
-                        f'<span class="badge alert">ALERT (&ge; {u.threshold:.0%})</span>'
-                        if u.alert
-                        else '<span class="badge ok">ok</span>',
-                    )
-                    for u in report.utilisation
-                ),
-                name="roles",
+        rows = [
+            (
+                text(u.role),
+                u.calls,
+                _pct(u.average),
+                _pct(u.p99),
+                _pct(u.peak),
+                _badge(u.alert, u.threshold),
             )
-        )
+            for u in report.utilisation
+        ]
+        head = ("Role", "Calls", "Average", "p99", "Peak", "Alert")
+        parts.append(_table("Utilisation per role", head, rows, name="roles"))
     completion = report.completion
     parts.append(
-        _table(
-            "Runs by status",
-            ("Status", "Runs"),
-            ((text(k), str(v)) for k, v in completion.by_status.items()),
-            name="status",
-        )
+        _counts("Runs by status", ("Status", "Runs"), completion.by_status, "status")
         + (
-            _table(
-                "Halt reasons",
-                ("Reason", "Runs"),
-                ((text(k), str(v)) for k, v in completion.by_halt_reason.items()),
-                name="halts",
-            )
+            _counts("Halt reasons", ("Reason", "Runs"), completion.by_halt_reason, "halts")
             if completion.by_halt_reason
             else ""
         )
     )
     compactions = report.compactions
     parts.append(
-        _table(
+        _counts(
             f"Compactions: {compactions.total}, {compactions.failed} failed, "
             f"{compactions.truncated} truncated, {compactions.tokens_saved} tokens saved",
             ("Reason", "Compactions"),
-            ((text(k), str(v)) for k, v in compactions.by_reason.items()),
-            name="compactions",
+            compactions.by_reason,
+            "compactions",
         )
-        + _table(
+        + _counts(
             f"Refused tool calls: {report.refusals.total}",
             ("Tool", "Refused"),
-            ((text(k), str(v)) for k, v in report.refusals.by_tool.items()),
-            name="refusals",
+            report.refusals.by_tool,
+            "refusals",
         )
     )
     routing = report.routing
     if routing is not None:
+        rows = [
+            (
+                text(s.worker),
+                s.true_positives,
+                s.false_positives,
+                s.false_negatives,
+                _pct(s.precision),
+                _pct(s.recall),
+                _pct(s.f1),
+            )
+            for s in routing.per_worker
+        ]
         parts.append(
             _table(
                 f"Routing: {plural(routing.labelled, 'labelled run')}, "
                 f"{routing.exact_matches} exact, micro F1 {_pct(routing.micro_f1)}"
                 + (f"; not found: {', '.join(routing.missing)}" if routing.missing else ""),
                 ("Worker", "TP", "FP", "FN", "Precision", "Recall", "F1"),
-                (
-                    (
-                        text(s.worker),
-                        str(s.true_positives),
-                        str(s.false_positives),
-                        str(s.false_negatives),
-                        _pct(s.precision),
-                        _pct(s.recall),
-                        _pct(s.f1),
-                    )
-                    for s in routing.per_worker
-                ),
+                rows,
                 name="routing",
                 wide=True,
             )
@@ -557,15 +464,8 @@ def metrics_html(
 ) -> str:
     """The report as one self-contained HTML page (inline CSS and SVG, no script).
 
-    Args:
-        report: The figures (`delegation_metrics`, `compute_metrics`).
-        source: Where they come from, shown under the title (e.g. the database, its
-            password masked).
-        generated_at: The time shown as the page's; now when None.
-        title: The page's title.
-
-    Returns:
-        The page, as text.
+    `source` (where the figures come from, e.g. the database with its password masked) and
+    `generated_at` (default: now) are shown under the title.
 
     Example:
         >>> from langgraph_supervisor_pro.observability import compute_metrics
@@ -603,11 +503,7 @@ def metrics_html(
 
 
 def check_target(target: Path) -> None:
-    """Refuse a path the page cannot be written to: a folder, or a file in no folder.
-
-    Raises:
-        ValueError: Naming the path and the fix.
-    """
+    """Raise ValueError (naming the fix) for a folder, or a file in a folder that is missing."""
     if target.is_dir():
         raise ValueError(
             f"{target}: is a folder; give a file path such as {target / 'metrics.html'}"
@@ -625,9 +521,6 @@ def write_metrics_html(
     title: str = "Delegation metrics",
 ) -> Path:
     """Write `metrics_html(report, ...)` to `path` atomically (a temporary file, renamed).
-
-    A reader never sees half a page: the page is written and flushed to a temporary file
-    beside `path`, then renamed over it. On failure nothing is left behind.
 
     Args:
         report: The figures.

@@ -1,28 +1,11 @@
 """OpenTelemetry traces of a supervisor run, after the GenAI semantic conventions.
 
-`OTelCallbackHandler` is a LangChain callback handler: pass it in a run's config (or
-bind it with `graph.with_config(callbacks=[...])`) and each run becomes one trace:
-
-- the run itself: an `invoke_agent <graph>` span, the root;
-- each supervisor decision: an `invoke_agent <supervisor>` span (`lgsp.route` names
-  where it sent the task, `lgsp.decided_by` who decided);
-- each worker hop: an `invoke_agent <worker>` span with an `lgsp.handoff` event
-  (from, to, step, turn and the instructions' length; their text only when
-  `capture_content=True`), ending in error when the hop failed;
-- each tool call: an `execute_tool <tool>` span, in error when the tool raised or
-  answered with an error `ToolMessage`, or when the tool guard refused it (never
-  executed: `lgsp.refused`, with the reason);
-- review and compaction nodes: `lgsp.review` / `lgsp.compaction` spans.
-
-Every span carries `gen_ai.conversation.id` (the thread id). A domain (a worker whose
-agent is itself a supervisor graph) runs inside its hop, so its decisions and hops are
-spans beneath the parent's hop span: a tree of supervisors is one trace. Model calls
-get no span of ours: the handler makes each of its spans the current OpenTelemetry
-span while it runs, so a provider instrumentation (`opentelemetry-instrumentation-openai-v2`
-and its siblings) nests its `chat` spans beneath the hop or decision that made the
-call (see README, "OpenTelemetry").
-
-Requires the `otel` extra (`pip install "langgraph-supervisor-pro[otel]"`).
+`OTelCallbackHandler` turns a run's LangChain callbacks into one trace: an `invoke_agent`
+span for the run, each supervisor decision and each worker hop (a domain's spans nest under
+its hop), `execute_tool` spans (refused calls included), and `lgsp.review` /
+`lgsp.compaction` spans. Model calls are left to a provider instrumentation, which nests its
+spans under the current hop or decision. Requires the `otel` extra.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/opentelemetry/
 """
 
 from __future__ import annotations
@@ -42,10 +25,9 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from langgraph_supervisor_pro._internal.checks import is_count
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
 from langgraph_supervisor_pro.review._guard import REFUSED_TOOL_EVENT
-
-__all__ = ["OTelCallbackHandler"]
 
 _SCOPE = "langgraph_supervisor_pro.observability"
 _AGENT_ROLES = frozenset({"supervisor", "worker", "synthesis"})
@@ -93,26 +75,10 @@ class OTelCallbackHandler(BaseCallbackHandler):
 
     run_inline = True
     """Callbacks run in the caller's context, so a span can be made current for the run."""
-
-    @property
-    def ignore_llm(self) -> bool:
-        """Model calls are left to a provider instrumentation (see the module's docstring)."""
-        return True
-
-    @property
-    def ignore_chat_model(self) -> bool:
-        """Model calls are left to a provider instrumentation (see the module's docstring)."""
-        return True
-
-    @property
-    def ignore_retriever(self) -> bool:
-        """Retrievers get no span of ours."""
-        return True
-
-    @property
-    def ignore_custom_event(self) -> bool:
-        """Custom events are read for one only: the tool guard's refusal (`on_custom_event`)."""
-        return False
+    ignore_llm = ignore_chat_model = ignore_retriever = True
+    """Model calls are left to a provider instrumentation; retrievers get no span."""
+    ignore_custom_event = False
+    """Read for one event only: the tool guard's refusal (`on_custom_event`)."""
 
     def __init__(
         self,
@@ -126,11 +92,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
                 f"capture_content must be True or False, not {capture_content!r}; "
                 "pass capture_content=True to record text"
             )
-        if (
-            isinstance(max_content_chars, bool)
-            or not isinstance(max_content_chars, int)
-            or max_content_chars < 1
-        ):
+        if not is_count(max_content_chars):
             raise ValueError(
                 f"max_content_chars must be a positive integer, not {max_content_chars!r}; "
                 "e.g. max_content_chars=2000"
@@ -160,10 +122,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
         name = str(kwargs.get("name") or (serialized or {}).get("name") or "")
         run = _Run(parent=parent_run_id, name=name)
         if parent_run_id is None:
-            span = self._open(run, f"invoke_agent {name}", _root_context(meta), meta)
-            span.set_attributes(
-                {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
-            )
+            self._agent_span(run, _root_context(meta), meta)
         elif _is_node_run(name, tags, meta):
             role = str(meta["lgsp_role"])
             run.role = role
@@ -174,10 +133,7 @@ class OTelCallbackHandler(BaseCallbackHandler):
             elif owner is not None and role == "worker":
                 run.decider = owner.last_decider
             if role in _AGENT_ROLES:
-                span = self._open(run, f"invoke_agent {name}", parent, meta)
-                span.set_attributes(
-                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
-                )
+                self._agent_span(run, parent, meta)
             elif role in _INTERNAL_ROLES:
                 self._open(run, f"lgsp.{role}", parent, meta)
         elif meta.get("lgsp_step") is not None and meta.get("lgsp_worker") is not None:
@@ -265,12 +221,9 @@ class OTelCallbackHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """A tool call the guard refused: an `execute_tool` span in error, never executed.
+        """A tool call the guard refused (`REFUSED_TOOL_EVENT`): an `execute_tool` span in error.
 
-        The refusal starts no tool run, so this event (`REFUSED_TOOL_EVENT`, dispatched by
-        `ToolGuard`) is its only trace: the span sits beneath the hop, carries
-        `lgsp.refused` and the reason, and the call's arguments only with
-        `capture_content`. Every other custom event is ignored.
+        The refusal starts no tool run, so this event is its only trace; others are ignored.
         """
         if name != REFUSED_TOOL_EVENT or not isinstance(data, Mapping):
             return
@@ -287,6 +240,14 @@ class OTelCallbackHandler(BaseCallbackHandler):
         self._close(run)
 
     # -- spans -------------------------------------------------------------------------
+
+    def _agent_span(
+        self, run: _Run, parent: otel_context.Context | Span | None, meta: Mapping[str, Any]
+    ) -> None:
+        span = self._open(run, f"invoke_agent {run.name}", parent, meta)
+        span.set_attributes(
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.name}
+        )
 
     def _tool_span(
         self,
@@ -408,9 +369,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
 def _is_node_run(name: str, tags: Sequence[str] | None, meta: Mapping[str, Any]) -> bool:
     """A supervisor graph's own node run (not a run inside it that inherited its metadata).
 
-    LangGraph tags a node's run `graph:step:N` and names it after the node; the package's
-    node metadata clears the hop keys (`lgsp_step` is None), which the runs inside a hop's
-    agent (a `create_agent` graph's own nodes) inherit set.
+    LangGraph tags a node's run `graph:step:N`; the package's node metadata clears
+    `lgsp_step`, which the runs inside a hop's agent inherit set.
     """
     return (
         "lgsp_role" in meta
@@ -431,13 +391,11 @@ def _root_context(meta: Mapping[str, Any]) -> otel_context.Context | None:
 
 def _targets(goto: Any) -> list[str]:
     items = goto if isinstance(goto, Sequence) and not isinstance(goto, str) else [goto]
-    names: list[str] = []
-    for item in items:
-        if isinstance(item, Send):
-            names.append(item.node)
-        elif isinstance(item, str):
-            names.append(item)
-    return names
+    return [
+        item.node if isinstance(item, Send) else item
+        for item in items
+        if isinstance(item, Send | str)
+    ]
 
 
 def _record_decision(span: Span, outputs: Any) -> None:
@@ -474,10 +432,11 @@ def _record_hop(span: Span, worker: str, outputs: Any) -> None:
     ledger = update.get("ledger") if isinstance(update, Mapping) else None
     if not isinstance(ledger, Sequence):
         return
-    entries = [e for e in ledger if isinstance(e, Mapping) and e.get("worker") == worker]
-    if not entries:
+    entry = next(
+        (e for e in reversed(ledger) if isinstance(e, Mapping) and e.get("worker") == worker), None
+    )
+    if entry is None:
         return
-    entry = entries[-1]
     status = str(entry.get("status"))
     span.set_attribute("lgsp.status", status)
     if entry.get("fallback"):

@@ -1,52 +1,14 @@
 """The delegation metrics as OpenTelemetry metrics (the `otel` extra).
 
-`publish_metrics(report, meter_provider=...)` registers one observable instrument per
-figure of a `DelegationMetrics` on a meter (scope `langgraph_supervisor_pro.observability`);
-each collection by the provider's readers reports the figures of the newest report
-(`DelegationInstruments.update(report)` swaps it, for a process that recomputes them on a
-schedule). The figures are a snapshot of the runs in the database (or the `since` window),
-not events, so counts are asynchronous UpDownCounters (they may go down when the window
-moves) and shares, utilisation and durations are asynchronous Gauges. Names follow the
-OpenTelemetry naming guidelines: under `lgsp.`, units in UCUM (`1`, `s`, `{run}`, ...) and
-not in the name, counts singular with `.count`.
-
-The instruments (`INSTRUMENTS` lists them; attributes in brackets):
-
-- runs: `lgsp.run.count` `{run}` [`lgsp.status`], `lgsp.run.halt.count` `{run}`
-  [`lgsp.halt_reason`], `lgsp.run.completion.ratio` `1`;
-- handoffs: `lgsp.hop.count` `{hop}` [`lgsp.edge.source`, `lgsp.edge.target`,
-  `lgsp.status`], `lgsp.handoff.success.ratio` `1` [`lgsp.edge.source`, `lgsp.edge.target`];
-- workers [`lgsp.worker.path`]: `lgsp.worker.visit.count` `{visit}`,
-  `lgsp.worker.retry.count` `{visit}`, `lgsp.worker.loop.count` `{turn}`,
-  `lgsp.worker.refusal.count` `{call}`;
-- utilisation [`lgsp.role`]: `lgsp.model.call.count` `{call}`,
-  `lgsp.model.call.over_threshold.count` `{call}`, `lgsp.context.utilization.average`,
-  `.p99`, `.peak` and `.alert` (1 when the p99 reached the threshold) `1`; per hop
-  [`lgsp.hop.number`, `lgsp.role`]: `lgsp.hop.context.utilization.average` and `.peak` `1`;
-- compactions: `lgsp.compaction.count` `{compaction}` [`lgsp.compaction.reason`],
-  `lgsp.compaction.failure.count` `{compaction}`, `lgsp.compaction.truncated.count`
-  `{compaction}`, `lgsp.compaction.saved` `{token}`;
-  refused tools: `lgsp.tool.refusal.count` `{call}` [`gen_ai.tool.name`];
-- reviews: `lgsp.review.count` `{review}` [`lgsp.review.decision`], `.escalated.count`,
-  `.deadline_breach.count`, `.pending.count`, `.overdue.count` `{review}`,
-  `lgsp.review.escalation.ratio` `1`, `lgsp.review.duration.average`, `.p99`, `.max` `s`;
-- effects, when the report counted them (`effects=`): `lgsp.effect.count` `{effect}`
-  [`lgsp.effect.state`], `lgsp.effect.doubted.count` `{effect}` (not `done`: in doubt or
-  settled after a doubt) and `lgsp.effect.in_doubt.count` `{effect}` (still in doubt);
-- routing, when scored [`lgsp.worker.path`]: `lgsp.routing.precision`, `.recall`, `.f1` `1`.
-
-A figure with no value (a share of nothing, the time in review without a timed review,
-effects not counted) is not reported. Requires the `otel` extra
-(`pip install "langgraph-supervisor-pro[otel]"`).
+`publish_metrics(report, meter_provider=...)` registers one observable instrument per figure
+of a `DelegationMetrics` (`INSTRUMENTS` lists them): counts as asynchronous UpDownCounters,
+shares, utilisation and durations as asynchronous Gauges; a figure with no value is not
+reported. Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 
 Example:
     ```python
-    from opentelemetry.sdk.metrics import MeterProvider
-    from langgraph_supervisor_pro.observability import delegation_metrics, publish_metrics
-
     instruments = publish_metrics(delegation_metrics(saver), meter_provider=provider)
-    ...  # later, with fresh figures:
-    instruments.update(delegation_metrics(saver))
+    instruments.update(delegation_metrics(saver))  # later, with fresh figures
     ```
 """
 
@@ -56,33 +18,70 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Literal
+from typing import Any
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
 from langgraph_supervisor_pro.observability._metrics import DelegationMetrics
 
-__all__ = ["INSTRUMENTS", "DelegationInstruments", "publish_metrics"]
-
 _SCOPE = "langgraph_supervisor_pro.observability"
 
 Point = tuple[float, dict[str, str | int]]
 """One observation: the value and its attributes."""
 
+Points = Callable[[DelegationMetrics], Iterable[Point]]
 
-@dataclass(frozen=True, kw_only=True)
+
+@dataclass(frozen=True)
 class _Spec:
     name: str
-    kind: Literal["count", "gauge"]
-    """An asynchronous UpDownCounter (a count) or Gauge."""
     unit: str
     description: str
-    points: Callable[[DelegationMetrics], Iterable[Point]]
+    points: Points
+
+    @property
+    def kind(self) -> str:
+        """`count` (an asynchronous UpDownCounter: units such as `{run}`) or `gauge`."""
+        return "count" if self.unit.startswith("{") else "gauge"
 
 
-def _one(value: float | None) -> Iterable[Point]:
-    return [] if value is None else [(value, {})]
+def _at(report: object, path: str) -> Any:
+    """`report.<path>` (dotted), None when a part of it is None (effects not counted)."""
+    for name in path.split("."):
+        report = None if report is None else getattr(report, name)
+    return report
+
+
+def _value(path: str) -> Points:
+    """The figure at `path`, without attributes, when it has a value."""
+    return lambda r: [] if _at(r, path) is None else [(_at(r, path), {})]
+
+
+def _by(path: str, attribute: str) -> Points:
+    """One point per key of the mapping at `path`."""
+    return lambda r: [(n, {attribute: key}) for key, n in (_at(r, path) or {}).items()]
+
+
+def _each(path: str, figure: str, key: str, attribute: str) -> Points:
+    """Each item's `figure` (when it has one) of the sequence at `path`, by its `key`."""
+    return lambda r: [
+        (getattr(item, figure), {attribute: getattr(item, key)})
+        for item in _at(r, path) or ()
+        if getattr(item, figure) is not None
+    ]
+
+
+def _per_worker(figure: str) -> Points:
+    return _each("workers", figure, "worker", "lgsp.worker.path")
+
+
+def _per_role(figure: str) -> Points:
+    return _each("utilisation", figure, "role", "lgsp.role")
+
+
+def _routing(figure: str) -> Points:
+    return _each("routing.per_worker", figure, "worker", "lgsp.worker.path")
 
 
 def _edge(source: str, target: str) -> dict[str, str | int]:
@@ -99,306 +98,231 @@ def _hops(r: DelegationMetrics) -> Iterator[Point]:
             yield count, {**_edge(e.source, e.target), "lgsp.status": status}
 
 
-def _hop_utilisation(
-    pick: Callable[[float, float], float],
-) -> Callable[[DelegationMetrics], Iterator[Point]]:
-    def points(r: DelegationMetrics) -> Iterator[Point]:
-        for hop in r.hop_utilisation:
-            for u in hop.roles:
-                yield pick(u.average, u.peak), {"lgsp.hop.number": hop.hop, "lgsp.role": u.role}
-
-    return points
+def _hop_utilisation(figure: str) -> Points:
+    return lambda r: [
+        (getattr(u, figure), {"lgsp.hop.number": hop.hop, "lgsp.role": u.role})
+        for hop in r.hop_utilisation
+        for u in hop.roles
+    ]
 
 
-def _routing(pick: str) -> Callable[[DelegationMetrics], Iterator[Point]]:
-    def points(r: DelegationMetrics) -> Iterator[Point]:
-        for score in () if r.routing is None else r.routing.per_worker:
-            value = getattr(score, pick)
-            if value is not None:
-                yield value, {"lgsp.worker.path": score.worker}
-
-    return points
-
-
-def _specs() -> tuple[_Spec, ...]:
-    return (
-        _Spec(
-            name="lgsp.run.count",
-            kind="count",
-            unit="{run}",
-            description="Runs (threads) by status.",
-            points=lambda r: [(n, {"lgsp.status": s}) for s, n in r.completion.by_status.items()],
-        ),
-        _Spec(
-            name="lgsp.run.halt.count",
-            kind="count",
-            unit="{run}",
-            description="Runs that stopped early, by halt reason.",
-            points=lambda r: [
-                (n, {"lgsp.halt_reason": s}) for s, n in r.completion.by_halt_reason.items()
-            ],
-        ),
-        _Spec(
-            name="lgsp.run.completion.ratio",
-            kind="gauge",
-            unit="1",
-            description="The share of runs that ended done.",
-            points=lambda r: _one(r.completion.completion_rate),
-        ),
-        _Spec(
-            name="lgsp.hop.count",
-            kind="count",
-            unit="{hop}",
-            description="Hops along each edge of the delegation tree, by how they ended.",
-            points=_hops,
-        ),
-        _Spec(
-            name="lgsp.handoff.success.ratio",
-            kind="gauge",
-            unit="1",
-            description="The share of an edge's hops that succeeded.",
-            points=lambda r: [
-                (e.success_rate, _edge(e.source, e.target))
-                for e in r.edges
-                if e.success_rate is not None
-            ],
-        ),
-        _Spec(
-            name="lgsp.worker.visit.count",
-            kind="count",
-            unit="{visit}",
-            description="Visits of each worker (by path in a tree).",
-            points=lambda r: [(w.visits, {"lgsp.worker.path": w.worker}) for w in r.workers],
-        ),
-        _Spec(
-            name="lgsp.worker.retry.count",
-            kind="count",
-            unit="{visit}",
-            description="Visits after a failed hop of the same worker in the same turn.",
-            points=lambda r: [(w.retries, {"lgsp.worker.path": w.worker}) for w in r.workers],
-        ),
-        _Spec(
-            name="lgsp.worker.loop.count",
-            kind="count",
-            unit="{turn}",
-            description="Turns in which a worker ran loop_visits times or more.",
-            points=lambda r: [(w.loop_flags, {"lgsp.worker.path": w.worker}) for w in r.workers],
-        ),
-        _Spec(
-            name="lgsp.worker.refusal.count",
-            kind="count",
-            unit="{call}",
-            description="Tool calls of a worker refused for least privilege.",
-            points=lambda r: [(w.refused_tools, {"lgsp.worker.path": w.worker}) for w in r.workers],
-        ),
-        _Spec(
-            name="lgsp.model.call.count",
-            kind="count",
-            unit="{call}",
-            description="Model calls by role.",
-            points=lambda r: [(u.calls, {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.model.call.over_threshold.count",
-            kind="count",
-            unit="{call}",
-            description="Model calls at or over the utilisation alert threshold, by role.",
-            points=lambda r: [(u.over_threshold, {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.context.utilization.average",
-            kind="gauge",
-            unit="1",
-            description="Average context utilisation (tokens / window) of a role's calls.",
-            points=lambda r: [(u.average, {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.context.utilization.p99",
-            kind="gauge",
-            unit="1",
-            description="99th percentile (nearest rank) of a role's context utilisation.",
-            points=lambda r: [(u.p99, {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.context.utilization.peak",
-            kind="gauge",
-            unit="1",
-            description="Highest context utilisation of a role's calls.",
-            points=lambda r: [(u.peak, {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.context.utilization.alert",
-            kind="gauge",
-            unit="1",
-            description="1 when a role's p99 utilisation reached the alert threshold, else 0.",
-            points=lambda r: [(int(u.alert), {"lgsp.role": u.role}) for u in r.utilisation],
-        ),
-        _Spec(
-            name="lgsp.hop.context.utilization.average",
-            kind="gauge",
-            unit="1",
-            description="Average context utilisation of the calls serving the Nth hop of a run.",
-            points=_hop_utilisation(lambda average, peak: average),
-        ),
-        _Spec(
-            name="lgsp.hop.context.utilization.peak",
-            kind="gauge",
-            unit="1",
-            description="Highest context utilisation of the calls serving the Nth hop of a run.",
-            points=_hop_utilisation(lambda average, peak: peak),
-        ),
-        _Spec(
-            name="lgsp.compaction.count",
-            kind="count",
-            unit="{compaction}",
-            description="Compactions of workers' histories, by reason.",
-            points=lambda r: [
-                (n, {"lgsp.compaction.reason": s}) for s, n in r.compactions.by_reason.items()
-            ],
-        ),
-        _Spec(
-            name="lgsp.compaction.failure.count",
-            kind="count",
-            unit="{compaction}",
-            description="Compactions whose summarizer failed or was skipped (breaker open).",
-            points=lambda r: [(r.compactions.failed, {})],
-        ),
-        _Spec(
-            name="lgsp.compaction.truncated.count",
-            kind="count",
-            unit="{compaction}",
-            description="Compactions that fell back to dropping the oldest turns.",
-            points=lambda r: [(r.compactions.truncated, {})],
-        ),
-        _Spec(
-            name="lgsp.compaction.saved",
-            kind="count",
-            unit="{token}",
-            description="Tokens the successful compactions removed from the histories.",
-            points=lambda r: [(r.compactions.tokens_saved, {})],
-        ),
-        _Spec(
-            name="lgsp.tool.refusal.count",
-            kind="count",
-            unit="{call}",
-            description="Tool calls refused for least privilege, by tool.",
-            points=lambda r: [(n, {"gen_ai.tool.name": t}) for t, n in r.refusals.by_tool.items()],
-        ),
-        _Spec(
-            name="lgsp.review.count",
-            kind="count",
-            unit="{review}",
-            description="Answered reviews, by decision.",
-            points=lambda r: [
-                (n, {"lgsp.review.decision": d}) for d, n in r.reviews.by_decision.items()
-            ],
-        ),
-        _Spec(
-            name="lgsp.review.escalated.count",
-            kind="count",
-            unit="{review}",
-            description="Answered reviews that were escalated before their answer.",
-            points=lambda r: [(r.reviews.escalated, {})],
-        ),
-        _Spec(
-            name="lgsp.review.deadline_breach.count",
-            kind="count",
-            unit="{review}",
-            description="Reviews answered at or after their first deadline, or pending past it.",
-            points=lambda r: [(r.reviews.deadline_breaches, {})],
-        ),
-        _Spec(
-            name="lgsp.review.pending.count",
-            kind="count",
-            unit="{review}",
-            description="Reviews the runs are paused on.",
-            points=lambda r: [(r.reviews.pending, {})],
-        ),
-        _Spec(
-            name="lgsp.review.overdue.count",
-            kind="count",
-            unit="{review}",
-            description="Pending reviews whose deadline has passed.",
-            points=lambda r: [(r.reviews.overdue, {})],
-        ),
-        _Spec(
-            name="lgsp.review.escalation.ratio",
-            kind="gauge",
-            unit="1",
-            description="The share of answered reviews that were escalated.",
-            points=lambda r: _one(r.reviews.escalation_rate),
-        ),
-        _Spec(
-            name="lgsp.review.duration.average",
-            kind="gauge",
-            unit="s",
-            description="Average time in review, from the pause to the answer.",
-            points=lambda r: _one(r.reviews.average_seconds),
-        ),
-        _Spec(
-            name="lgsp.review.duration.p99",
-            kind="gauge",
-            unit="s",
-            description="99th percentile (nearest rank) of the time in review.",
-            points=lambda r: _one(r.reviews.p99_seconds),
-        ),
-        _Spec(
-            name="lgsp.review.duration.max",
-            kind="gauge",
-            unit="s",
-            description="Longest time in review.",
-            points=lambda r: _one(r.reviews.max_seconds),
-        ),
-        _Spec(
-            name="lgsp.effect.count",
-            kind="count",
-            unit="{effect}",
-            description="Side effects the runs recorded, by state (done, intent, in_doubt, ...).",
-            points=lambda r: (
-                []
-                if r.effects is None
-                else [(n, {"lgsp.effect.state": k}) for k, n in r.effects.by_state.items()]
-            ),
-        ),
-        _Spec(
-            name="lgsp.effect.doubted.count",
-            kind="count",
-            unit="{effect}",
-            description="Side effects not done: in doubt, or settled after a doubt.",
-            points=lambda r: [] if r.effects is None else [(r.effects.doubted, {})],
-        ),
-        _Spec(
-            name="lgsp.effect.in_doubt.count",
-            kind="count",
-            unit="{effect}",
-            description="Side effects still in doubt: they may have happened, or not.",
-            points=lambda r: [] if r.effects is None else [(r.effects.in_doubt, {})],
-        ),
-        _Spec(
-            name="lgsp.routing.precision",
-            kind="gauge",
-            unit="1",
-            description="Routing precision per worker against the expected routes.",
-            points=_routing("precision"),
-        ),
-        _Spec(
-            name="lgsp.routing.recall",
-            kind="gauge",
-            unit="1",
-            description="Routing recall per worker against the expected routes.",
-            points=_routing("recall"),
-        ),
-        _Spec(
-            name="lgsp.routing.f1",
-            kind="gauge",
-            unit="1",
-            description="Routing F1 per worker against the expected routes.",
-            points=_routing("f1"),
-        ),
-    )
-
-
-_SPECS = _specs()
+_SPECS = (
+    _Spec(
+        "lgsp.run.count",
+        "{run}",
+        "Runs (threads) by status.",
+        _by("completion.by_status", "lgsp.status"),
+    ),
+    _Spec(
+        "lgsp.run.halt.count",
+        "{run}",
+        "Runs that stopped early, by halt reason.",
+        _by("completion.by_halt_reason", "lgsp.halt_reason"),
+    ),
+    _Spec(
+        "lgsp.run.completion.ratio",
+        "1",
+        "The share of runs that ended done.",
+        _value("completion.completion_rate"),
+    ),
+    _Spec(
+        "lgsp.hop.count",
+        "{hop}",
+        "Hops along each edge of the delegation tree, by how they ended.",
+        _hops,
+    ),
+    _Spec(
+        "lgsp.handoff.success.ratio",
+        "1",
+        "The share of an edge's hops that succeeded.",
+        lambda r: [
+            (e.success_rate, _edge(e.source, e.target))
+            for e in r.edges
+            if e.success_rate is not None
+        ],
+    ),
+    _Spec(
+        "lgsp.worker.visit.count",
+        "{visit}",
+        "Visits of each worker (by path in a tree).",
+        _per_worker("visits"),
+    ),
+    _Spec(
+        "lgsp.worker.retry.count",
+        "{visit}",
+        "Visits after a failed hop of the same worker in the same turn.",
+        _per_worker("retries"),
+    ),
+    _Spec(
+        "lgsp.worker.loop.count",
+        "{turn}",
+        "Turns in which a worker ran loop_visits times or more.",
+        _per_worker("loop_flags"),
+    ),
+    _Spec(
+        "lgsp.worker.refusal.count",
+        "{call}",
+        "Tool calls of a worker refused for least privilege.",
+        _per_worker("refused_tools"),
+    ),
+    _Spec("lgsp.model.call.count", "{call}", "Model calls by role.", _per_role("calls")),
+    _Spec(
+        "lgsp.model.call.over_threshold.count",
+        "{call}",
+        "Model calls at or over the utilisation alert threshold, by role.",
+        _per_role("over_threshold"),
+    ),
+    _Spec(
+        "lgsp.context.utilization.average",
+        "1",
+        "Average context utilisation (tokens / window) of a role's calls.",
+        _per_role("average"),
+    ),
+    _Spec(
+        "lgsp.context.utilization.p99",
+        "1",
+        "99th percentile (nearest rank) of a role's context utilisation.",
+        _per_role("p99"),
+    ),
+    _Spec(
+        "lgsp.context.utilization.peak",
+        "1",
+        "Highest context utilisation of a role's calls.",
+        _per_role("peak"),
+    ),
+    _Spec(
+        "lgsp.context.utilization.alert",
+        "1",
+        "1 when a role's p99 utilisation reached the alert threshold, else 0.",
+        lambda r: [(int(u.alert), {"lgsp.role": u.role}) for u in r.utilisation],
+    ),
+    _Spec(
+        "lgsp.hop.context.utilization.average",
+        "1",
+        "Average context utilisation of the calls serving the Nth hop of a run.",
+        _hop_utilisation("average"),
+    ),
+    _Spec(
+        "lgsp.hop.context.utilization.peak",
+        "1",
+        "Highest context utilisation of the calls serving the Nth hop of a run.",
+        _hop_utilisation("peak"),
+    ),
+    _Spec(
+        "lgsp.compaction.count",
+        "{compaction}",
+        "Compactions of workers' histories, by reason.",
+        _by("compactions.by_reason", "lgsp.compaction.reason"),
+    ),
+    _Spec(
+        "lgsp.compaction.failure.count",
+        "{compaction}",
+        "Compactions whose summarizer failed or was skipped (breaker open).",
+        _value("compactions.failed"),
+    ),
+    _Spec(
+        "lgsp.compaction.truncated.count",
+        "{compaction}",
+        "Compactions that fell back to dropping the oldest turns.",
+        _value("compactions.truncated"),
+    ),
+    _Spec(
+        "lgsp.compaction.saved",
+        "{token}",
+        "Tokens the successful compactions removed from the histories.",
+        _value("compactions.tokens_saved"),
+    ),
+    _Spec(
+        "lgsp.tool.refusal.count",
+        "{call}",
+        "Tool calls refused for least privilege, by tool.",
+        _by("refusals.by_tool", "gen_ai.tool.name"),
+    ),
+    _Spec(
+        "lgsp.review.count",
+        "{review}",
+        "Answered reviews, by decision.",
+        _by("reviews.by_decision", "lgsp.review.decision"),
+    ),
+    _Spec(
+        "lgsp.review.escalated.count",
+        "{review}",
+        "Answered reviews that were escalated before their answer.",
+        _value("reviews.escalated"),
+    ),
+    _Spec(
+        "lgsp.review.deadline_breach.count",
+        "{review}",
+        "Reviews answered at or after their first deadline, or pending past it.",
+        _value("reviews.deadline_breaches"),
+    ),
+    _Spec(
+        "lgsp.review.pending.count",
+        "{review}",
+        "Reviews the runs are paused on.",
+        _value("reviews.pending"),
+    ),
+    _Spec(
+        "lgsp.review.overdue.count",
+        "{review}",
+        "Pending reviews whose deadline has passed.",
+        _value("reviews.overdue"),
+    ),
+    _Spec(
+        "lgsp.review.escalation.ratio",
+        "1",
+        "The share of answered reviews that were escalated.",
+        _value("reviews.escalation_rate"),
+    ),
+    _Spec(
+        "lgsp.review.duration.average",
+        "s",
+        "Average time in review, from the pause to the answer.",
+        _value("reviews.average_seconds"),
+    ),
+    _Spec(
+        "lgsp.review.duration.p99",
+        "s",
+        "99th percentile (nearest rank) of the time in review.",
+        _value("reviews.p99_seconds"),
+    ),
+    _Spec(
+        "lgsp.review.duration.max", "s", "Longest time in review.", _value("reviews.max_seconds")
+    ),
+    _Spec(
+        "lgsp.effect.count",
+        "{effect}",
+        "Side effects the runs recorded, by state (done, intent, in_doubt, ...).",
+        _by("effects.by_state", "lgsp.effect.state"),
+    ),
+    _Spec(
+        "lgsp.effect.doubted.count",
+        "{effect}",
+        "Side effects not done: in doubt, or settled after a doubt.",
+        _value("effects.doubted"),
+    ),
+    _Spec(
+        "lgsp.effect.in_doubt.count",
+        "{effect}",
+        "Side effects still in doubt: they may have happened, or not.",
+        _value("effects.in_doubt"),
+    ),
+    _Spec(
+        "lgsp.routing.precision",
+        "1",
+        "Routing precision per worker against the expected routes.",
+        _routing("precision"),
+    ),
+    _Spec(
+        "lgsp.routing.recall",
+        "1",
+        "Routing recall per worker against the expected routes.",
+        _routing("recall"),
+    ),
+    _Spec(
+        "lgsp.routing.f1", "1", "Routing F1 per worker against the expected routes.", _routing("f1")
+    ),
+)
 
 INSTRUMENTS: tuple[str, ...] = tuple(s.name for s in _SPECS)
 """The names of the instruments `publish_metrics` registers, in order."""
@@ -421,10 +345,7 @@ def _checked(report: object) -> DelegationMetrics:
 
 
 class DelegationInstruments:
-    """The observable instruments publishing a `DelegationMetrics` (`publish_metrics`).
-
-    Each collection reports the figures of the report last given; `update` replaces it
-    (from any thread).
+    """The observable instruments publishing the report last given (`publish_metrics`).
 
     Example:
         >>> from opentelemetry.sdk.metrics import MeterProvider
@@ -457,16 +378,7 @@ class DelegationInstruments:
             return self._report
 
     def update(self, report: DelegationMetrics) -> None:
-        """Publish `report` from the next collection on.
-
-        Raises:
-            ValueError: If `report` is not a `DelegationMetrics`.
-
-        Example:
-            ```python
-            instruments.update(delegation_metrics(saver, since="24h"))
-            ```
-        """
+        """Publish `report` (a `DelegationMetrics`, else ValueError) from the next collection on."""
         checked = _checked(report)
         with self._lock:
             self._report = checked

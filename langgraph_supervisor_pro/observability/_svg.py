@@ -1,11 +1,8 @@
 """Inline SVG bar charts for the metrics page (private): no script, no font, no network.
 
-Two shapes: vertical bars in groups (`columns`: utilisation per hop, one bar per role and
-a peak tick; the time-in-review histogram, one bar per bucket) and horizontal stacked
-bars (`stacked_rows`: handoffs per edge, by how the hops ended). Every text is escaped
-with `text` (NUL, lone surrogates and other control characters become U+FFFD); every
-bar carries a `<title>` (its tooltip) and `data-*` values, the chart a `<title>` and
-`<desc>` for screen readers (the page puts a table beside each chart).
+`columns` draws vertical bars in groups, `stacked_rows` horizontal stacked bars. Every text
+is escaped with `text`; every bar carries a `<title>` (its tooltip) and `data-*` values, the
+chart a `<title>` and `<desc>` for screen readers.
 """
 
 from __future__ import annotations
@@ -45,7 +42,7 @@ def _n(value: float) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class Bar:
-    """One bar of a vertical chart."""
+    """One bar of a vertical chart, or one part of a horizontal stacked bar."""
 
     value: float
     series: str
@@ -54,16 +51,6 @@ class Bar:
     tooltip: str
     tick: float | None = None
     """A marker drawn across the bar at this value (the peak), if any."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Segment:
-    """One part of a horizontal stacked bar."""
-
-    value: int
-    series: str
-    colour: str
-    tooltip: str
 
 
 def _svg_open(height: int, title: str, desc: str, name: str) -> list[str]:
@@ -107,20 +94,10 @@ def columns(
     y_label: Callable[[float], str],
     threshold: tuple[float, str] | None = None,
 ) -> str:
-    """Vertical bars, grouped under x labels, on a y axis from 0 to `y_max`.
+    """Vertical bars, grouped under x labels, on a y axis from 0 to `y_axis` (max, step).
 
-    Args:
-        groups: Each group's label and bars (left to right).
-        name: The chart's id prefix and `data-chart`.
-        title: Its accessible title.
-        desc: Its accessible description.
-        y_axis: The axis maximum (values over it are drawn to it) and its tick step
-            (`axis`).
-        y_label: How an axis value is written.
-        threshold: A dashed line at this value, with its label.
-
-    Returns:
-        The `<svg>` element.
+    `name` is the chart's id prefix and `data-chart`; values over the axis maximum are
+    drawn to it; `threshold` is a dashed line at a value, with its label.
     """
     left, right, top, bottom = 52, 12, 14, 34
     height = 260
@@ -193,23 +170,13 @@ def columns(
 
 
 def stacked_rows(
-    rows: Sequence[tuple[str, Sequence[Segment], str]],
+    rows: Sequence[tuple[str, Sequence[Bar], str]],
     *,
     name: str,
     title: str,
     desc: str,
 ) -> str:
-    """Horizontal bars, one per row, in parts, scaled to the longest row.
-
-    Args:
-        rows: Each row's label, parts (left to right) and the note at its end.
-        name: The chart's id prefix and `data-chart`.
-        title: Its accessible title.
-        desc: Its accessible description.
-
-    Returns:
-        The `<svg>` element.
-    """
+    """Horizontal bars, one per row (label, parts, note), scaled to the longest row."""
     row_h, top = 28, 6
     longest = max((len(label) for label, _, _ in rows), default=0)
     label_w = min(max(longest, 8) * _CHAR_WIDTH + 12, 240)

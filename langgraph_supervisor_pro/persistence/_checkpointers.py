@@ -1,43 +1,9 @@
-"""Open LangGraph checkpointers from a single URL.
+"""Open LangGraph checkpointers from one URL: memory, SQLite or Postgres.
 
-One URL selects the backend, so the same code runs against memory in tests,
-SQLite on a laptop and Postgres in production:
-
-- ``memory``: an in-process ``InMemorySaver`` (lost when the process ends).
-- ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
-  ``sqlite:///:memory:``: a ``SqliteSaver`` (``AsyncSqliteSaver`` for async).
-  As in SQLAlchemy, three slashes start a relative path and a fourth slash an
-  absolute one. Missing parent directories are created.
-- ``postgresql://user:password@host:5432/db`` (or ``postgres://...``): a
-  ``PostgresSaver`` (``AsyncPostgresSaver``) over a connection pool.
-
-Credentials never reach checkpoint metadata through these checkpointers. LangGraph copies
-every ``str``, ``int``, ``float`` and ``bool`` of the run's ``configurable`` and
-``metadata`` into each checkpoint's metadata; these savers (subclasses of the ones
-above) leave out the credentials, told by what they are, never by a part of a key's name
-(``_internal/scrub.py``): strings under a credential name (``api_key``,
-``openai_api_key``, ``access_token``, ``db_password``, ``Authorization``, ...), strings
-holding a secret registered with ``register_secret`` or found in the environment, and
-strings that look like a credential under any key (``sk-...``, ``ghp_...``, a JWT, ...).
-A ``custom_key``, ``idempotency_key`` or ``token_count`` is kept. The rest of the
-checkpoint is stored as LangGraph writes it.
-
-They also keep a thread small: a worker's graph agent (a ``create_agent`` graph) is
-checkpointed under its hop's namespace while the hop runs and while an interrupt inside
-it is pending, and those checkpoints are deleted once the hop's result is stored at its
-parent (``_finished_hops.py``; ``keep_agent_checkpoints=True`` keeps them).
-
-All of them implement LangGraph's ``copy_thread`` and ``delete_for_runs`` (and their async
-twins; ``_thread_ops.py``), and refuse a root checkpoint whose parent is gone (deleted by
-``delete_for_runs`` after its run read the thread) with ``ThreadBusyError``, so a thread's
-history, which its delta channels are rebuilt from, never breaks.
-
-Example:
-    >>> from langgraph.checkpoint.memory import InMemorySaver
-    >>> from langgraph_supervisor_pro.persistence._checkpointers import open_checkpointer
-    >>> with open_checkpointer("memory") as saver:
-    ...     isinstance(saver, InMemorySaver)
-    True
+LangGraph's savers, subclassed: no credentials in checkpoint metadata, a finished hop's
+agent checkpoints deleted, `copy_thread` and `delete_for_runs`, and `ThreadBusyError` for a
+root checkpoint whose parent is gone or (Postgres) that would fork the thread.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/postgres/
 """
 
 from __future__ import annotations
@@ -47,10 +13,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
-from contextlib import (
-    asynccontextmanager,
-    contextmanager,
-)
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from typing import Any, LiteralString, Protocol
 
@@ -74,7 +37,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.scrub import holds_credential, redact_config, registered
 from langgraph_supervisor_pro._internal.text import shown_id
-from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro._internal.twins import Call, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -110,9 +73,6 @@ from langgraph_supervisor_pro.persistence._thread_ops import (
     sqlite_delete_for_runs,
 )
 
-__all__ = ["aopen_checkpointer", "open_checkpointer"]
-
-
 _JSON_DEPTH = 8
 """How deep `_storable` looks into a metadata value's lists and mappings."""
 
@@ -135,14 +95,9 @@ def _storable(value: Any, depth: int = 0) -> bool:
 def _stored_metadata(metadata: CheckpointMetadata) -> CheckpointMetadata:
     """`metadata` without what no checkpoint may keep: secrets, and values that are not JSON.
 
-    LangGraph builds a checkpoint's metadata from its own fields and the primitives of the
-    config (which `redact_config` has cleaned). A LangGraph server's custom-checkpointer
-    adapter (`langgraph-api`) adds every other `configurable` value itself before calling
-    the saver: a worker's `HopContext` (not JSON: Postgres would refuse the checkpoint)
-    and any credential passed there. Left out: the values that are or hold a credential
-    (`holds_credential`: a string under a credential name, holding a registered secret or
-    looking like a credential, at any depth), and values that are not JSON (at any depth;
-    NaN and infinity are not).
+    A LangGraph server (`langgraph-api`) adds every `configurable` value to the metadata
+    itself before calling the saver: a worker's `HopContext` (not JSON: Postgres would
+    refuse it) and any credential passed there (`holds_credential`, at any depth).
     """
     secrets = registered()
 
@@ -157,10 +112,8 @@ def _stored_metadata(metadata: CheckpointMetadata) -> CheckpointMetadata:
 class _NoSecretsInMetadata(BaseCheckpointSaver[str]):
     """Leaves the credentials of the config out of checkpoint metadata (`holds_credential`).
 
-    LangGraph's savers build a checkpoint's metadata from the config given to `put`
-    (`get_checkpoint_metadata`) and read nothing else from it but the checkpoint's
-    coordinates, which `redact_config` keeps; the metadata given is cleaned too
-    (`_stored_metadata`).
+    LangGraph's savers build a checkpoint's metadata from the config given to `put` and
+    read nothing else from it but the checkpoint's coordinates, which `redact_config` keeps.
     """
 
     def put(
@@ -255,65 +208,31 @@ class _InMemorySaver(_NoSecretsInMetadata, InMemorySaver):
                 del self._marks[key]
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint, write and blob of a thread into a new thread.
-
-        See `_thread_ops.py` for what is copied and what is refused.
-
-        Example:
-            >>> from langgraph.graph import START, StateGraph
-            >>> builder = StateGraph(int)
-            >>> _ = builder.add_node("inc", lambda x: x + 1).add_edge(START, "inc")
-            >>> saver = _InMemorySaver()
-            >>> graph = builder.compile(checkpointer=saver)
-            >>> graph.invoke(1, {"configurable": {"thread_id": "a"}})
-            2
-            >>> saver.copy_thread("a", "b")
-            >>> graph.get_state({"configurable": {"thread_id": "b"}}).values
-            2
-        """
-        source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
-        with self._forget_lock:
-            memory_copy(self, source, target, "copy_thread")
+        """Copy every checkpoint, write and blob of a thread into a new thread."""
+        self._copy_thread(source_thread_id, target_thread_id, "copy_thread")
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Async twin of `copy_thread`.
+        """Async twin of `copy_thread`."""
+        self._copy_thread(source_thread_id, target_thread_id, "acopy_thread")
 
-        Example:
-            ```python
-            await saver.acopy_thread("a", "b")
-            ```
-        """
-        source, target = checked_threads(source_thread_id, target_thread_id, "acopy_thread")
+    def _copy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
+        source, target = checked_threads(source_thread_id, target_thread_id, where)
         with self._forget_lock:
-            memory_copy(self, source, target, "acopy_thread")
+            memory_copy(self, source, target, where)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints of the runs `run_ids`, with their writes and blobs.
-
-        See `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            >>> _InMemorySaver().delete_for_runs(["no-such-run"])
-        """
+        """Delete the checkpoints of the runs `run_ids`, with their writes and blobs."""
         self._delete_for_runs(run_ids, "delete_for_runs")
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Async twin of `delete_for_runs`.
-
-        Example:
-            ```python
-            await saver.adelete_for_runs([run_id])
-            ```
-        """
+        """Async twin of `delete_for_runs`."""
         self._delete_for_runs(run_ids, "adelete_for_runs")
 
     def _delete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
-        runs = checked_run_ids(run_ids, where)
-        if not runs:
-            return
-        with self._forget_lock:
-            for key in memory_delete_for_runs(self, runs, where):
-                self._marks.pop(key, None)
+        if runs := checked_run_ids(run_ids, where):
+            with self._forget_lock:
+                for key in memory_delete_for_runs(self, runs, where):
+                    self._marks.pop(key, None)
 
 
 class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
@@ -333,117 +252,65 @@ class _SqliteSaver(_NoSecretsInMetadata, SqliteSaver):
         stored = super().put(config, checkpoint, metadata, new_versions)
         forget, guard = _forgets(self, config), _has_parent(config)
         if forget or guard:
-            thread_id = str(config["configurable"]["thread_id"])
             with self.lock:
                 try:
-                    if guard:
-                        drive(_sqlite_guard(config, checkpoint, partial(_SqliteSql, self.conn)))
-                    if forget:
-                        drive(sqlite_forgetting(thread_id, partial(_SqliteSql, self.conn)))
+                    run = partial(_SqliteSql, self.conn)
+                    drive(_sqlite_after_put(config, checkpoint, run, guard=guard, forget=forget))
                 finally:
                     self.conn.commit()
         return stored
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
-
-        See `_thread_ops.py` for what is copied and what is refused.
-
-        Example:
-            ```python
-            saver.copy_thread("order-7", "order-7-copy")
-            ```
-        """
+        """Copy every checkpoint and write of a thread into a new thread, in one transaction."""
         source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
-        self.setup()
-        with self.lock:
-            begin = not self.conn.in_transaction
-            steps = sqlite_copy(
-                source, target, partial(_SqliteSql, self.conn), "copy_thread", begin
-            )
-            _sqlite_transaction(self.conn, steps)
+        self._transaction(partial(sqlite_copy, source, target), "copy_thread")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction.
+        """Delete the checkpoints of the runs `run_ids` and their writes, in one transaction."""
+        if runs := checked_run_ids(run_ids, "delete_for_runs"):
+            self._transaction(partial(sqlite_delete_for_runs, runs), "delete_for_runs")
 
-        See `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            ```python
-            saver.delete_for_runs([run_id])
-            ```
-        """
-        runs = checked_run_ids(run_ids, "delete_for_runs")
-        if not runs:
-            return
+    def _transaction(self, steps: Callable[..., Steps[None]], where: str) -> None:
+        """`steps(run, where, begin)` under the lock, committed, or rolled back and re-raised."""
         self.setup()
         with self.lock:
             begin = not self.conn.in_transaction
-            run = partial(_SqliteSql, self.conn)
-            _sqlite_transaction(
-                self.conn, sqlite_delete_for_runs(runs, run, "delete_for_runs", begin)
-            )
+            try:
+                drive(steps(partial(_SqliteSql, self.conn), where, begin))
+            except BaseException:
+                self.conn.rollback()
+                raise
+            self.conn.commit()
 
 
 class _AsyncThreadOps:
     """`acopy_thread` / `adelete_for_runs` of an async saver, and their sync bridges.
 
-    The saver gives `_acopy_thread` and `_adelete_for_runs` (its own transaction), `loop`
-    (its event loop) and `_saver_name` (for the error of a sync call from that loop).
+    The saver gives `_acopy_thread` and `_adelete_for_runs` (source/run ids, the caller's
+    name for errors: each its own transaction), `loop` and `_saver_name`.
     """
 
     loop: asyncio.AbstractEventLoop
     _saver_name: str
     _acopy_thread: Callable[[str, str, str], Coroutine[Any, Any, None]]
-    """(source, target, the caller's name for errors): the copy, in one transaction."""
     _adelete_for_runs: Callable[[Sequence[str], str], Coroutine[Any, Any, None]]
-    """(run ids, the caller's name for errors): the deletion, in one transaction."""
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread into a new thread, in one transaction.
-
-        On Postgres the thread's `lgsp_effects` rows are copied too. See `_thread_ops.py`
-        for what is copied and what is refused.
-
-        Example:
-            ```python
-            await saver.acopy_thread("order-7", "order-7-copy")
-            ```
-        """
+        """Copy a thread into a new one (on Postgres with its `lgsp_effects` rows), at once."""
         await self._acopy_thread(source_thread_id, target_thread_id, "acopy_thread")
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """`acopy_thread` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.copy_thread, "order-7", "order-7-copy")
-            ```
-        """
+        """`acopy_thread` from a thread other than the saver's event loop's."""
         _off_loop(self.loop, self._saver_name)
         coroutine = self._acopy_thread(source_thread_id, target_thread_id, "copy_thread")
         asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the runs' checkpoints, their writes and the blobs only they use, at once.
-
-        One transaction; see `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            ```python
-            await saver.adelete_for_runs([run_id])
-            ```
-        """
+        """Delete the runs' checkpoints, their writes and the blobs only they use, at once."""
         await self._adelete_for_runs(run_ids, "adelete_for_runs")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """`adelete_for_runs` from a thread other than the saver's event loop's.
-
-        Example:
-            ```python
-            await asyncio.to_thread(saver.delete_for_runs, [run_id])
-            ```
-        """
+        """`adelete_for_runs` from a thread other than the saver's event loop's."""
         _off_loop(self.loop, self._saver_name)
         coroutine = self._adelete_for_runs(run_ids, "delete_for_runs")
         asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
@@ -468,35 +335,34 @@ class _AsyncSqliteSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncSqliteSaver)
         stored = await super().aput(config, checkpoint, metadata, new_versions)
         forget, guard = _forgets(self, config), _has_parent(config)
         if forget or guard:
-            thread_id = str(config["configurable"]["thread_id"])
             async with self.lock:
                 try:
                     run = partial(_SqliteSql, self.conn)
-                    if guard:
-                        await adrive(_sqlite_guard(config, checkpoint, run))
-                    if forget:
-                        await adrive(sqlite_forgetting(thread_id, run))
+                    await adrive(
+                        _sqlite_after_put(config, checkpoint, run, guard=guard, forget=forget)
+                    )
                 finally:
                     await self.conn.commit()
         return stored
 
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
         source, target = checked_threads(source_thread_id, target_thread_id, where)
-        await self.setup()
-        async with self.lock:
-            begin = not self.conn.in_transaction
-            steps = sqlite_copy(source, target, partial(_SqliteSql, self.conn), where, begin)
-            await _asqlite_transaction(self.conn, steps)
+        await self._atransaction(partial(sqlite_copy, source, target), where)
 
     async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
-        runs = checked_run_ids(run_ids, where)
-        if not runs:
-            return
+        if runs := checked_run_ids(run_ids, where):
+            await self._atransaction(partial(sqlite_delete_for_runs, runs), where)
+
+    async def _atransaction(self, steps: Callable[..., Steps[None]], where: str) -> None:
         await self.setup()
         async with self.lock:
             begin = not self.conn.in_transaction
-            run = partial(_SqliteSql, self.conn)
-            await _asqlite_transaction(self.conn, sqlite_delete_for_runs(runs, run, where, begin))
+            try:
+                await adrive(steps(partial(_SqliteSql, self.conn), where, begin))
+            except BaseException:
+                await self.conn.rollback()
+                raise
+            await self.conn.commit()
 
 
 _SQLITE_PARENT = (
@@ -508,38 +374,23 @@ _SQLITE_UNDO = (
 )
 
 
-def _sqlite_guard(config: RunnableConfig, checkpoint: Checkpoint, run: Any) -> Steps[None]:
-    """Undo a stored root checkpoint whose parent is gone, and refuse it.
+def _sqlite_after_put(
+    config: RunnableConfig, checkpoint: Checkpoint, run: Any, *, guard: bool, forget: bool
+) -> Steps[None]:
+    """After a SQLite `put`, under the saver's lock: the parent's guard, the finished hops.
 
-    Checked after the write, under the saver's lock: a `delete_for_runs` before the check
-    deleted the parent (the checkpoint goes again), one after it sees the checkpoint as a
-    kept descendant (and refuses).
+    The guard undoes a stored root checkpoint whose parent is gone, and refuses it. Checked
+    after the write, under the lock: a `delete_for_runs` before the check deleted the
+    parent (the checkpoint goes again), one after it sees the checkpoint as a kept
+    descendant (and refuses).
     """
     thread_id = str(config["configurable"]["thread_id"])
-    if (yield run(_SQLITE_PARENT, (thread_id, _parent_of(config)))):
-        return
-    for statement in _SQLITE_UNDO:
-        yield run(statement, (thread_id, checkpoint["id"]))
-    raise _parent_gone(config, checkpoint)
-
-
-def _sqlite_transaction(conn: sqlite3.Connection, steps: Steps[None]) -> None:
-    """Run `steps` on `conn` and commit, or roll back what they did and re-raise."""
-    try:
-        drive(steps)
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
-
-
-async def _asqlite_transaction(conn: aiosqlite.Connection, steps: Steps[None]) -> None:
-    try:
-        await adrive(steps)
-    except BaseException:
-        await conn.rollback()
-        raise
-    await conn.commit()
+    if guard and not (yield run(_SQLITE_PARENT, (thread_id, _parent_of(config)))):
+        for statement in _SQLITE_UNDO:
+            yield run(statement, (thread_id, checkpoint["id"]))
+        raise _parent_gone(config, checkpoint)
+    if forget:
+        yield from sqlite_forgetting(thread_id, run)
 
 
 def _off_loop(loop: asyncio.AbstractEventLoop, saver: str) -> None:
@@ -605,6 +456,9 @@ _HEAD: LiteralString = (
     "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' "
     "ORDER BY checkpoint_id DESC LIMIT 1"
 )
+_PARENT: LiteralString = (
+    "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s"
+)
 
 
 def _fenced(saver: _PostgresSaver | _AsyncPostgresSaver, config: RunnableConfig) -> bool:
@@ -647,26 +501,9 @@ def _fork_refused(
     )
 
 
-_PARENT: LiteralString = (
-    "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s"
-)
-
-
 def _parent_of(config: RunnableConfig) -> str | None:
     parent = (config.get("configurable") or {}).get("checkpoint_id")
     return None if parent is None else str(parent)
-
-
-def _exists(cur: Any, config: RunnableConfig) -> bool:
-    """Whether `config`'s parent checkpoint (a root one) is stored; `cur` is sync."""
-    thread_id = str(config["configurable"]["thread_id"])
-    return cur.execute(_PARENT, (thread_id, _parent_of(config))).fetchone() is not None
-
-
-async def _aexists(cur: Any, config: RunnableConfig) -> bool:
-    thread_id = str(config["configurable"]["thread_id"])
-    await cur.execute(_PARENT, (thread_id, _parent_of(config)))
-    return await cur.fetchone() is not None
 
 
 def _has_parent(config: RunnableConfig) -> bool:
@@ -694,8 +531,57 @@ def _parent_gone(config: RunnableConfig, checkpoint: Checkpoint) -> ThreadBusyEr
     )
 
 
-def _head(row: Any) -> str | None:
-    return None if row is None else str(row["checkpoint_id"])
+def _io(fn: Callable[..., Any], *args: Any) -> MaybeAwait:
+    """`fn(*args)` of a sync or an async psycopg object (awaited under `adrive`)."""
+    return MaybeAwait(partial(fn, *args))
+
+
+_PutArgs = tuple[RunnableConfig, Checkpoint, CheckpointMetadata, ChannelVersions]
+
+
+def _postgres_put(
+    conn: Any, cur: Any, bound: Any, args: _PutArgs, *, fenced: bool, forget: bool
+) -> Steps[RunnableConfig]:
+    """A fenced or guarded Postgres `put`, in the caller's pipeline and transaction.
+
+    `cur` is a `dict_row` cursor of `conn`, `bound` LangGraph's saver on `conn`. BEGIN,
+    the lock and the head's read go in one round trip (the read runs after the lock is
+    granted, so it sees the last committed head), the checkpoint's writes, the finished
+    hops' deletion and COMMIT in a second one.
+    """
+    config, checkpoint, metadata, new_versions = args
+    thread_id = str(config["configurable"]["thread_id"])
+    if fenced:
+        yield _io(cur.execute, FENCE_LOCK, (thread_id,))
+        yield _io(cur.execute, _HEAD, (thread_id,))
+        row = yield _io(cur.fetchone)
+        head = None if row is None else str(row["checkpoint_id"])
+        if head is not None and _stale(config, checkpoint, head):
+            if _has_parent(config):
+                yield _io(cur.execute, _PARENT, (thread_id, _parent_of(config)))
+                if (yield _io(cur.fetchone)) is None:
+                    raise _parent_gone(config, checkpoint)
+            holder = yield Call(
+                partial(lease_holder, conn, thread_id), partial(alease_holder, conn, thread_id)
+            )
+            raise _fork_refused(config, checkpoint, head, holder)
+        if head is None and _has_parent(config):
+            raise _parent_gone(config, checkpoint)
+    # Unfenced, the parent is checked under the fence lock too; its reply is read with the
+    # finished hops' (no round trip of its own when they are swept).
+    guarded = not fenced and _has_parent(config)
+    if guarded:
+        yield _io(conn.execute, FENCE_LOCK, (thread_id,))
+    put = (redact_config(config), checkpoint, _stored_metadata(metadata), new_versions)
+    stored: RunnableConfig = yield Call(partial(bound.put, *put), partial(bound.aput, *put))
+    parent = (thread_id, _parent_of(config))
+    guard = (yield _io(conn.execute, _PARENT, parent)) if guarded else None
+    if forget:
+        yield _io(conn.execute, SWEEP_LOCK, (thread_id,))
+        yield from postgres_forgetting(thread_id, partial(_PostgresSql, conn))
+    if guard is not None and (yield _io(guard.fetchone)) is None:
+        raise _parent_gone(config, checkpoint)  # rolls the writes back
+    return stored
 
 
 class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
@@ -708,9 +594,9 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
     raises `ThreadBusyError` and nothing is written. Fenced or not, a root checkpoint
     whose parent is gone (deleted by `delete_for_runs` after its run read the thread) is
     refused the same way, under the same lock, so the thread's history stays whole.
-    Unless `keep_agent_checkpoints`,
-    the same transaction deletes the finished hops' agent checkpoints
-    (`_finished_hops.py`), under a second per-thread lock, so two of them never race.
+    Unless `keep_agent_checkpoints`, the same transaction deletes the finished hops'
+    agent checkpoints (`_finished_hops.py`), under a second per-thread lock, so two of
+    them never race.
     """
 
     def __init__(
@@ -737,104 +623,38 @@ class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
         if not fenced and not forget and not _has_parent(config):
             return super().put(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        with saver_connection(self) as conn:
-            return self._put_in_transaction(conn, *args, fenced=fenced, forget=forget)
-
-    def _put_in_transaction(
-        self,
-        conn: Connection[Any],
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-        *,
-        fenced: bool,
-        forget: bool,
-    ) -> RunnableConfig:
-        thread_id = str(config["configurable"]["thread_id"])
-        # One pipeline: BEGIN, the lock and the head's read go in one round trip (the read
-        # runs after the lock is granted, so it sees the last committed head), the
-        # checkpoint's writes, the finished hops' deletion and COMMIT in a second one.
-        with conn.pipeline(), conn.transaction():
-            if fenced:
-                with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(FENCE_LOCK, (thread_id,))
-                    head = _head(cur.execute(_HEAD, (thread_id,)).fetchone())
-                    if head is not None and _stale(config, checkpoint, head):
-                        if _has_parent(config) and not _exists(cur, config):
-                            raise _parent_gone(config, checkpoint)
-                        raise _fork_refused(config, checkpoint, head, lease_holder(conn, thread_id))
-                    if head is None and _has_parent(config):
-                        raise _parent_gone(config, checkpoint)
-            # Unfenced, the parent is checked under the fence lock too; its reply is read
-            # with the finished hops' (no round trip of its own when they are swept).
-            guarded = not fenced and _has_parent(config)
-            if guarded:
-                conn.execute(FENCE_LOCK, (thread_id,))
+        with (
+            saver_connection(self) as conn,
+            conn.pipeline(),
+            conn.transaction(),
+            conn.cursor(row_factory=dict_row) as cur,
+        ):
             bound = PostgresSaver(conn, serde=self.serde)  # inside this transaction
-            cleaned = _stored_metadata(metadata)
-            stored = bound.put(redact_config(config), checkpoint, cleaned, new_versions)
-            guard = conn.execute(_PARENT, (thread_id, _parent_of(config))) if guarded else None
-            if forget:
-                conn.execute(SWEEP_LOCK, (thread_id,))
-                drive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
-            if guard is not None and guard.fetchone() is None:
-                raise _parent_gone(config, checkpoint)  # rolls the writes back
-            return stored
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection[Any]]:
-        with saver_connection(self) as conn, conn.transaction():
-            yield conn
+            return drive(_postgres_put(conn, cur, bound, args, fenced=fenced, forget=forget))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Each delta channel's seed and writes on the chain of `config`'s checkpoint.
 
-        LangGraph's contract and result, read in fewer, cheaper queries
-        (`_delta_history.py`).
-
-        Example:
-            ```python
-            saver.get_delta_channel_history(config=config, channels=["ledger"])
-            ```
+        LangGraph's contract and result, in fewer, cheaper queries (`_delta_history.py`).
         """
         with saver_connection(self) as conn:
             run = partial(_PostgresSql, conn, binary=True)
-            steps = postgres_delta_history(config, channels, run, self.serde)
-            return drive(steps)
+            return drive(postgres_delta_history(config, channels, run, self.serde))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction.
-
-        See `_thread_ops.py` for what is copied and what is refused.
-
-        Example:
-            ```python
-            saver.copy_thread("order-7", "order-7-copy")
-            ```
-        """
+        """Copy a thread into a new one, with its `lgsp_effects` rows, in one transaction."""
         source, target = checked_threads(source_thread_id, target_thread_id, "copy_thread")
-        with self._transaction() as conn:
+        with saver_connection(self) as conn, conn.transaction():
             drive(postgres_copy(source, target, partial(_PostgresSql, conn), "copy_thread"))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the runs' checkpoints, their writes and blobs, in one transaction.
-
-        See `_thread_ops.py` for what goes and what is refused.
-
-        Example:
-            ```python
-            saver.delete_for_runs([run_id])
-            ```
-        """
-        runs = checked_run_ids(run_ids, "delete_for_runs")
-        if not runs:
-            return
-        with self._transaction() as conn:
-            run = partial(_PostgresSql, conn)
-            drive(postgres_delete_for_runs(runs, run, "delete_for_runs"))
+        """Delete the runs' checkpoints, their writes and blobs, in one transaction."""
+        if runs := checked_run_ids(run_ids, "delete_for_runs"):
+            with saver_connection(self) as conn, conn.transaction():
+                run = partial(_PostgresSql, conn)
+                drive(postgres_delete_for_runs(runs, run, "delete_for_runs"))
 
 
 class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSaver):
@@ -866,84 +686,34 @@ class _AsyncPostgresSaver(_AsyncThreadOps, _NoSecretsInMetadata, AsyncPostgresSa
         if not fenced and not forget and not _has_parent(config):
             return await super().aput(config, checkpoint, metadata, new_versions)
         args = (config, checkpoint, metadata, new_versions)
-        async with asaver_connection(self) as conn:
-            return await self._aput_in_transaction(conn, *args, fenced=fenced, forget=forget)
-
-    async def _aput_in_transaction(
-        self,
-        conn: AsyncConnection[Any],
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-        *,
-        fenced: bool,
-        forget: bool,
-    ) -> RunnableConfig:
-        thread_id = str(config["configurable"]["thread_id"])
-        async with conn.pipeline(), conn.transaction():
-            if fenced:
-                async with conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(FENCE_LOCK, (thread_id,))
-                    await cur.execute(_HEAD, (thread_id,))
-                    head = _head(await cur.fetchone())
-                    if head is not None and _stale(config, checkpoint, head):
-                        if _has_parent(config) and not await _aexists(cur, config):
-                            raise _parent_gone(config, checkpoint)
-                        holder = await alease_holder(conn, thread_id)
-                        raise _fork_refused(config, checkpoint, head, holder)
-                    if head is None and _has_parent(config):
-                        raise _parent_gone(config, checkpoint)
-            guarded = not fenced and _has_parent(config)
-            if guarded:
-                await conn.execute(FENCE_LOCK, (thread_id,))
+        async with (
+            asaver_connection(self) as conn,
+            conn.pipeline(),
+            conn.transaction(),
+            conn.cursor(row_factory=dict_row) as cur,
+        ):
             bound = AsyncPostgresSaver(conn, serde=self.serde)
-            cleaned = _stored_metadata(metadata)
-            stored = await bound.aput(redact_config(config), checkpoint, cleaned, new_versions)
-            parent = (thread_id, _parent_of(config))
-            guard = await conn.execute(_PARENT, parent) if guarded else None
-            if forget:
-                await conn.execute(SWEEP_LOCK, (thread_id,))
-                await adrive(postgres_forgetting(thread_id, partial(_PostgresSql, conn)))
-            if guard is not None and await guard.fetchone() is None:
-                raise _parent_gone(config, checkpoint)  # rolls the writes back
-            return stored
-
-    @asynccontextmanager
-    async def _atransaction(self) -> AsyncIterator[AsyncConnection[Any]]:
-        async with asaver_connection(self) as conn, conn.transaction():
-            yield conn
+            steps = _postgres_put(conn, cur, bound, args, fenced=fenced, forget=forget)
+            return await adrive(steps)
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
-        """Each delta channel's seed and writes on the chain of `config`'s checkpoint.
-
-        See the sync saver's `get_delta_channel_history`; LangGraph's sync bridge
-        calls this one.
-
-        Example:
-            ```python
-            await saver.aget_delta_channel_history(config=config, channels=["ledger"])
-            ```
-        """
+        """Async twin of `get_delta_channel_history` (LangGraph's sync bridge calls this one)."""
         async with asaver_connection(self) as conn:
             run = partial(_PostgresSql, conn, binary=True)
-            steps = postgres_delta_history(config, channels, run, self.serde)
-            return await adrive(steps)
+            return await adrive(postgres_delta_history(config, channels, run, self.serde))
 
     async def _acopy_thread(self, source_thread_id: str, target_thread_id: str, where: str) -> None:
         source, target = checked_threads(source_thread_id, target_thread_id, where)
-        async with self._atransaction() as conn:
+        async with asaver_connection(self) as conn, conn.transaction():
             await adrive(postgres_copy(source, target, partial(_PostgresSql, conn), where))
 
     async def _adelete_for_runs(self, run_ids: Sequence[str], where: str) -> None:
-        runs = checked_run_ids(run_ids, where)
-        if not runs:
-            return
-        async with self._atransaction() as conn:
-            run = partial(_PostgresSql, conn)
-            await adrive(postgres_delete_for_runs(runs, run, where))
+        if runs := checked_run_ids(run_ids, where):
+            async with asaver_connection(self) as conn, conn.transaction():
+                run = partial(_PostgresSql, conn)
+                await adrive(postgres_delete_for_runs(runs, run, where))
 
 
 class _Forgetting(Protocol):
@@ -955,7 +725,10 @@ def _forgets(saver: _Forgetting, config: RunnableConfig) -> bool:
     return not saver.keep_agent_checkpoints and sweeps(config)
 
 
-def _check_flags(fence: object, keep_agent_checkpoints: object) -> None:
+def _backends(
+    fence: object, keep_agent_checkpoints: object, sqlite: type[Any], postgres: type[Any]
+) -> dict[str, Any]:
+    """The flags checked, and the `memory`, `sqlite` and `postgres` factories of `opened`."""
     if not isinstance(fence, bool):
         raise TypeError(
             f"open_checkpointer fence: got {type(fence).__name__}; give True (refuse "
@@ -967,6 +740,12 @@ def _check_flags(fence: object, keep_agent_checkpoints: object) -> None:
             f"{type(keep_agent_checkpoints).__name__}; give False (forget a finished hop's "
             "agent checkpoints, the default) or True (keep them, as LangGraph does)"
         )
+    keep = keep_agent_checkpoints
+    return {
+        "memory": lambda: _InMemorySaver(keep_agent_checkpoints=keep),
+        "sqlite": lambda conn: sqlite(conn, keep_agent_checkpoints=keep),
+        "postgres": lambda pool: postgres(pool, fence=fence, keep_agent_checkpoints=keep),
+    }
 
 
 @contextmanager
@@ -986,24 +765,16 @@ def open_checkpointer(
             absolute path, ``sqlite:///:memory:``) or ``postgresql://...`` /
             ``postgres://...``.
         pool_size: Maximum number of pooled Postgres connections (at least 1).
-            Ignored by the other backends but still validated.
         setup: Create or migrate the checkpoint tables on open (SQLite and Postgres).
-        connect_timeout: Seconds to wait for Postgres before giving up, a finite
-            number > 0: on opening (libpq rounds a connection attempt to whole
-            seconds, at least 2) and for a pooled connection at every later read or
-            write (then `psycopg_pool.PoolTimeout`, naming the server).
-        fence: Postgres only: refuse to store a root checkpoint whose parent is not
-            the thread's head (another writer moved the thread on), with
-            `ThreadBusyError` and nothing written, so two writers never fork a
-            thread. A deliberate fork (time travel from an older checkpoint) passes
-            `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
-            the check off for this checkpointer.
+        connect_timeout: Seconds to wait for Postgres (a finite number > 0), on opening
+            and for a pooled connection at every later read or write (then
+            `psycopg_pool.PoolTimeout`, naming the server).
+        fence: Postgres only: refuse, with `ThreadBusyError` and nothing written, a root
+            checkpoint whose parent is not the thread's head, so two writers never fork
+            a thread. Fork on purpose with `configurable={"lgsp_fork": True}`.
         keep_agent_checkpoints: Keep every hop's agent checkpoints after the hop is
-            recorded (LangGraph's default). By default a worker's graph agent (a
-            `create_agent` graph, not a domain) is checkpointed while its hop runs and
-            while an interrupt inside it is pending, and its checkpoints are deleted
-            once its hop's result is stored, so a thread's storage grows with its
-            hops, not with their square.
+            recorded (LangGraph's default); by default they are deleted then, so a
+            thread's storage grows with its hops, not with their square.
 
     Yields:
         The checkpointer: ``InMemorySaver``, ``SqliteSaver`` or ``PostgresSaver``.
@@ -1011,8 +782,7 @@ def open_checkpointer(
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
         TypeError: `fence` or `keep_agent_checkpoints` is not a bool.
-        ConnectionError: The Postgres server cannot be reached (password masked, in
-            the message and in every exception chained to it).
+        ConnectionError: The Postgres server cannot be reached (password masked).
 
     Example:
         >>> from langgraph.graph import START, StateGraph
@@ -1023,17 +793,8 @@ def open_checkpointer(
         ...     graph.invoke(1, {"configurable": {"thread_id": "t1"}})
         2
     """
-    _check_flags(fence, keep_agent_checkpoints)
-    keep = keep_agent_checkpoints
-    with opened(
-        url,
-        pool_size,
-        setup,
-        connect_timeout,
-        memory=lambda: _InMemorySaver(keep_agent_checkpoints=keep),
-        sqlite=lambda conn: _SqliteSaver(conn, keep_agent_checkpoints=keep),
-        postgres=lambda pool: _PostgresSaver(pool, fence=fence, keep_agent_checkpoints=keep),
-    ) as saver:
+    backends = _backends(fence, keep_agent_checkpoints, _SqliteSaver, _PostgresSaver)
+    with opened(url, pool_size, setup, connect_timeout, **backends) as saver:
         yield saver
 
 
@@ -1049,41 +810,9 @@ async def aopen_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """Open an asynchronous checkpointer for ``url`` and close its resources on exit.
 
-    Accepts the same URLs and options as :func:`open_checkpointer`; use it with
-    ``ainvoke`` / ``astream``.
-
-    Args:
-        url: ``memory``, ``sqlite:///path.db`` (``sqlite:////abs/path.db`` for an
-            absolute path, ``sqlite:///:memory:``) or ``postgresql://...`` /
-            ``postgres://...``.
-        pool_size: Maximum number of pooled Postgres connections (at least 1).
-        setup: Create or migrate the checkpoint tables on open (SQLite and Postgres).
-        connect_timeout: Seconds to wait for Postgres before giving up, a finite
-            number > 0: on opening (libpq rounds a connection attempt to whole
-            seconds, at least 2) and for a pooled connection at every later read or
-            write (then `psycopg_pool.PoolTimeout`, naming the server).
-        fence: Postgres only: refuse to store a root checkpoint whose parent is not
-            the thread's head (another writer moved the thread on), with
-            `ThreadBusyError` and nothing written, so two writers never fork a
-            thread. A deliberate fork (time travel from an older checkpoint) passes
-            `configurable={"lgsp_fork": True}` with that call; `fence=False` turns
-            the check off for this checkpointer.
-        keep_agent_checkpoints: Keep every hop's agent checkpoints after the hop is
-            recorded (LangGraph's default). By default a worker's graph agent (a
-            `create_agent` graph, not a domain) is checkpointed while its hop runs and
-            while an interrupt inside it is pending, and its checkpoints are deleted
-            once its hop's result is stored, so a thread's storage grows with its
-            hops, not with their square.
-
-    Yields:
-        The checkpointer: ``InMemorySaver``, ``AsyncSqliteSaver`` or
-        ``AsyncPostgresSaver``.
-
-    Raises:
-        ValueError: The URL form is not supported or an option is out of range.
-        TypeError: `fence` or `keep_agent_checkpoints` is not a bool.
-        ConnectionError: The Postgres server cannot be reached (password masked, in
-            the message and in every exception chained to it).
+    The same URLs and options as :func:`open_checkpointer`; use it with ``ainvoke`` /
+    ``astream``. It yields an ``InMemorySaver``, ``AsyncSqliteSaver`` or
+    ``AsyncPostgresSaver``.
 
     Example:
         >>> import asyncio
@@ -1097,15 +826,6 @@ async def aopen_checkpointer(
         >>> asyncio.run(main())
         2
     """
-    _check_flags(fence, keep_agent_checkpoints)
-    keep = keep_agent_checkpoints
-    async with aopened(
-        url,
-        pool_size,
-        setup,
-        connect_timeout,
-        memory=lambda: _InMemorySaver(keep_agent_checkpoints=keep),
-        sqlite=lambda conn: _AsyncSqliteSaver(conn, keep_agent_checkpoints=keep),
-        postgres=lambda pool: _AsyncPostgresSaver(pool, fence=fence, keep_agent_checkpoints=keep),
-    ) as saver:
+    backends = _backends(fence, keep_agent_checkpoints, _AsyncSqliteSaver, _AsyncPostgresSaver)
+    async with aopened(url, pool_size, setup, connect_timeout, **backends) as saver:
         yield saver

@@ -1,11 +1,8 @@
 """Connections behind the openers (private to `persistence`): URL forms, pools, probes.
 
-One way to open every backend (memory, SQLite, Postgres) for checkpointers, stores
-and effects: the URL is validated, Postgres is probed with `connect_timeout` and
-pooled with the saver's settings (`autocommit`, `prepare_threshold=0`, `dict_row`),
-and the backend's `setup()` runs once. Every wait for Postgres, opening and later
-reads and writes through the pool, is bounded by `connect_timeout`, and no error
-shows the URL's password, in its message or in the exceptions chained to it.
+Every wait for Postgres (opening, and later reads and writes through the pool) is bounded
+by `connect_timeout`, and no error shows the URL's password, in its message or in the
+exceptions chained to it.
 """
 
 from __future__ import annotations
@@ -15,15 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import (
-    AbstractAsyncContextManager,
-    AbstractContextManager,
-    AsyncExitStack,
-    ExitStack,
-    asynccontextmanager,
-    closing,
-    contextmanager,
-)
+from contextlib import asynccontextmanager, closing, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -60,9 +49,8 @@ ACCEPTED_FORMS = (
 def describe_target(url: str) -> str:
     """Describe the host, port and database a Postgres URL points at (no password).
 
-    The host, port and database are libpq's reading, shown only when libpq reads the
-    masked URL the same way (`agreed_reading`): otherwise any of them may hold a piece
-    of the password, and the masked URL alone is shown.
+    Shown only when libpq reads the masked URL the same way (`agreed_reading`): otherwise
+    any of them may hold a piece of the password, and the masked URL alone is shown.
     """
     shown = mask_url(url)
     params = agreed_reading(url)
@@ -80,11 +68,8 @@ def connection_error(url: str, reason: str, *, driver: bool = True) -> Connectio
     Raise it outside the `except` block that caught the driver's error: the driver's
     message may quote the whole URL, and an exception raised inside the block keeps the
     one it handles as its `__context__` (even with `from None`, which only hides it).
-
-    `reason` is the driver's message unless `driver=False` (a message of ours, which
-    quotes nothing of the URL). A driver's message is shown as `driver_reason` allows:
-    only when libpq reads the URL as its masked form, else libpq's complaint about the
-    masked URL, else a note that it is withheld.
+    `reason` is the driver's message (shown as `driver_reason` allows) unless
+    `driver=False` (a message of ours).
     """
     shown = driver_reason(url, reason) if driver else reason.strip()
     return ConnectionError(
@@ -146,31 +131,21 @@ def libpq_timeout(connect_timeout: float) -> int:
     return max(2, round(connect_timeout))
 
 
-def _reason(exc: Exception) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def probe_postgres(url: str, connect_timeout: float) -> None:
-    """Open and close one connection so a wrong URL fails fast with the real reason."""
+def _connect(url: str, connect_timeout: float, **kwargs: Any) -> Connection[Any]:
+    """A connection to `url`, or the `connection_error` saying why there is none."""
     try:
-        conn = Connection.connect(url, connect_timeout=libpq_timeout(connect_timeout))
+        return Connection.connect(url, connect_timeout=libpq_timeout(connect_timeout), **kwargs)
     except Exception as exc:
-        reason = _reason(exc)
-    else:
-        conn.close()
-        return
+        reason = str(exc) or type(exc).__name__
     raise connection_error(url, reason)  # outside the `except`: see `connection_error`
 
 
-async def aprobe_postgres(url: str, connect_timeout: float) -> None:
-    """Async version of :func:`probe_postgres`."""
+async def _aconnect(url: str, connect_timeout: float, **kwargs: Any) -> AsyncConnection[Any]:
     try:
-        conn = await AsyncConnection.connect(url, connect_timeout=libpq_timeout(connect_timeout))
+        timeout = libpq_timeout(connect_timeout)
+        return await AsyncConnection.connect(url, connect_timeout=timeout, **kwargs)
     except Exception as exc:
-        reason = _reason(exc)
-    else:
-        await conn.close()
-        return
+        reason = str(exc) or type(exc).__name__
     raise connection_error(url, reason)
 
 
@@ -187,24 +162,14 @@ def setup_lock(url: str, connect_timeout: float) -> Iterator[None]:
     """Serialise `setup()` across processes on one database.
 
     LangGraph's Postgres migrations include `CREATE INDEX CONCURRENTLY`, which deadlocks
-    when two processes run them at the same moment (seen with a run and `lgsp standby`
-    starting together). The lock is a session advisory lock on an autocommit connection
-    with no open transaction, so it never holds up the migration itself; closing the
-    connection releases it, also when the process dies.
+    when two processes run them at the same moment. The lock is a session advisory lock
+    on an autocommit connection with no open transaction, so it never holds up the
+    migration itself; closing the connection releases it, also when the process dies.
     """
-    try:
-        conn = Connection.connect(
-            url, autocommit=True, connect_timeout=libpq_timeout(connect_timeout)
-        )
-    except Exception as exc:
-        reason = _reason(exc)
-    else:
-        with conn:
-            while not _took(conn.execute(_SETUP_LOCK).fetchone()):
-                time.sleep(_SETUP_POLL)
-            yield
-        return
-    raise connection_error(url, reason)  # outside the `except`: see `connection_error`
+    with _connect(url, connect_timeout, autocommit=True) as conn:
+        while not _took(conn.execute(_SETUP_LOCK).fetchone()):
+            time.sleep(_SETUP_POLL)
+        yield
 
 
 def _took(row: Any) -> bool:
@@ -214,19 +179,10 @@ def _took(row: Any) -> bool:
 @asynccontextmanager
 async def asetup_lock(url: str, connect_timeout: float) -> AsyncIterator[None]:
     """Async twin of :func:`setup_lock`."""
-    try:
-        conn = await AsyncConnection.connect(
-            url, autocommit=True, connect_timeout=libpq_timeout(connect_timeout)
-        )
-    except Exception as exc:
-        reason = _reason(exc)
-    else:
-        async with conn:
-            while not _took(await (await conn.execute(_SETUP_LOCK)).fetchone()):
-                await asyncio.sleep(_SETUP_POLL)
-            yield
-        return
-    raise connection_error(url, reason)
+    async with await _aconnect(url, connect_timeout, autocommit=True) as conn:
+        while not _took(await (await conn.execute(_SETUP_LOCK)).fetchone()):
+            await asyncio.sleep(_SETUP_POLL)
+        yield
 
 
 def pool_timeout(url: str, message: str, connect_timeout: float) -> PoolTimeout:
@@ -254,56 +210,35 @@ def _pool_options(pool_size: int, connect_timeout: float) -> dict[str, Any]:
 def check_connection(conn: Connection[DictRow]) -> None:
     """Whether a pooled connection still works: one empty statement, never prepared.
 
-    psycopg_pool's own `check_connection` sends the same empty statement, but under the
-    savers' `prepare_threshold=0` psycopg prepares it first under a new name on every
-    checkout and never deallocates it (it does not cache a statement that returns no
-    result): two round trips (Parse, then Execute) per checkout instead of one, and a
-    pooled backend that kept one more prepared statement per checkout, without bound.
-    The pools here are autocommit (`POOL_KWARGS`), so the statement opens no
-    transaction. Raises what psycopg raises for a broken connection.
-
-    Example:
-        ```python
-        pool = ConnectionPool(url, check=check_connection, kwargs=POOL_KWARGS)
-        ```
+    psycopg_pool's own check, under the savers' `prepare_threshold=0`, prepares the
+    statement under a new name on every checkout and never deallocates it: two round trips
+    per checkout, and one more prepared statement per checkout on the backend, without
+    bound. The pools are autocommit, so the statement opens no transaction.
     """
     conn.execute("", prepare=False)
 
 
 async def acheck_connection(conn: AsyncConnection[DictRow]) -> None:
-    """Async twin of `check_connection`.
-
-    Example:
-        ```python
-        pool = AsyncConnectionPool(url, check=acheck_connection, kwargs=POOL_KWARGS)
-        ```
-    """
+    """Async twin of `check_connection`."""
     await conn.execute("", prepare=False)
 
 
 class PostgresPool(ConnectionPool[Connection[DictRow]]):
     """The pool behind every sync Postgres backend: waits bounded by `connect_timeout`.
 
-    A request waits at most `connect_timeout` seconds for a connection (psycopg_pool's
-    own default is 30 s) and one that times out raises `PoolTimeout` naming the server
-    (password masked) and the fix. Each pooled connection is checked (one empty
-    statement, sent unprepared: `check_connection`) before it is handed out, so a server
-    restart leaves no broken connection behind. The pool stops retrying a lost
-    connection in the background after `connect_timeout` (psycopg_pool's own default
-    keeps retrying, with growing pauses, for five minutes); the next request then
-    connects afresh, so a read soon after the server is back is not left waiting for a
-    distant retry.
+    A request that times out raises `PoolTimeout` naming the server (password masked).
+    Each connection is checked before it is handed out, so a server restart leaves no
+    broken connection behind. The pool stops retrying a lost connection after
+    `connect_timeout` (psycopg_pool's default retries for five minutes), so the next
+    request connects afresh instead of waiting for a distant retry.
     """
 
     def __init__(self, url: str, pool_size: int, connect_timeout: float) -> None:
+        options = _pool_options(pool_size, connect_timeout)
         super().__init__(
-            url,
-            connection_class=Connection[DictRow],
-            check=check_connection,
-            **_pool_options(pool_size, connect_timeout),
+            url, connection_class=Connection[DictRow], check=check_connection, **options
         )
-        self.url = url
-        self.connect_timeout = connect_timeout
+        self.url, self.connect_timeout = url, connect_timeout
 
     def getconn(self, timeout: float | None = None) -> Connection[DictRow]:
         """A connection, or `PoolTimeout` (naming the server) after the timeout."""
@@ -318,14 +253,11 @@ class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
     """Async twin of `PostgresPool`."""
 
     def __init__(self, url: str, pool_size: int, connect_timeout: float) -> None:
+        options = _pool_options(pool_size, connect_timeout)
         super().__init__(
-            url,
-            connection_class=AsyncConnection[DictRow],
-            check=acheck_connection,
-            **_pool_options(pool_size, connect_timeout),
+            url, connection_class=AsyncConnection[DictRow], check=acheck_connection, **options
         )
-        self.url = url
-        self.connect_timeout = connect_timeout
+        self.url, self.connect_timeout = url, connect_timeout
 
     async def getconn(self, timeout: float | None = None) -> AsyncConnection[DictRow]:
         """A connection, or `PoolTimeout` (naming the server) after the timeout."""
@@ -339,24 +271,12 @@ class AsyncPostgresPool(AsyncConnectionPool[AsyncConnection[DictRow]]):
 class AsyncPoolGate(asyncio.Lock):
     """The `lock` of a pooled async saver: as many holders at once as its pool's connections.
 
-    LangGraph's `AsyncPostgresSaver` holds its `lock` (one `asyncio.Lock` per saver)
-    around every statement it sends (`_cursor`), pool or not: right for one shared
-    connection, but over a pool it serialises every read and write of every run in the
-    process on one connection at a time, the other connections idle (langgraph #7259).
-    Under a burst of hundreds of runs the event loop then sat idle waiting for that one
-    statement in flight. Over a pool, the savers here replace that lock with this gate:
-    up to `size` holders at once (the pool's `max_size`), so every connection is used,
-    and the rest wait here in order, without a deadline, as they did on the lock. A
-    holder gets a connection at once unless the server is slow to give one, so the
-    pool's own deadline (`connect_timeout`) still means "the server did not answer",
-    not "the process is busy". `asaver_connection` takes the same gate. `waiting` is
-    the queue to watch (the pool's own `requests_waiting` stays near 0).
-
-    Example:
-        ```python
-        saver = AsyncPostgresSaver(pool)
-        saver.lock = AsyncPoolGate(pool.max_size)
-        ```
+    LangGraph's `AsyncPostgresSaver` holds its one `asyncio.Lock` around every statement,
+    pool or not: over a pool that serialises every run of the process on one connection
+    (langgraph #7259). This gate lets `size` holders in at once (the pool's `max_size`);
+    the rest wait here in order, without a deadline, as they did on the lock, so the
+    pool's own deadline still means "the server did not answer", not "the process is
+    busy". `waiting` is the queue to watch (the pool's `requests_waiting` stays near 0).
     """
 
     def __init__(self, size: int) -> None:
@@ -387,17 +307,8 @@ class AsyncPoolGate(asyncio.Lock):
 class PoolGate(threading.BoundedSemaphore):
     """The `lock` of a pooled sync saver: `size` holders at once (see `AsyncPoolGate`).
 
-    LangGraph's `PostgresSaver` holds its `threading.Lock` around every statement, pool
-    or not, so threads sharing one saver (a parallel step's branches, a threaded
-    server) took turns on one connection. A bounded semaphore of the pool's size has
-    the lock's interface (`with`, `acquire`, `release`) and lets each thread use its
-    own connection; `waiting` counts the threads queued for a slot.
-
-    Example:
-        ```python
-        saver = PostgresSaver(pool)
-        saver.lock = pool_gate(pool.max_size)
-        ```
+    A bounded semaphore has the lock's interface (`with`, `acquire`, `release`) and lets
+    threads sharing one saver each use their own connection; `waiting` counts the queue.
     """
 
     def __init__(self, size: int) -> None:
@@ -425,47 +336,22 @@ class PoolGate(threading.BoundedSemaphore):
 
 
 def pool_gate(size: int) -> threading.Lock:
-    """A `PoolGate` of `size` slots, typed as the `threading.Lock` it stands in for.
-
-    Example:
-        ```python
-        saver.lock = pool_gate(pool.max_size)
-        ```
-    """
+    """A `PoolGate` of `size` slots, typed as the `threading.Lock` it stands in for."""
     return cast(threading.Lock, PoolGate(size))
-
-
-@contextmanager
-def sqlite_connection(url: str, *, autocommit: bool = False) -> Iterator[sqlite3.Connection]:
-    # The stores manage their own transactions and need an autocommit connection.
-    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
-    path = sqlite_path(url)
-    with closing(sqlite3.connect(path, check_same_thread=False, isolation_level=isolation)) as conn:
-        yield conn
-
-
-@asynccontextmanager
-async def asqlite_connection(
-    url: str, *, autocommit: bool = False
-) -> AsyncIterator[aiosqlite.Connection]:
-    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
-    async with aiosqlite.connect(sqlite_path(url), isolation_level=isolation) as conn:
-        yield conn
 
 
 @contextmanager
 def postgres_pool(url: str, pool_size: int, connect_timeout: float) -> Iterator[PostgresPool]:
     """A pool with the settings langgraph's Postgres classes require; fails fast."""
-    probe_postgres(url, connect_timeout)
+    _connect(url, connect_timeout).close()  # fails fast, with the real reason
     pool = PostgresPool(url, pool_size, connect_timeout)
     try:
         pool.open()
+        ready = True
         try:
             pool.wait(timeout=connect_timeout)
         except PoolTimeout:
             ready = False
-        else:
-            ready = True
         if not ready:  # raised outside the `except`: see `connection_error`
             raise connection_error(url, f"no connection within {connect_timeout:g} s", driver=False)
         yield pool
@@ -477,15 +363,14 @@ def postgres_pool(url: str, pool_size: int, connect_timeout: float) -> Iterator[
 async def apostgres_pool(
     url: str, pool_size: int, connect_timeout: float
 ) -> AsyncIterator[AsyncPostgresPool]:
-    await aprobe_postgres(url, connect_timeout)
+    await (await _aconnect(url, connect_timeout)).close()
     pool = AsyncPostgresPool(url, pool_size, connect_timeout)
     try:
+        ready = True
         try:
             await pool.open(wait=True, timeout=connect_timeout)
         except PoolTimeout:
             ready = False
-        else:
-            ready = True
         if not ready:
             raise connection_error(url, f"no connection within {connect_timeout:g} s", driver=False)
         yield pool
@@ -495,14 +380,11 @@ async def apostgres_pool(
 
 @contextmanager
 def saver_connection(saver: PostgresSaver) -> Iterator[Connection[Any]]:
-    """A connection of a Postgres saver, taken under the saver's `lock`.
+    """A connection of any `PostgresSaver`, taken under the saver's `lock`.
 
-    Any `PostgresSaver` (LangGraph's or ours): what every reader and writer of the
-    package that goes past the saver's own methods runs its statements on. The lock is
-    the one the saver's own statements take: over a pool, ours is a gate of the pool's
-    size (`pool_gate`), so readers here and the saver's statements share its
-    connections in one queue; LangGraph's is one lock; over one connection, the lock
-    keeps its statements from interleaving with another caller's.
+    The lock the saver's own statements take: over a pool, ours is a gate of the pool's
+    size, so these callers and the saver share its connections in one queue; over one
+    connection, it keeps their statements from interleaving.
     """
     with saver.lock:
         if isinstance(saver.conn, ConnectionPool):
@@ -523,6 +405,7 @@ async def asaver_connection(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncCon
             yield saver.conn
 
 
+@contextmanager
 def opened(
     url: str,
     pool_size: int,
@@ -533,35 +416,36 @@ def opened(
     sqlite: Callable[[Any], Any],
     postgres: Callable[[Any], Any],
     autocommit: bool = False,
-) -> AbstractContextManager[Any]:
-    """One way to open every backend: the connection for the URL, the class, `setup()`."""
+) -> Iterator[Any]:
+    """One way to open every backend: the connection for the URL, the class, `setup()`.
 
-    @contextmanager
-    def opened() -> Iterator[Any]:
-        kind = validate_options(url, pool_size, connect_timeout)
-        if kind == "memory":
-            yield memory()
-            return
-        target = url.strip()
-        with ExitStack() as stack:
-            if kind == "sqlite":
-                backend = sqlite(
-                    stack.enter_context(sqlite_connection(target, autocommit=autocommit))
-                )
-            else:
-                pool = stack.enter_context(postgres_pool(target, pool_size, connect_timeout))
-                backend = postgres(pool)
-            if setup and kind == "sqlite":
+    `autocommit`: a SQLite connection without implicit transactions (the stores need it).
+    """
+    kind = validate_options(url, pool_size, connect_timeout)
+    if kind == "memory":
+        yield memory()
+        return
+    target = url.strip()
+    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
+    if kind == "sqlite":
+        path = sqlite_path(target)
+        connection = sqlite3.connect(path, check_same_thread=False, isolation_level=isolation)
+        with closing(connection) as conn:
+            backend = sqlite(conn)
+            if setup:
                 backend.setup()
-            elif setup and not migrations_applied(pool, backend):  # applied: no wait, no DDL
-                with setup_lock(target, connect_timeout):
-                    backend.setup()
             yield backend
+        return
+    with postgres_pool(target, pool_size, connect_timeout) as pool:
+        backend = postgres(pool)
+        if setup and not migrations_applied(pool, backend):  # applied: no wait, no DDL
+            with setup_lock(target, connect_timeout):
+                backend.setup()
+        yield backend
 
-    return opened()
 
-
-def aopened(
+@asynccontextmanager
+async def aopened(
     url: str,
     pool_size: int,
     setup: bool,
@@ -571,30 +455,24 @@ def aopened(
     sqlite: Callable[[Any], Any],
     postgres: Callable[[Any], Any],
     autocommit: bool = False,
-) -> AbstractAsyncContextManager[Any]:
+) -> AsyncIterator[Any]:
     """Async twin of `opened` (async connections, awaited `setup()`)."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[Any]:
-        kind = validate_options(url, pool_size, connect_timeout)
-        if kind == "memory":
-            yield memory()
-            return
-        target = url.strip()
-        async with AsyncExitStack() as stack:
-            if kind == "sqlite":
-                connection = asqlite_connection(target, autocommit=autocommit)
-                backend = sqlite(await stack.enter_async_context(connection))
-            else:
-                apool = await stack.enter_async_context(
-                    apostgres_pool(target, pool_size, connect_timeout)
-                )
-                backend = postgres(apool)
-            if setup and kind == "sqlite":
+    kind = validate_options(url, pool_size, connect_timeout)
+    if kind == "memory":
+        yield memory()
+        return
+    target = url.strip()
+    isolation: Literal["DEFERRED"] | None = None if autocommit else "DEFERRED"
+    if kind == "sqlite":
+        async with aiosqlite.connect(sqlite_path(target), isolation_level=isolation) as conn:
+            backend = sqlite(conn)
+            if setup:
                 await backend.setup()
-            elif setup and not await amigrations_applied(apool, backend):
-                async with asetup_lock(target, connect_timeout):
-                    await backend.setup()
             yield backend
-
-    return opened()
+        return
+    async with apostgres_pool(target, pool_size, connect_timeout) as pool:
+        backend = postgres(pool)
+        if setup and not await amigrations_applied(pool, backend):
+            async with asetup_lock(target, connect_timeout):
+                await backend.setup()
+        yield backend

@@ -1,12 +1,8 @@
 """Setup that never waits on running work: skip applied DDL, bound every lock wait (private).
 
-Opening effects, leases, stores or checkpointers runs their setup. DDL that is already
-applied is skipped after a look at the catalog (`to_regclass`, `pg_attribute`, a
-migrations table), which takes no lock. DDL that must run sets `lock_timeout` for its
-transaction (`SET LOCAL`), so a table held by a long transaction elsewhere (an effect in
-flight keeps `lgsp_effects` row-locked) fails the open promptly with `SetupLockError`,
-which names the sessions holding the lock (pid, state, application, query), instead of
-stalling every new worker at start-up.
+Applied DDL is skipped after a look at the catalog, which takes no lock; DDL that must run
+sets `lock_timeout` for its transaction, so a table held elsewhere fails the open promptly
+with `SetupLockError` (naming the sessions holding the lock) instead of stalling it.
 """
 
 from __future__ import annotations
@@ -19,17 +15,6 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro.errors import SetupLockError
-
-__all__ = [
-    "BLOCKERS",
-    "LOCK_TIMEOUT",
-    "amigrations_applied",
-    "aset_up_lock_error",
-    "lock_timeout_params",
-    "migrations_applied",
-    "set_up_lock_error",
-    "setup_lock_error",
-]
 
 LOCK_TIMEOUT: LiteralString = "SELECT set_config('lock_timeout', %s, true)"
 """`SET LOCAL lock_timeout` with a parameter: for the current transaction only."""
@@ -47,22 +32,12 @@ BLOCKERS: LiteralString = (
 
 
 def lock_timeout_params(seconds: float) -> tuple[str]:
-    """The parameter of `LOCK_TIMEOUT` for `seconds` (whole milliseconds, at least 1).
-
-    Example:
-        >>> lock_timeout_params(2.5)
-        ('2500ms',)
-    """
+    """The parameter of `LOCK_TIMEOUT` for `seconds` (whole milliseconds, at least 1)."""
     return (f"{max(1, round(seconds * 1000))}ms",)
 
 
 def setup_lock_error(what: str, seconds: float, rows: Sequence[Any]) -> SetupLockError:
-    """The error of a setup that timed out, from the rows of `BLOCKERS`.
-
-    Example:
-        >>> setup_lock_error("lgsp_effects", 2, []).holders
-        []
-    """
+    """The error of a setup that timed out, from the rows of `BLOCKERS`."""
     return SetupLockError(
         what,
         seconds,
@@ -76,12 +51,6 @@ def set_up_lock_error(
     """The `SetupLockError` of `what`'s setup, naming who holds its table or advisory `key`.
 
     Called on `conn` once the setup's transaction failed with `LockNotAvailable`.
-
-    Example:
-        ```python
-        except LockNotAvailable:
-            raise set_up_lock_error(conn, "lgsp_effects", "hashtext('lgsp_effects')", 5) from None
-        ```
     """
     cur = conn.cursor(row_factory=tuple_row)
     found = cur.execute("SELECT (" + key + ")::bigint").fetchone()
@@ -92,21 +61,12 @@ def set_up_lock_error(
 async def aset_up_lock_error(
     conn: AsyncConnection[Any], what: LiteralString, key: LiteralString, seconds: float
 ) -> SetupLockError:
-    """Async twin of `set_up_lock_error`.
-
-    Example:
-        ```python
-        except LockNotAvailable:
-            raise await aset_up_lock_error(conn, "lgsp_effects", key_sql, 5) from None
-        ```
-    """
+    """Async twin of `set_up_lock_error`."""
     cur = conn.cursor(row_factory=tuple_row)
     found = await (await cur.execute("SELECT (" + key + ")::bigint")).fetchone()
     rows = await (await cur.execute(BLOCKERS, (what, found[0] if found else 0))).fetchall()
     return setup_lock_error(what, seconds, rows)
 
-
-# -- LangGraph's own migrations ------------------------------------------------------------
 
 _HAS_TABLE: LiteralString = "SELECT to_regclass(%s) IS NOT NULL"
 
@@ -139,10 +99,8 @@ def _row_value(row: Any) -> Any:
 def migrations_applied(pool: ConnectionPool[Any], backend: object) -> bool:
     """Whether LangGraph's `setup()` of `backend` has nothing left to do (no lock taken).
 
-    Reads the backend's own migrations table (`checkpoint_migrations`, `store_migrations`):
-    when its newest version is the last migration this LangGraph version knows, `setup()`
-    would only run `CREATE TABLE IF NOT EXISTS` and a select, so it is skipped, and so is
-    the wait for another process's setup (`setup_lock`). False when it cannot tell.
+    True when the backend's migrations table has the last migration this LangGraph version
+    knows; False when it cannot tell.
     """
     found = _migrations_of(backend)
     if found is None:

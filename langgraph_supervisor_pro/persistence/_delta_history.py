@@ -1,42 +1,18 @@
 """Reading a delta channel's history on Postgres (private to `checkpointers.py`).
 
-LangGraph rebuilds a `DeltaChannel` at a checkpoint from the nearest ancestor holding
-a stored value of it (a `_DeltaSnapshot` copy, a blob of a thread written before the
-channel was a delta channel, or an inline primitive) and every write of the channel on
-the parent chain since (`BaseCheckpointSaver.get_delta_channel_history`). LangGraph's
-`PostgresSaver` finds that ancestor with pages of 1,024 checkpoints, each row probing
-`checkpoint_blobs` once per channel and reading the checkpoint's JSON three times per
-channel: about 24 ms for a 300-hop thread's seven root delta channels, whether the copy
-is one checkpoint up or 600.
-
-`postgres_delta_history` returns the same histories, read differently:
-
-1. the (channel, version) pairs of the thread's stored values of the channels, one
-   query (a delta channel's blobs are its copies only, a few per thread);
-2. the parent chain, newest first, in pages that grow (128 checkpoints, then 512,
-   2,048, ...): each row's parent, and each channel's version and inline value, the
-   checkpoint's JSON read once per row; a channel's walk stops at the first ancestor
-   whose version has a stored value (a blob wins over an inline value, as upstream:
-   for a copy the inline value is its `true` marker);
-3. one query for every channel's writes and its seed's blob. A channel's writes are
-   read by checkpoint id range (its seed's id to the target's parent's: checkpoint ids
-   grow along a chain), not as a list of ids: sending 600 ids per channel cost more
-   than the read. A forked thread's other branches inside the range are read too and
-   left out before anything is deserialized.
-
-The writes come back oldest first, each checkpoint's in `writes_sort_key` order, each
-channel's seed deserialized with the saver's `serde`: what LangGraph's saver returns
-(pinned by tests/persistence/test_delta_history.py against it, thread by thread).
-
-Example:
-    ```python
-    histories = drive(postgres_delta_history(config, ["ledger"], run, saver.serde))
-    ```
+`postgres_delta_history` returns what LangGraph's `get_delta_channel_history` does (pinned
+by tests/persistence/test_delta_history.py) in three reads instead of LangGraph's
+per-channel probes: the channels' stored values (one query), the parent chain in pages
+that grow (each checkpoint's JSON read once per row, a channel's walk stopping at its
+first stored value: a blob wins over an inline value), then every channel's writes by
+checkpoint id range (ids grow along a chain; a fork's other branches are left out before
+anything is deserialized) and its seed's blob, in one query.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, LiteralString
 
 from langchain_core.runnables import RunnableConfig
@@ -49,8 +25,6 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_supervisor_pro._internal.twins import Io, Steps
-
-__all__ = ["FIRST_PAGE", "PAGE_GROWTH", "Run", "postgres_delta_history"]
 
 FIRST_PAGE = 128
 """Checkpoints in the walk's first page (the target's row among them)."""
@@ -82,8 +56,7 @@ _PAGE_COLUMNS: LiteralString = "v ->> %s, cv -> %s"
 def _page_sql(channels: int, *, first: bool) -> LiteralString:
     """A page of the chain: id, parent, then each channel's version and inline value.
 
-    The subquery (kept apart by `OFFSET 0`) reads each row's `channel_versions` and
-    `channel_values` once; the outer select takes each channel from them.
+    The subquery (kept apart by `OFFSET 0`) reads each row's JSON once for every channel.
     """
     columns: LiteralString = ", ".join([_PAGE_COLUMNS] * channels)
     bound: LiteralString = "<=" if first else "<"
@@ -103,17 +76,14 @@ Run = Callable[[LiteralString, Sequence[Any]], Io[list[Any]]]
 binary: a blob arrives as is)."""
 
 
+@dataclass(slots=True)
 class _Walk:
     """One channel's walk up the parent chain from the target's parent."""
 
-    __slots__ = ("chain", "cursor", "inline", "seed_version", "seeded")
-
-    def __init__(self, start: str | None) -> None:
-        self.chain: list[str] = []
-        self.cursor = start
-        self.seeded = False
-        self.seed_version: str | None = None
-        self.inline: Any = None
+    cursor: str | None
+    chain: list[str] = field(default_factory=list)
+    seed_version: str | None = None
+    inline: Any = None
 
     def advance(
         self,
@@ -130,16 +100,12 @@ class _Walk:
             has_blob = version is not None and version in stored
             inline = inline_of.get(here)
             if has_blob or inline is not None:
-                self.seeded, self.seed_version = True, version
+                self.seed_version = version
                 if not has_blob:
                     self.inline = inline
                 self.cursor = None
                 return
             self.cursor = parent_of[here]
-
-    @property
-    def done(self) -> bool:
-        return self.cursor is None
 
 
 def postgres_delta_history(
@@ -194,7 +160,7 @@ def postgres_delta_history(
             walks = [_Walk(parent_of[target]) for _ in names]
         for i, walk in enumerate(walks):
             walk.advance(parent_of, version_of[i], inline_of[i], stored[names[i]])
-        if all(w.done for w in walks) or len(page) < size:
+        if all(w.cursor is None for w in walks) or len(page) < size:
             break
         cursor, size, first = str(page[-1][0]), min(size * PAGE_GROWTH, _LAST_PAGE), False
     branches: list[LiteralString] = []

@@ -1,74 +1,10 @@
 """Side effects that run once per idempotency key, even across a crash and a resume.
 
-A worker hop that crashes is re-run from its start when the thread resumes, so any
-side effect it performed before the crash would run again. Wrap the effect instead:
-its outcome is recorded durably under a key that names the hop, and a re-execution
-of the hop gets the recorded outcome back without running the effect again.
-
-- `effect_key("charge")` builds the key
-  `"<thread_id>/<turn>/<step>/<worker>@<prompt digest>/charge"` from the current run, so
-  the same hop re-run after a crash gets the same key and the next hop (or the next
-  turn) a new one, and so does a root forked with a new input at an older checkpoint,
-  whose hop reaches the same turn and step with another prompt. A key recorded before
-  the digest was part of it (`"<thread_id>/<turn>/<step>/<worker>/charge"`) still
-  answers for the hop that made it.
-- `PostgresEffects.run(key, effect)` (`AsyncPostgresEffects.arun`) runs `effect(conn)`
-  and records its outcome in the same transaction, on the same connection: the
-  effect's own writes and the record commit together or not at all. This is
-  exactly-once for effects that write to that Postgres database.
-- `PostgresEffects.run_external(key, effect)` (`arun_external`) is for effects
-  outside the database (an HTTP call, an email): the outcome is recorded after the
-  effect returns, and the key is passed to the effect so it can be forwarded as the
-  remote service's idempotency key.
-- `StoreEffects` records outcomes in a LangGraph store, for deployments without
-  Postgres.
-
-Guarantees:
-
-- `PostgresEffects.run`: exactly-once. A crash at any point either commits the
-  effect's writes and the record together, or rolls both back (and the resumed
-  hop runs the effect again, once). Concurrent executions of one key wait for
-  each other; one runs the effect, the others get its outcome.
-- `PostgresEffects.run_external`: once, and never silently twice. An intent is
-  committed before the call and the outcome after it; a re-execution that finds an
-  intent without an outcome (a crash between the call and the record) treats the
-  effect as in doubt: it asks `reconcile(key)` when given, else pauses on a review
-  (confirm, run again, or skip), and logs a warning. Concurrent executions of one key
-  are serialised (an advisory lock on the key).
-- `StoreEffects.run`: once, except across a crash between the effect's return
-  and the store write (at-least-once). No locking between concurrent executions.
-
-In all three, an effect that raises records nothing (the next execution runs it
-again), and an outcome must be JSON-serialisable (else `TypeError`, and for
-`run` the effect's writes roll back). The outcome is returned as it reads back
-from JSON, the first time as on every replay.
-
-Keys come from the run, so use a distinct caller key for each effect of one hop,
-and run the graph with a checkpointer (Postgres, `durability="sync"` for the
-tightest resume point).
-
-Example:
-    ```python
-    from langgraph_supervisor_pro import Worker, create_supervisor, open_checkpointer
-    from langgraph_supervisor_pro.persistence._effects import effect_key, open_effects
-    def make_cashier(effects):
-        def charge(conn):  # runs inside the recording transaction
-            row = conn.execute(
-                "INSERT INTO payments (amount) VALUES (%s) RETURNING id", (42,)
-            ).fetchone()
-            return {"payment_id": row["id"]}
-        def cashier(task):
-            outcome = effects.run(effect_key("charge"), charge)
-            return f"charged, payment {outcome['payment_id']}"
-        return cashier
-    url = "postgresql://localhost/app"
-    with open_checkpointer(url) as saver, open_effects(url) as effects:
-        app = create_supervisor(
-            [Worker(name="cashier", description="Charges.", agent=make_cashier(effects))],
-            router=route,
-        ).compile(checkpointer=saver)
-        app.invoke(request, {"configurable": {"thread_id": "order-7"}}, durability="sync")
-    ```
+`effect_key` names the current hop's effect. `PostgresEffects.run` records the outcome in
+the effect's own transaction (exactly-once), `run_external` commits an intent before the
+call and the outcome after it (never silently twice), and `StoreEffects` records outcomes
+in a LangGraph store (at-least-once across a crash).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/effects/
 """
 
 from __future__ import annotations
@@ -80,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, LiteralString, TypeVar, cast
+from typing import Any, LiteralString, TypeAlias, TypeVar, cast
 from urllib.parse import unquote
 
 from langchain_core.runnables import RunnableConfig
@@ -111,15 +47,6 @@ from langgraph_supervisor_pro.persistence._ddl import (
 )
 from langgraph_supervisor_pro.persistence._thread_ops import checked_threads
 
-__all__ = [
-    "AsyncPostgresEffects",
-    "PostgresEffects",
-    "StoreEffects",
-    "aopen_effects",
-    "effect_key",
-    "open_effects",
-]
-
 T = TypeVar("T")
 
 EFFECTS_LOGGER = "langgraph_supervisor_pro.effects"
@@ -127,10 +54,7 @@ EFFECTS_LOGGER = "langgraph_supervisor_pro.effects"
 _log = logging.getLogger(EFFECTS_LOGGER)
 
 _STORE_ROOT = ("lgsp", "effects")
-_PAGE = 500
-"""Outcomes `StoreEffects.copy_thread` reads per store search."""
-
-# -- keys ----------------------------------------------------------------------------
+_PAGE = 500  # outcomes `StoreEffects.copy_thread` reads per store search
 
 
 def _checked_key(key: object) -> str:
@@ -158,18 +82,13 @@ def _thread_of(key: str) -> str | None:
 def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     """Build the idempotency key of a side effect performed by the current hop.
 
-    Inside a worker hop of a `create_supervisor` graph the key is
-    `"<thread_id>/<turn>/<step>/<worker>@<digest>/<key>"`, the digest 16 hex digits of
-    the hop's prompt (task, instructions, the outputs it reads): a hop re-run after a
-    crash, a retry or a replay gets the same key, any other hop (another step, another
-    turn, or a root forked with a new input at an older checkpoint, which reaches the
-    same turn and step with another prompt) a new one. An outcome recorded by an
-    earlier version under the key without the digest is still found (see `run`).
-    In any other LangGraph node it is `"<thread_id>/0/<langgraph_step>/<node>/<key>"`
-    (a subgraph's steps restart at each invocation, so in a node of a subgraph that
-    runs more than once per thread, put what tells the invocations apart into `key`).
-    Use a distinct `key` for each effect of one hop. A `/` or `%` in the thread id or
-    the worker's name is percent-encoded, so the parts never run together.
+    Inside a worker hop the key is `"<thread_id>/<turn>/<step>/<worker>@<digest>/<key>"`,
+    the digest 16 hex digits of the hop's prompt: a re-run of the hop (a crash, a retry, a
+    replay) gets the same key, any other hop a new one. In any other LangGraph node it is
+    `"<thread_id>/0/<langgraph_step>/<node>/<key>"` (a subgraph's steps restart at each
+    invocation: put what tells its invocations apart into `key`). A `/` or `%` in the
+    thread id or the worker's name is percent-encoded. Use a distinct `key` for each
+    effect of one hop.
 
     Args:
         key: The caller's name for the effect within the hop, e.g. `"send-email"`.
@@ -180,9 +99,8 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
         The key to pass to `PostgresEffects.run` (or its siblings).
 
     Raises:
-        ValueError: `key` is empty, there is no run (called outside a graph without
-            `config`), the run has no `thread_id` (effects need a checkpointed
-            run), or the config names no step and node.
+        ValueError: `key` is empty, or there is no run, or it has no `thread_id`, or its
+            config names no step and node.
         TypeError: `key` is not a string.
 
     Example:
@@ -210,7 +128,6 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
         )
     metadata = config.get("metadata") or {}
     hop = hop_context(config)
-    turn: Any
     step: Any
     node: Any
     if hop is not None:  # inside a worker hop: the hop the worker node passed down
@@ -241,29 +158,14 @@ _DIGESTED = re.compile(rf"([^/]*/[0-9]+/[0-9]+/[A-Za-z][A-Za-z0-9_-]{{0,63}}){_D
 
 
 def _legacy_key(key: str) -> str | None:
-    """The key an earlier version built for the same hop (no digest), if `key` has one.
-
-    Example:
-        >>> _legacy_key("t-1/1/3/mailer@0123456789abcdef/send-email")
-        't-1/1/3/mailer/send-email'
-        >>> _legacy_key("t-1/1/3/mailer/send-email") is None
-        True
-    """
+    """The key an earlier version built for the same hop (no digest), if `key` has one."""
     found = _DIGESTED.fullmatch(key)
     return None if found is None else f"{found[1]}/{found[2]}"
 
 
 def worker_of(part: str) -> str:
-    """A key's worker part without its digest (the audit trail shows the worker).
-
-    Example:
-        >>> worker_of("mailer@0123456789abcdef"), worker_of("first")
-        ('mailer', 'first')
-    """
+    """A key's worker part without its digest (the audit trail shows the worker)."""
     return re.sub(rf"{_DIGEST}$", "", part)
-
-
-# -- outcomes ------------------------------------------------------------------------
 
 
 def _to_json(key: str, outcome: object) -> str:
@@ -278,8 +180,6 @@ def _to_json(key: str, outcome: object) -> str:
         ) from exc
 
 
-# -- Postgres ------------------------------------------------------------------------
-
 _SETUP_KEY: LiteralString = "hashtext('lgsp_effects')"
 """The advisory key concurrent setups take turns on (two processes starting at once)."""
 _PRESENT: LiteralString = (
@@ -290,11 +190,8 @@ _PRESENT: LiteralString = (
 )
 """What of the schema is there (table, index, `state` column): a catalog read, no lock."""
 _CREATE_TABLE: LiteralString = (
-    "CREATE TABLE IF NOT EXISTS lgsp_effects ("
-    " key text PRIMARY KEY,"
-    " thread_id text,"
-    " outcome jsonb NOT NULL,"
-    " created_at timestamptz NOT NULL DEFAULT now(),"
+    "CREATE TABLE IF NOT EXISTS lgsp_effects ( key text PRIMARY KEY, thread_id text,"
+    " outcome jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),"
     " state text NOT NULL DEFAULT 'done')"
 )
 _ADD_STATE: LiteralString = (
@@ -334,32 +231,27 @@ _FORGET_INTENT: LiteralString = (
     "DELETE FROM lgsp_effects WHERE key = %s AND state IN ('intent', 'in_doubt') RETURNING true"
 )
 
+# The states of an effect's row: recorded after the call (or by `run`); the call about to
+# run (in flight, or died before the record); found so by a re-run, which paused on a
+# review; then settled by `reconcile` (it happened), run again, confirmed or skipped by a
+# reviewer (the outcome is the reviewer's message, or null).
 DONE = "done"
-"""The outcome was recorded after the call returned (or by `run`, in its transaction)."""
 INTENT = "intent"
-"""The call was about to run: an execution is in flight, or died before the record."""
 IN_DOUBT = "in_doubt"
-"""A re-run found an intent without an outcome, and paused on a review."""
 RECONCILED = "reconciled"
-"""In doubt; `reconcile(key)` said the call happened, and its answer is the outcome."""
 REDONE = "redone"
-"""In doubt; `reconcile` said it did not happen, or a reviewer chose to run it again."""
 CONFIRMED = "confirmed"
-"""In doubt; a reviewer confirmed it happened (the outcome is the reviewer's message)."""
 SKIPPED = "skipped"
-"""In doubt; a reviewer chose to skip it (the outcome is null, `run_external` returns None)."""
-DOUBTED = frozenset({INTENT, IN_DOUBT, RECONCILED, REDONE, CONFIRMED, SKIPPED})
-"""The states of an effect that was (or is) in doubt, or never recorded its outcome."""
+
+
+_Cursor: TypeAlias = "Cursor[TupleRow] | AsyncCursor[TupleRow]"
 
 
 @dataclass(frozen=True, slots=True)
 class _Statement:
-    """One statement on the transaction's cursor; the reply is `fetchone()`.
+    """One statement on a cursor (`Cursor` under `drive`, `AsyncCursor` under `adrive`)."""
 
-    `drive` uses a sync `Cursor`, `adrive` an `AsyncCursor`.
-    """
-
-    cursor: Cursor[TupleRow] | AsyncCursor[TupleRow]
+    cursor: _Cursor
     query: LiteralString
     params: tuple[Any, ...]
     fetch: bool = True
@@ -376,27 +268,13 @@ class _Statement:
         return await cursor.fetchone() if self.fetch else None
 
 
-@dataclass(frozen=True, slots=True)
-class _Effect:
-    """The effect: `fn()` under `drive`, `await fn()` under `adrive`."""
-
-    fn: Callable[[], Any]
-
-    def run(self) -> Any:
-        return self.fn()
-
-    async def arun(self) -> Any:
-        return await self.fn()
+def _effect(fn: Callable[[], Any]) -> Call:
+    """The effect's call: `fn()` under `drive`, `await fn()` under `adrive`."""
+    return Call(fn, fn)
 
 
-def _exactly_once(
-    key: str, cursor: Cursor[TupleRow] | AsyncCursor[TupleRow], effect: _Effect
-) -> Steps[Any]:
-    """What `run` and `run_external` (and their async twins) do inside their transaction.
-
-    It yields each statement and the call of the effect; `drive` or `adrive` performs
-    them on `cursor` (a failure propagates, and the caller's transaction rolls back).
-    """
+def _exactly_once(key: str, cursor: _Cursor, effect: Call) -> Steps[Any]:
+    """`run` (and `arun`) inside its transaction; a failure rolls the transaction back."""
     legacy = _legacy_key(key)
     if legacy is not None:  # recorded by an earlier version, before keys had the digest
         row = yield _Statement(cursor, _LOOKUP, (legacy,))
@@ -414,12 +292,11 @@ def _exactly_once(
     return json.loads(payload)
 
 
-def _setup_steps(cursor: Cursor[TupleRow] | AsyncCursor[TupleRow], seconds: float) -> Steps[bool]:
-    """Create or migrate `lgsp_effects`, skipping what the catalog shows is there.
+def _setup_steps(cursor: _Cursor, seconds: float) -> Steps[bool]:
+    """Create or migrate `lgsp_effects` in the caller's transaction, skipping what is there.
 
-    Inside the caller's transaction; returns False when nothing needed doing (then no
-    lock was taken). DDL that must run waits at most `seconds` for its locks
-    (`SET LOCAL lock_timeout`), else `LockNotAvailable` propagates.
+    False when nothing needed doing (no lock taken); DDL waits at most `seconds` for its
+    locks, else `LockNotAvailable` propagates.
     """
     if all((yield _Statement(cursor, _PRESENT, ()))):
         return False
@@ -443,17 +320,11 @@ _DOUBT_DESCRIPTION = (
 )
 
 
-def _effect_name(key: str) -> str:
-    parts = key.split("/")
-    return "/".join(parts[4:]) if len(parts) >= 5 else key
-
-
 def _ask_reviewer(key: str) -> tuple[str, Any]:
     """Pause on a review of an in-doubt effect; return (the state to record, its outcome).
 
-    The state is `REDONE` (run again: the outcome is None, to be replaced by the call's),
-    `CONFIRMED` (the reviewer's message, as JSON if it parses, else the text) or
-    `SKIPPED` (None).
+    `REDONE` (run again), `CONFIRMED` (the reviewer's message, as JSON if it parses, else
+    the text) or `SKIPPED` (None).
     """
     from langgraph_supervisor_pro.review._gate import request_review, review_payload
 
@@ -463,15 +334,16 @@ def _ask_reviewer(key: str) -> tuple[str, Any]:
         raise EffectInDoubtError(key) from None
     hop = hop_context(config)
     parts = key.split("/")
+    name, worker = ("/".join(parts[4:]), worker_of(parts[3])) if len(parts) >= 5 else (key, None)
     payload = review_payload(
         kind="tool",
-        action=f"effect:{_effect_name(key)}",
+        action=f"effect:{name}",
         args={"key": key},
         description=_DOUBT_DESCRIPTION,
         allowed=["approve", "respond", "reject"],
         context={
             "task": hop.task if hop else "",
-            "worker": hop.worker if hop else (worker_of(parts[3]) if len(parts) >= 5 else None),
+            "worker": hop.worker if hop else worker,
             "reason": "effect in doubt: intent recorded, no outcome",
             "step": hop.step if hop else None,
             "turn": hop.turn if hop else None,
@@ -491,9 +363,14 @@ def _ask_reviewer(key: str) -> tuple[str, Any]:
     return SKIPPED, None
 
 
-def _call_and_record(
-    key: str, cursor: Cursor[TupleRow] | AsyncCursor[TupleRow], effect: _Effect, state: str
-) -> Steps[Any]:
+def _settle(key: str, cursor: _Cursor, outcome: object, state: str) -> Steps[Any]:
+    """Record `outcome` in state `state`; return it as it reads back from JSON."""
+    payload = _to_json(key, outcome)
+    yield _Statement(cursor, _SETTLE, (payload, state, key))
+    return json.loads(payload)
+
+
+def _call_and_record(key: str, cursor: _Cursor, effect: Call, state: str) -> Steps[Any]:
     """Call the effect (its intent is committed), then record its outcome as `state`.
 
     An effect that raises leaves no record (the intent is withdrawn: the next execution
@@ -505,21 +382,16 @@ def _call_and_record(
     except Exception:
         yield _Statement(cursor, _FORGET_INTENT, (key,))
         raise
-    payload = _to_json(key, result)
-    yield _Statement(cursor, _SETTLE, (payload, state, key))
-    return json.loads(payload)
+    return (yield from _settle(key, cursor, result, state))
 
 
 def _at_least_once(
-    key: str,
-    cursor: Cursor[TupleRow] | AsyncCursor[TupleRow],
-    effect: _Effect,
-    reconcile: Callable[[str], Any] | None,
+    key: str, cursor: _Cursor, effect: Call, reconcile: Callable[[str], Any] | None
 ) -> Steps[Any]:
-    """What `run_external` (and its async twin) do under the key's advisory lock.
+    """`run_external` (and its twin) under the key's advisory lock.
 
-    Each statement commits on its own (the connection is in autocommit): the intent
-    before the call, the outcome after it.
+    Each statement commits on its own (autocommit): the intent before the call, the
+    outcome after it.
     """
     legacy = _legacy_key(key)
     if legacy is not None:  # recorded by an earlier version, before keys had the digest
@@ -547,36 +419,21 @@ def _at_least_once(
     if reconcile is not None:
         found = yield MaybeAwait(partial(reconcile, key))
         if found is not None:
-            payload = _to_json(key, found)
-            yield _Statement(cursor, _SETTLE, (payload, RECONCILED, key))
-            return json.loads(payload)
+            return (yield from _settle(key, cursor, found, RECONCILED))
         return (yield from _call_and_record(key, cursor, effect, REDONE))
     if state == INTENT:
         yield _Statement(cursor, _MARK, (IN_DOUBT, key))
     settled, outcome = _ask_reviewer(key)
     if settled == REDONE:
         return (yield from _call_and_record(key, cursor, effect, REDONE))
-    payload = _to_json(key, outcome)
-    yield _Statement(cursor, _SETTLE, (payload, settled, key))
-    return json.loads(payload)
+    return (yield from _settle(key, cursor, outcome, settled))
 
 
 class PostgresEffects:
     """Records side-effect outcomes in Postgres (`lgsp_effects`), synchronously.
 
-    Open it with `open_effects(url)`, or build it over your own `ConnectionPool`
-    (opened with `autocommit=True`, like the checkpointer's) and call `setup()` once.
-
-    Args:
-        pool: The connection pool; each `run` borrows one connection for one
-            transaction.
-
-    Example:
-        ```python
-        with open_effects("postgresql://localhost/app") as effects:
-            outcome = effects.run("t-1/1/1/cashier/charge", lambda conn: conn.execute(
-                "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()["id"])
-        ```
+    Open it with `open_effects(url)`, or build it over your own `ConnectionPool` (opened
+    with `autocommit=True`) and call `setup()` once.
     """
 
     def __init__(self, pool: ConnectionPool[Any]) -> None:
@@ -585,19 +442,12 @@ class PostgresEffects:
     def setup(self, *, lock_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
         """Create or migrate the `lgsp_effects` table and its index if missing (idempotent).
 
-        What the catalog shows is there is skipped, without taking a lock, so opening
-        never waits on effects running elsewhere. DDL that must run (a new database, or a
-        table made by an earlier version, which gains the `state` column) waits at most
-        `lock_timeout` seconds for its locks.
+        What the catalog shows is there is skipped without a lock; DDL that must run
+        waits at most `lock_timeout` seconds for its locks.
 
         Raises:
             SetupLockError: The DDL waited longer than `lock_timeout`; the error names
                 the sessions holding the lock.
-
-        Example:
-            ```python
-            effects.setup()  # a no-op once the table is there
-            ```
         """
         with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
@@ -610,42 +460,33 @@ class PostgresEffects:
     def run(self, key: str, effect: Callable[[Connection[Any]], T]) -> T:
         """Run `effect(conn)` once for `key`, atomically with the record of its outcome.
 
-        In one transaction: claim the key (waiting for a concurrent execution of the
-        same key to finish), return the recorded outcome if there is one, else call
-        `effect(conn)` and record what it returns. The effect does its writes with
-        `conn`, inside the transaction, and must not commit: its writes and the record
-        commit together, so a crash anywhere leaves both or neither, and a
-        re-execution returns the recorded outcome without calling `effect`.
+        In one transaction: claim the key (waiting for a concurrent execution of it),
+        return the recorded outcome if there is one, else call `effect(conn)` and record
+        what it returns. The effect writes with `conn` and must not commit: its writes and
+        the record commit together or not at all.
 
         Args:
             key: The idempotency key, usually `effect_key("...")`.
-            effect: Performs the effect with the connection it is given (rows come
-                back as dicts with `open_effects`); returns a JSON-serialisable outcome.
+            effect: Performs the effect with the connection it is given; returns a
+                JSON-serialisable outcome.
 
         Returns:
             The outcome as it reads back from JSON (recorded now, or earlier).
 
         Raises:
-            TypeError: The outcome is not JSON-serialisable (the transaction, the
-                effect's writes included, rolls back).
-            ValueError: `key` is empty.
+            TypeError: The outcome is not JSON-serialisable (everything rolls back).
 
         Example:
             ```python
             def charge(conn):
-                row = conn.execute(
-                    "INSERT INTO payments (amount) VALUES (42) RETURNING id").fetchone()
-                return {"payment_id": row["id"]}
-            effects.run("t-1/1/1/cashier/charge", charge)
-            # {'payment_id': 1}
-            effects.run("t-1/1/1/cashier/charge", charge)  # not charged again
-            # {'payment_id': 1}
+                return conn.execute("INSERT INTO payments VALUES (42) RETURNING id").fetchone()
+            effects.run(effect_key("charge"), charge)  # a re-run returns the recorded row
             ```
         """
         key = _checked_key(key)
         with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, drive(_exactly_once(key, cur, _Effect(lambda: effect(conn)))))
+            return cast(T, drive(_exactly_once(key, cur, _effect(lambda: effect(conn)))))
 
     def run_external(
         self,
@@ -656,49 +497,25 @@ class PostgresEffects:
     ) -> T:
         """Run an effect outside the database once for `key`, recording its outcome after.
 
-        For HTTP calls, emails, messages: `effect(key)` is called with the key, to
-        forward as the remote service's idempotency key (e.g. an `Idempotency-Key`
-        header). Before the call, an intent is committed under the key (a row in state
-        `intent`, its own short transaction); after it, the outcome (state `done`). A
-        session advisory lock on the key is held meanwhile, so a concurrent execution of
-        the same key waits and then gets the outcome; no transaction stays open while
-        the effect runs.
-
-        A re-execution that finds an intent without an outcome knows an earlier one
-        stopped between the call and the record (a crash, a kill): the call is *in
-        doubt*, and is never repeated silently. A warning goes to the
-        `langgraph_supervisor_pro.effects` logger, and then:
-
-        - with `reconcile`, `reconcile(key)` asks the provider whether the call
-          happened: its answer, if not None, is recorded (state `reconciled`) and
-          returned; None means it did not happen, and the effect runs (state `redone`);
-        - without it, inside a graph run, the hop pauses on a review (the HITL schema of
-          `request_review`, action `effect:<name>`, args `{"key": key}`): `respond`
-          confirms it happened, its message (JSON if it parses, else the text) recorded
-          as the outcome (state `confirmed`) and returned; `approve` runs it again
-          (`redone`); `reject` skips it (state `skipped`, returns None);
-        - outside a graph run, `EffectInDoubtError` names the key.
-
-        An effect that raises leaves no record (the next execution calls it again).
+        `effect(key)` gets the key to forward as the remote's idempotency key. An intent
+        is committed before the call and the outcome after it, under a session advisory
+        lock on the key. An intent found without an outcome means the call is in doubt:
+        it is logged, then settled by `reconcile(key)` when given, else by a review
+        (`respond`: it happened, `approve`: run again, `reject`: skip), else
+        `EffectInDoubtError`. An effect that raises leaves no record.
 
         Args:
             key: The idempotency key, usually `effect_key("...")`.
-            effect: Performs the effect, given the key; returns a JSON-serialisable
-                outcome.
-            reconcile: Asks the remote whether the call made under `key` happened:
-                returns its outcome (JSON-serialisable) if it did, None if it did not.
-                Called only for an effect in doubt.
+            effect: Performs the effect, given the key; returns a JSON-serialisable outcome.
+            reconcile: Called only for an effect in doubt: the remote's outcome of the call
+                made under `key` if it happened, None if it did not.
 
         Returns:
-            The outcome as it reads back from JSON (recorded now, or earlier); None for
-            an effect a reviewer skipped.
+            The outcome as it reads back from JSON; None for an effect a reviewer skipped.
 
         Raises:
-            TypeError: The outcome is not JSON-serialisable (nothing is recorded but
-                the intent: the next execution finds the effect in doubt).
-            ValueError: `key` is empty.
-            EffectInDoubtError: The effect is in doubt, there is no `reconcile`, and
-                this is not a graph run (no review can be asked).
+            TypeError: The outcome is not JSON-serialisable (the intent stays: in doubt).
+            EffectInDoubtError: In doubt, without `reconcile`, outside a graph run.
 
         Example:
             ```python
@@ -714,56 +531,30 @@ class PostgresEffects:
             cur = conn.cursor(row_factory=tuple_row)
             cur.execute(_KEY_LOCK, (key,))
             try:
-                steps = _at_least_once(key, cur, _Effect(lambda: effect(key)), reconcile)
+                steps = _at_least_once(key, cur, _effect(lambda: effect(key)), reconcile)
                 return cast(T, drive(steps))
             finally:
                 if not conn.closed and not conn.broken:
                     cur.execute(_KEY_UNLOCK, (key,))
 
     def delete_thread(self, thread_id: str) -> int:
-        """Delete the outcomes recorded for the keys of one thread; return how many.
-
-        Example:
-            ```python
-            effects.delete_thread("t-1")
-            # 2
-            ```
-        """
+        """Delete the outcomes recorded for the keys of one thread; return how many."""
         with self.pool.connection() as conn:
             return len(conn.execute(_DELETE_THREAD, (str(thread_id),)).fetchall())
 
 
 class AsyncPostgresEffects:
-    """The async twin of `PostgresEffects`, over an `AsyncConnectionPool`.
+    """The async twin of `PostgresEffects`, over an `AsyncConnectionPool` (`aopen_effects`).
 
-    Open it with `aopen_effects(url)`. Effects are async functions taking an
-    `AsyncConnection` (`arun`) or the key (`arun_external`).
-
-    Args:
-        pool: The async connection pool (opened with `autocommit=True`).
-
-    Example:
-        ```python
-        async with aopen_effects("postgresql://localhost/app") as effects:
-            async def charge(conn):
-                cur = await conn.execute(
-                    "INSERT INTO payments (amount) VALUES (42) RETURNING id")
-                return (await cur.fetchone())["id"]
-            payment_id = await effects.arun(effect_key("charge"), charge)
-        ```
+    Its effects are async functions of an `AsyncConnection` (`arun`) or of the key
+    (`arun_external`).
     """
 
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
         self.pool = pool
 
     async def setup(self, *, lock_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
-        """Async twin of `PostgresEffects.setup` (skips what is there; bounded lock waits).
-
-        Example:
-            ```python
-            await effects.setup()
-            ```
-        """
+        """Async twin of `PostgresEffects.setup`."""
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
             try:
@@ -774,21 +565,11 @@ class AsyncPostgresEffects:
                 raise error from None
 
     async def arun(self, key: str, effect: Callable[[AsyncConnection[Any]], Awaitable[T]]) -> T:
-        """Async twin of `PostgresEffects.run`: exactly-once for writes made with `conn`.
-
-        Example:
-            ```python
-            async def charge(conn):
-                await conn.execute("INSERT INTO payments (amount) VALUES (42)")
-                return "charged"
-            await effects.arun("t-1/1/1/cashier/charge", charge)
-            # 'charged'
-            ```
-        """
+        """Async twin of `PostgresEffects.run`: exactly-once for writes made with `conn`."""
         key = _checked_key(key)
         async with self.pool.connection() as conn, conn.transaction():
             cur = conn.cursor(row_factory=tuple_row)
-            return cast(T, await adrive(_exactly_once(key, cur, _Effect(lambda: effect(conn)))))
+            return cast(T, await adrive(_exactly_once(key, cur, _effect(lambda: effect(conn)))))
 
     async def arun_external(
         self,
@@ -797,21 +578,13 @@ class AsyncPostgresEffects:
         *,
         reconcile: Callable[[str], Awaitable[T | None] | T | None] | None = None,
     ) -> T:
-        """Async twin of `PostgresEffects.run_external` (never silently twice across a crash).
-
-        `reconcile` may be an async function or a plain one.
-
-        Example:
-            ```python
-            await effects.arun_external(effect_key("email"), send_email)
-            ```
-        """
+        """Async twin of `PostgresEffects.run_external`; `reconcile` may be async or not."""
         key = _checked_key(key)
         async with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
             await cur.execute(_KEY_LOCK, (key,))
             try:
-                steps = _at_least_once(key, cur, _Effect(lambda: effect(key)), reconcile)
+                steps = _at_least_once(key, cur, _effect(lambda: effect(key)), reconcile)
                 return cast(T, await adrive(steps))
             finally:
                 if not conn.closed and not conn.broken:
@@ -844,12 +617,12 @@ def open_effects(
     """Open `PostgresEffects` on a pooled connection to `url`; close the pool on exit.
 
     Args:
-        url: `postgresql://user:password@host:5432/db` (or `postgres://...`). The
-            database whose writes the effects make exactly-once is this one.
+        url: `postgresql://user:password@host:5432/db` (or `postgres://...`): the
+            database whose writes `run` makes exactly-once.
         pool_size: Maximum number of pooled connections (at least 1).
         setup: Create the `lgsp_effects` table if missing.
-        connect_timeout: Seconds to wait for Postgres before giving up (a finite
-            number > 0), on opening and for a pooled connection at every later use.
+        connect_timeout: Seconds to wait for Postgres (a finite number > 0), on opening
+            and for a pooled connection at every later use.
 
     Yields:
         The effects recorder.
@@ -880,21 +653,7 @@ async def aopen_effects(
     setup: bool = True,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> AsyncIterator[AsyncPostgresEffects]:
-    """Open `AsyncPostgresEffects`; the async twin of `open_effects`.
-
-    Args:
-        url: `postgresql://user:password@host:5432/db` (or `postgres://...`).
-        pool_size: Maximum number of pooled connections (at least 1).
-        setup: Create the `lgsp_effects` table if missing.
-        connect_timeout: Seconds to wait for Postgres before giving up (a finite
-            number > 0), on opening and for a pooled connection at every later use.
-
-    Yields:
-        The async effects recorder.
-
-    Raises:
-        ValueError: Not a Postgres URL, or an option is out of range.
-        ConnectionError: The server cannot be reached (password masked).
+    """Open `AsyncPostgresEffects`; the async twin of `open_effects` (same arguments).
 
     Example:
         ```python
@@ -910,9 +669,6 @@ async def aopen_effects(
         yield effects
 
 
-# -- LangGraph store -----------------------------------------------------------------
-
-
 def _store_namespace(key: str) -> tuple[str, ...]:
     """`("lgsp", "effects", <thread>)` for a key built by `effect_key`."""
     head, sep, _ = key.partition("/")
@@ -920,23 +676,21 @@ def _store_namespace(key: str) -> tuple[str, ...]:
     return (*_STORE_ROOT, head.replace(".", "%2E")) if sep and head else _STORE_ROOT
 
 
-def _recorded(value: dict[str, Any]) -> Any:
-    return value["outcome"]
+def _on(store: BaseStore, method: str, *args: Any, **kwargs: Any) -> Call:
+    """`store.<method>(...)` under `drive`, `store.a<method>(...)` under `adrive`."""
+    return Call(
+        partial(getattr(store, method), *args, **kwargs),
+        partial(getattr(store, f"a{method}"), *args, **kwargs),
+    )
 
 
 class StoreEffects:
     """Records side-effect outcomes in a LangGraph store: for runs without Postgres.
 
-    Each outcome is stored under the namespace `("lgsp", "effects", <thread_id>)`
-    (a `.` in the thread id becomes `%2E`) with the full key as the item key and
-    `{"outcome": ...}` as the value.
-
-    Guarantee: at-least-once. A crash after the effect returns but before the store
-    write leaves no record, and the re-execution runs the effect again (it is given
-    the key, to forward as the remote's idempotency key). Once the outcome is
-    written, re-executions return it without running the effect. Concurrent
-    executions of one key are not serialised. Use `PostgresEffects` when the effect
-    writes to Postgres: it is exactly-once.
+    Each outcome is stored as `{"outcome": ...}` under the full key, in the namespace
+    `("lgsp", "effects", <thread_id>)` (a `.` in the thread id becomes `%2E`).
+    At-least-once: a crash between the effect's return and the store write runs the
+    effect again; concurrent executions of one key are not serialised.
 
     Args:
         store: Any `BaseStore` (`InMemoryStore`, `PostgresStore`, `SqliteStore`...),
@@ -958,12 +712,6 @@ class StoreEffects:
     def thread_namespace(thread_id: str) -> tuple[str, ...]:
         """The store namespace holding the outcomes of `thread_id`'s effects.
 
-        Args:
-            thread_id: The run's thread id.
-
-        Returns:
-            `("lgsp", "effects", <thread_id, escaped as in the keys>)`.
-
         Example:
             >>> StoreEffects.thread_namespace("order.7")
             ('lgsp', 'effects', 'order%2E7')
@@ -973,22 +721,13 @@ class StoreEffects:
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
         """Copy the outcomes recorded for one thread's keys to another's; return how many.
 
-        For a thread copied with the checkpointer's `copy_thread` on SQLite or memory
-        (on Postgres the saver copies the `lgsp_effects` rows itself): each key's thread
-        part becomes the target's, so a hop resumed in the copy gets the recorded
-        outcome instead of running its effect again.
-
-        Args:
-            source_thread_id: The thread copied.
-            target_thread_id: The copy, which must have no outcome recorded yet.
-
-        Returns:
-            How many outcomes were copied.
+        For a thread copied with the checkpointer's `copy_thread` on SQLite or memory (on
+        Postgres the saver copies the `lgsp_effects` rows itself): each key's thread part
+        becomes the target's, so a hop resumed in the copy gets the recorded outcome.
 
         Raises:
-            ValueError: The target already has outcomes, the ids are equal or empty, or
-                one holds a character no backend stores (NUL, a surrogate).
-            TypeError: An id is not a str.
+            ValueError: The target already has outcomes, or the ids are equal, empty or
+                hold a character no backend stores (NUL, a surrogate).
 
         Example:
             >>> from langgraph.store.memory import InMemoryStore
@@ -1019,20 +758,14 @@ class StoreEffects:
         source, target = checked_threads(source_thread_id, target_thread_id, where)
         store = self.store
         source_ns, target_ns = self.thread_namespace(source), self.thread_namespace(target)
-        taken = yield Call(
-            partial(store.search, target_ns, limit=1), partial(store.asearch, target_ns, limit=1)
-        )
-        if taken:
+        if (yield _on(store, "search", target_ns, limit=1)):
             raise ValueError(
                 f"{where}: thread {target!r} already has recorded outcomes in the store; "
                 "give the copy's new thread id, or delete those items first"
             )
         items: list[Any] = []
         while True:
-            page = yield Call(
-                partial(store.search, source_ns, limit=_PAGE, offset=len(items)),
-                partial(store.asearch, source_ns, limit=_PAGE, offset=len(items)),
-            )
+            page = yield _on(store, "search", source_ns, limit=_PAGE, offset=len(items))
             items.extend(page)
             if len(page) < _PAGE:
                 break
@@ -1042,35 +775,22 @@ class StoreEffects:
             _, sep, rest = item.key.partition("/")
             if tuple(item.namespace) != source_ns or not sep:
                 continue
-            key = f"{part}/{rest}"
-            yield Call(
-                partial(store.put, target_ns, key, item.value),
-                partial(store.aput, target_ns, key, item.value),
-            )
+            yield _on(store, "put", target_ns, f"{part}/{rest}", item.value)
             copied += 1
         return copied
 
     def run(self, key: str, effect: Callable[[str], T]) -> T:
         """Return the outcome recorded for `key`, or run `effect(key)` and record it.
 
-        Args:
-            key: The idempotency key, usually `effect_key("...")`.
-            effect: Performs the effect, given the key; returns a JSON-serialisable
-                outcome.
-
-        Returns:
-            The outcome as it reads back from JSON (recorded now, or earlier).
-
-        Raises:
-            TypeError: The outcome is not JSON-serialisable (nothing is recorded).
-            ValueError: `key` is empty.
+        `effect` gets the key, and returns a JSON-serialisable outcome, returned as it reads
+        back from JSON (else `TypeError`, and nothing is recorded).
 
         Example:
             ```python
             effects.run(effect_key("email"), lambda key: send_email(idempotency_key=key))
             ```
         """
-        return cast(T, drive(self._once(key, _Effect(lambda: effect(key)))))
+        return cast(T, drive(self._once(key, _effect(lambda: effect(key)))))
 
     async def arun(self, key: str, effect: Callable[[str], Awaitable[T]]) -> T:
         """Async twin of `run`; `effect` is an async function of the key.
@@ -1080,24 +800,20 @@ class StoreEffects:
             await effects.arun(effect_key("email"), send_email_async)
             ```
         """
-        return cast(T, await adrive(self._once(key, _Effect(lambda: effect(key)))))
+        return cast(T, await adrive(self._once(key, _effect(lambda: effect(key)))))
 
-    def _once(self, key: str, effect: _Effect) -> Steps[Any]:
+    def _once(self, key: str, effect: Call) -> Steps[Any]:
         """`run` for both drivers: the recorded outcome, or the effect's, recorded."""
         store = self.store
         namespace = _store_namespace(_checked_key(key))
         legacy = _legacy_key(key)
         if legacy is not None:  # recorded by an earlier version (same thread namespace)
-            old = yield Call(
-                partial(store.get, namespace, legacy), partial(store.aget, namespace, legacy)
-            )
+            old = yield _on(store, "get", namespace, legacy)
             if old is not None:
-                return _recorded(old.value)
-        item = yield Call(partial(store.get, namespace, key), partial(store.aget, namespace, key))
+                return old.value["outcome"]
+        item = yield _on(store, "get", namespace, key)
         if item is not None:
-            return _recorded(item.value)
-        value = {"outcome": json.loads(_to_json(key, (yield effect)))}
-        yield Call(
-            partial(store.put, namespace, key, value), partial(store.aput, namespace, key, value)
-        )
-        return _recorded(value)
+            return item.value["outcome"]
+        outcome = json.loads(_to_json(key, (yield effect)))
+        yield _on(store, "put", namespace, key, {"outcome": outcome})
+        return outcome

@@ -1,23 +1,13 @@
 """Forgetting a finished hop's agent checkpoints (private to `checkpointers.py`).
 
-A worker's agent that is a compiled graph (a `create_agent` graph) runs as a subgraph
-under a namespace of its own for each hop (`<worker>:<task id>`), and every one of its
-checkpoints stores the agent's whole message list again: kept forever, they grow with
-the square of the hop count. They are needed only while the hop's task has not finished:
-mid-agent crash recovery resumes from them, and so does an interrupt pending inside the
-agent. Once the task's own writes are stored at its parent's checkpoint (its slot, its
-ledger line), LangGraph never runs the task again from that checkpoint (a resume replays
-the stored writes), so its agent's checkpoints are never read again.
-
-The worker node marks the checkpoints of such an agent (`TRANSIENT_KEY` in the agent's
-config metadata, which LangGraph copies into each checkpoint's metadata); a domain of a
-tree and a stateful subgraph are never marked. After storing a checkpoint of an unmarked
-namespace (the root, a domain), the checkpointers of `open_checkpointer` delete every
-marked namespace of the thread whose owning task has a regular write (not an interrupt,
-an error or a resume value) at the parent checkpoint its run started from (the
-`parents` map LangGraph writes into a subgraph checkpoint's metadata). The rule reads
-only what is stored, so a namespace left behind (a crash between the two, another
-process's run) goes at the thread's next such checkpoint.
+A worker's compiled-graph agent runs under a namespace of its own per hop, each checkpoint
+storing its whole message list again; they are needed only until the hop's task has stored
+its writes at its parent's checkpoint (LangGraph never runs the task again from there).
+The worker node marks such agents (`TRANSIENT_KEY` in checkpoint metadata). After storing a
+checkpoint of an unmarked namespace, the checkpointers of `open_checkpointer` delete every
+marked namespace whose task has a regular write at the parent checkpoint its run started
+from (`parents` metadata). The rule reads only what is stored, so a namespace left behind
+(a crash, another process) goes at the thread's next such checkpoint.
 """
 
 from __future__ import annotations
@@ -33,33 +23,8 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph_supervisor_pro._internal.hop import TRANSIENT_KEY
 from langgraph_supervisor_pro._internal.twins import Io, Steps
 
-__all__ = [
-    "MARK_JSON",
-    "POSTGRES_DELETES",
-    "POSTGRES_MARKED",
-    "POSTGRES_WRITES",
-    "SPECIAL_CHANNELS",
-    "SQLITE_DELETES",
-    "SQLITE_MARKED",
-    "SQLITE_WRITES",
-    "TRANSIENT_KEY",
-    "Run",
-    "finished_namespace",
-    "finished_of",
-    "is_transient",
-    "keys_of",
-    "parents_of",
-    "postgres_forgetting",
-    "recast",
-    "sqlite_forgetting",
-    "sweeps",
-    "write_keys",
-]
-
 SPECIAL_CHANNELS: frozenset[str] = frozenset(WRITES_IDX_MAP)
 """Writes that do not finish a task: its error, interrupt, resume value, scheduling."""
-
-_SPECIAL_SQL = ", ".join(f"'{channel}'" for channel in sorted(SPECIAL_CHANNELS))
 
 
 def is_transient(metadata: Mapping[str, Any] | None) -> bool:
@@ -70,8 +35,7 @@ def is_transient(metadata: Mapping[str, Any] | None) -> bool:
 def sweeps(config: RunnableConfig) -> bool:
     """Whether storing a checkpoint with `config` should forget finished hops' agents.
 
-    Checkpoints of an unmarked namespace (the root, a domain) do; an agent's own do not
-    (a hop's agent has no finished hops beneath it).
+    Those of an unmarked namespace (the root, a domain) do; an agent's own do not.
     """
     return not is_transient(config.get("metadata"))
 
@@ -89,8 +53,7 @@ def recast(namespace: str) -> str:
 def write_keys(parents: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Where the owning task's writes may be stored: `(namespace, checkpoint_id)` pairs.
 
-    Each parent namespace as the run named it and recast (a `checkpointer=True` parent
-    stores its checkpoints without task ids), at the checkpoint the run started from.
+    Each parent namespace as named and recast, at the checkpoint the run started from.
 
     Example:
         >>> write_keys({"": "c1", "ops:9a": "c2"})
@@ -111,13 +74,8 @@ def finished_namespace(
 ) -> bool:
     """Whether a marked namespace's task has finished, from what is stored.
 
-    Args:
-        namespace: The agent's namespace (`researcher:<task id>`, in a tree
-            `ops|clerk:<task id>`).
-        parents: Its checkpoints' `parents` metadata: parent namespace -> the checkpoint
-            id the run started from.
-        writes: The `(task_id, channel)` of the writes stored at each of
-            `write_keys(parents)` (missing keys: none).
+    `parents` is its checkpoints' `parents` metadata, `writes` the `(task_id, channel)`
+    of the writes stored at each of `write_keys(parents)` (missing keys: none).
 
     Example:
         >>> writes = {("", "c1"): [("t1", "ledger")]}
@@ -142,9 +100,8 @@ def parents_of(metadata: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in parents.items() if isinstance(v, str)}
 
 
-# What the savers run, per backend: the marked namespaces of a thread (with their
-# metadata), the writes at the checkpoints their runs started from (by primary key), and
-# the deletion of the finished ones. The judgement in between is `finished_namespace`.
+# What the savers run, per backend: a thread's marked namespaces, the writes where their
+# tasks may have written, and the deletion of the finished ones.
 MARK_JSON = '{"lgsp_transient": true}'
 
 POSTGRES_MARKED: LiteralString = (

@@ -1,46 +1,14 @@
 """One writer per thread: a run-scoped lease on a thread, and the error a second writer gets.
 
-Two invocations on one thread at once (two processes, or two threads of one process)
-would fork it: both read the same head checkpoint, both run the next hops, and both
-store what they did. `thread_lease` / `athread_lease` make the thread single-writer:
-take the lease before a run, release it after::
-
-    with thread_lease(app, "order-7"):
-        app.invoke(request, {"configurable": {"thread_id": "order-7"}})
-
-On Postgres the lease is a session-level advisory lock (`pg_try_advisory_lock`) on a key
-derived from the thread id, held on a connection of its own (not one of the
-checkpointer's pooled connections) for the whole run. The lock is the authority: when
-the process exits, or is killed, its connection closes and Postgres releases the lock
-at once; when the host dies or the network is cut, the server's TCP keepalives (set on
-that session: `tcp_keepalives_idle`, `tcp_keepalives_interval`, `tcp_keepalives_count`,
-and `tcp_user_timeout`) find the connection dead within `expire_after` seconds, and the
-lock goes with it. A row in `lgsp_thread_leases` (thread_id, owner, acquired_at,
-backend_pid) tells operators who holds which thread; it is written after the lock is
-taken and deleted on release (a crashed holder's row stays until the next holder
-overwrites it, so trust the lock, not the row).
-
-A second caller gets `ThreadBusyError` naming the thread and the holder at once, or,
-with `wait=SECONDS`, waits up to that long for the lease.
-
-For in-memory and SQLite checkpointers the lease is a process-local lock keyed on the
-checkpointer object (a SQLite URL: on its file) and the thread id: it keeps two threads
-of one process apart, not two processes. Postgres is the multi-process path.
-
-The Postgres checkpointers of `open_checkpointer` also fence every root checkpoint
-against a stale parent (see `checkpointers`), so even a caller that takes no lease
-never forks a thread: it gets `ThreadBusyError` when it tries to store.
-
-Example:
-    >>> from langgraph_supervisor_pro.persistence._leases import thread_lease
-    >>> with thread_lease("memory", "t-1", owner="docs") as lease:
-    ...     lease.thread_id, lease.owner
-    ('t-1', 'docs')
+On Postgres the lease is a session-level advisory lock on a connection of its own (released
+when the holder exits or is killed, within `expire_after` seconds when its host dies: the
+session's TCP keepalives); a row in `lgsp_thread_leases` shows operators who holds it (trust
+the lock, not the row). On memory and SQLite it is a process-local lock.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/leases/
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -51,7 +19,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, LiteralString
+from functools import partial
+from typing import Any, Literal, LiteralString, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
@@ -62,6 +31,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro._internal.storable import check_thread_id
 from langgraph_supervisor_pro._internal.text import shown_id, truncate
+from langgraph_supervisor_pro._internal.twins import Call, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -77,32 +47,26 @@ from langgraph_supervisor_pro.persistence._ddl import (
     set_up_lock_error,
 )
 
-__all__ = ["ThreadLease", "athread_lease", "thread_lease"]
-
 logger = logging.getLogger("langgraph_supervisor_pro.persistence.leases")  # stable across moves
 
 DEFAULT_EXPIRE_AFTER = 30.0
-"""Seconds after which the lease of a holder whose host died (or whose network was cut)
-is released by Postgres (a killed process's lease is released at once)."""
+"""Seconds within which Postgres releases the lease of a holder whose host died."""
 MIN_EXPIRE_AFTER = 4.0
 MAX_EXPIRE_AFTER = 3600.0
 """Linux caps a TCP keepalive idle time at 32767 s; an hour is plenty."""
 KEEPALIVE_COUNT = 3
 LEASE_TABLE = "lgsp_thread_leases"
-"""The table where lease holders are shown to operators (the advisory lock is the
-authority)."""
+"""Where holders are shown to operators (the advisory lock is the authority)."""
 FORK_KEY = "lgsp_fork"
 """`configurable[FORK_KEY] = True` lets one call store a deliberate fork (time travel)."""
 
 _LEASE_KEY: LiteralString = "hashtextextended('lgsp_lease:' || %s, 0)"
 _FENCE_KEY: LiteralString = "hashtextextended('lgsp_fence:' || %s, 0)"
 _SETUP_KEY: LiteralString = "hashtextextended('lgsp_thread_leases:setup', 0)"
+_SETUP_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")"
 _CREATE: LiteralString = (
-    "CREATE TABLE IF NOT EXISTS lgsp_thread_leases ("
-    " thread_id text PRIMARY KEY,"
-    " owner text NOT NULL,"
-    " acquired_at timestamptz NOT NULL,"
-    " backend_pid integer NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS lgsp_thread_leases (thread_id text PRIMARY KEY, "
+    "owner text NOT NULL, acquired_at timestamptz NOT NULL, backend_pid integer NOT NULL)"
 )
 _TRY: LiteralString = "SELECT pg_try_advisory_lock(" + _LEASE_KEY + ")"
 _LOCK: LiteralString = "SELECT pg_advisory_lock(" + _LEASE_KEY + ")"
@@ -144,19 +108,15 @@ class ThreadLease:
     """
 
     thread_id: str
-    """The thread."""
     owner: str
-    """Who holds it: `host:pid` unless given."""
+    """`host:pid` unless given."""
     acquired_at: datetime
-    """When it was taken (the database's clock on Postgres)."""
+    """The database's clock on Postgres."""
     backend: Literal["postgres", "local"]
     """`postgres` (an advisory lock, across processes) or `local` (this process only)."""
     expires_within: float | None
     """Seconds within which Postgres releases the lease of a holder whose host died
     (keepalive idle + interval x count); None for a process-local lease."""
-
-
-# -- options --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -180,11 +140,6 @@ class _Options:
         return float(idle + interval * count)
 
 
-def default_owner() -> str:
-    """`host:pid` of this process (what a lease records unless given an owner)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 def _text(value: object, field: str, fix: str) -> str:
     if not isinstance(value, str) or not value.strip() or "\x00" in value:
         raise ValueError(f"{field}: got {truncate(repr(value), 60)}; {fix}")
@@ -206,7 +161,7 @@ def _options(
     waited = None if wait is None else check_seconds(
         wait, f"{where} wait", zero=True, fix=", or None to fail at once when the thread is busy"
     )  # fmt: skip
-    who = default_owner() if owner is None else owner
+    who = f"{socket.gethostname()}:{os.getpid()}" if owner is None else owner
     who = _text(who, f"{where} owner", "give a non-empty name (no NUL), or None for host:pid")
     if len(who) > 200:
         raise ValueError(f"{where} owner: {len(who)} characters; give at most 200")
@@ -223,9 +178,6 @@ def _options(
         )
     timeout = check_seconds(connect_timeout, f"{where} connect_timeout")
     return _Options(tid, waited, who, expiry, timeout)
-
-
-# -- where the lease lives -----------------------------------------------------------------
 
 
 def _pool_url(pool: ConnectionPool[Any] | AsyncConnectionPool[Any]) -> str:
@@ -270,8 +222,6 @@ def resolve_target(db: object, where: str) -> tuple[str, str]:
     )
 
 
-# -- process-local leases (memory, SQLite) ------------------------------------------------
-
 _local_guard = threading.Lock()
 _local_holders: dict[tuple[str, str], str] = {}
 
@@ -287,23 +237,59 @@ def _local_try(scope: str, opts: _Options) -> str | None:
         return None
 
 
+def _local_take(scope: str, opts: _Options) -> Steps[ThreadLease]:
+    """Take the local lease, polling until `opts.wait` runs out (then ThreadBusyError)."""
+    deadline = time.monotonic() + (opts.wait or 0.0)
+    while (holder := _local_try(scope, opts)) is not None:
+        if time.monotonic() >= deadline:
+            raise _busy(opts, holder)
+        yield Sleep(_POLL)
+    return ThreadLease(opts.thread_id, opts.owner, datetime.now(UTC), "local", None)
+
+
 def _local_release(scope: str, opts: _Options) -> None:
     with _local_guard:
         _local_holders.pop((scope, opts.thread_id), None)
 
 
-def _local_lease(opts: _Options) -> ThreadLease:
-    return ThreadLease(opts.thread_id, opts.owner, datetime.now(UTC), "local", None)
-
-
-# -- Postgres leases -----------------------------------------------------------------------
-
 _setup_done: set[str] = set()
 _setup_guard = threading.Lock()
 
 
-def _holder_text(row: Any) -> str | None:
-    return None if row is None else str(row[0])
+@dataclass(frozen=True, slots=True)
+class _Sql:
+    """One statement on a connection (sync or async); the reply is its first row.
+
+    Every statement here but the DELETE returns rows. Not told by `description`: in a
+    pipeline (the fence's) that is unknown until the result is fetched.
+    """
+
+    conn: Connection[Any] | AsyncConnection[Any]
+    query: LiteralString
+    params: tuple[Any, ...] | None = None
+
+    def run(self) -> Any:
+        cur = cast(Connection[Any], self.conn).execute(self.query, self.params)
+        return None if self.query.startswith("DELETE") else cur.fetchone()
+
+    async def arun(self) -> Any:
+        cur = await cast(AsyncConnection[Any], self.conn).execute(self.query, self.params)
+        return None if self.query.startswith("DELETE") else await cur.fetchone()
+
+
+def _create(conn: Connection[Any], seconds: float) -> None:
+    """The holders' table's DDL in one transaction, waiting at most `seconds` for its locks."""
+    with conn.transaction():
+        conn.execute(LOCK_TIMEOUT, lock_timeout_params(seconds))
+        conn.execute(_SETUP_LOCK)
+        conn.execute(_CREATE)
+
+
+async def _acreate(conn: AsyncConnection[Any], seconds: float) -> None:
+    async with conn.transaction():
+        await conn.execute(LOCK_TIMEOUT, lock_timeout_params(seconds))
+        await conn.execute(_SETUP_LOCK)
+        await conn.execute(_CREATE)
 
 
 def _busy(opts: _Options, holder: str | None) -> ThreadBusyError:
@@ -339,10 +325,9 @@ async def _aconnect(url: str, opts: _Options) -> AsyncConnection[Any]:
 
 
 def _settings(conn: Connection[Any] | AsyncConnection[Any], opts: _Options) -> list[Any]:
-    """The statements that prepare the lease's session: (sql, params) pairs.
+    """The (sql, params) pairs that set the session's keepalives and `application_name`.
 
-    The keepalives, and an `application_name` that shows the lease in
-    `pg_stat_activity` (`lgsp lease <thread>`, cut to Postgres's 63 bytes).
+    The name shows the lease in `pg_stat_activity` (`lgsp lease <thread>`, in 63 bytes).
     """
     idle, interval, count = opts.keepalives
     name = f"lgsp lease {opts.thread_id}".encode()[:63].decode(errors="ignore")
@@ -355,188 +340,98 @@ def _settings(conn: Connection[Any] | AsyncConnection[Any], opts: _Options) -> l
     return steps
 
 
-def _setup(conn: Connection[Any], url: str, seconds: float) -> None:
+def _setup(conn: Connection[Any] | AsyncConnection[Any], url: str, seconds: float) -> Steps[None]:
     """Create the holders' table unless the catalog shows it (a look that takes no lock).
 
-    The DDL, when it must run, waits at most `seconds` for its locks (`SetupLockError`,
-    naming the holders, after that).
+    The DDL waits at most `seconds` for its locks (then `SetupLockError` names the holders).
     """
     with _setup_guard:
         if url in _setup_done:
             return
-    if not _took(conn.execute(_HOLDER_SAFE).fetchone()):
+    if not _took((yield _Sql(conn, _HOLDER_SAFE))):
+        c: Any = conn
         try:
-            with conn.transaction():
-                conn.execute(LOCK_TIMEOUT, lock_timeout_params(seconds))
-                conn.execute("SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")")
-                conn.execute(_CREATE)
+            yield Call(partial(_create, c, seconds), partial(_acreate, c, seconds))
         except LockNotAvailable:
-            raise set_up_lock_error(conn, LEASE_TABLE, _SETUP_KEY, seconds) from None
-    with _setup_guard:
-        _setup_done.add(url)
-
-
-async def _asetup(conn: AsyncConnection[Any], url: str, seconds: float) -> None:
-    with _setup_guard:
-        if url in _setup_done:
-            return
-    if not _took(await (await conn.execute(_HOLDER_SAFE)).fetchone()):
-        try:
-            async with conn.transaction():
-                await conn.execute(LOCK_TIMEOUT, lock_timeout_params(seconds))
-                await conn.execute("SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")")
-                await conn.execute(_CREATE)
-        except LockNotAvailable:
-            raise await aset_up_lock_error(conn, LEASE_TABLE, _SETUP_KEY, seconds) from None
+            args = (c, LEASE_TABLE, _SETUP_KEY, seconds)
+            raise (
+                yield Call(partial(set_up_lock_error, *args), partial(aset_up_lock_error, *args))
+            ) from None
     with _setup_guard:
         _setup_done.add(url)
 
 
 def _took(row: Any) -> bool:
+    """Whether a row's first value is true (any row factory; no row: false)."""
     if isinstance(row, dict):
         return bool(next(iter(row.values()), False))
     return bool(row and row[0])
 
 
-def _acquire(conn: Connection[Any], opts: _Options) -> bool:
+def _acquire(conn: Connection[Any] | AsyncConnection[Any], opts: _Options) -> Steps[bool]:
     if not opts.wait:
-        row = conn.execute(_TRY, (opts.thread_id,)).fetchone()
-        return bool(row and row[0])
-    conn.execute(_LOCK_TIMEOUT, (str(max(1, int(opts.wait * 1000))),))
+        return _took((yield _Sql(conn, _TRY, (opts.thread_id,))))
+    yield _Sql(conn, _LOCK_TIMEOUT, (str(max(1, int(opts.wait * 1000))),))
     try:
-        conn.execute(_LOCK, (opts.thread_id,))
+        yield _Sql(conn, _LOCK, (opts.thread_id,))
     except LockNotAvailable:
-        return False
-    finally:
-        with contextlib.suppress(Exception):  # an interrupted wait may have broken it
-            conn.execute(_LOCK_TIMEOUT, ("0",))
-    return True
+        took = False
+    else:
+        took = True
+    # Any other failure leaves the connection to be closed, which resets it anyway.
+    with contextlib.suppress(Exception):
+        yield _Sql(conn, _LOCK_TIMEOUT, ("0",))
+    return took
 
 
-async def _aacquire(conn: AsyncConnection[Any], opts: _Options) -> bool:
-    if not opts.wait:
-        cur = await conn.execute(_TRY, (opts.thread_id,))
-        row = await cur.fetchone()
-        return bool(row and row[0])
-    await conn.execute(_LOCK_TIMEOUT, (str(max(1, int(opts.wait * 1000))),))
-    try:
-        await conn.execute(_LOCK, (opts.thread_id,))
-    except LockNotAvailable:
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            await conn.execute(_LOCK_TIMEOUT, ("0",))
-    return True
+def _holder(conn: Connection[Any] | AsyncConnection[Any], thread_id: str) -> Steps[str | None]:
+    if not _took((yield _Sql(conn, _HOLDER_SAFE))):
+        return None
+    row = yield _Sql(conn, _HOLDER, (thread_id,))
+    if row is None:
+        return None
+    return str(row["owner"] if isinstance(row, dict) else row[0])
 
 
 def lease_holder(conn: Connection[Any], thread_id: str) -> str | None:
-    """Who holds `thread_id`'s lease, as its row in `lgsp_thread_leases` says, or None.
-
-    Args:
-        conn: An open Postgres connection (any row factory).
-        thread_id: The thread.
-
-    Returns:
-        The holder's owner (e.g. `host:pid`), or None when no row says.
-
-    Example:
-        ```python
-        with psycopg.connect(url) as conn:
-            print(lease_holder(conn, "order-7"))  # "worker-a:4242"
-        ```
-    """
-    present = conn.execute(_HOLDER_SAFE).fetchone()
-    if not present or not _first(present):
-        return None
-    row = conn.execute(_HOLDER, (thread_id,)).fetchone()
-    return _holder_text(_pair(row))
+    """Who holds `thread_id`'s lease (e.g. `host:pid`), as its row says, or None."""
+    return drive(_holder(conn, thread_id))
 
 
 async def alease_holder(conn: AsyncConnection[Any], thread_id: str) -> str | None:
-    """Async twin of :func:`lease_holder`.
-
-    Example:
-        ```python
-        async with await psycopg.AsyncConnection.connect(url) as conn:
-            print(await alease_holder(conn, "order-7"))
-        ```
-    """
-    cur = await conn.execute(_HOLDER_SAFE)
-    present = await cur.fetchone()
-    if not present or not _first(present):
-        return None
-    cur = await conn.execute(_HOLDER, (thread_id,))
-    return _holder_text(_pair(await cur.fetchone()))
+    """Async twin of :func:`lease_holder`."""
+    return await adrive(_holder(conn, thread_id))
 
 
-def _first(row: Any) -> Any:
-    return next(iter(row.values())) if isinstance(row, dict) else row[0]
-
-
-def _pair(row: Any) -> Any:
-    if row is None:
-        return None
-    return (row["owner"], row["acquired_at"]) if isinstance(row, dict) else row
-
-
-def _release(conn: Connection[Any], opts: _Options) -> None:
-    """Delete the row, unlock, close; a lost connection already released the lock."""
+def _release(conn: Connection[Any] | AsyncConnection[Any], opts: _Options) -> Steps[None]:
+    """Delete the row and unlock (the caller closes); a lost connection already released it."""
     try:
         if not conn.closed and not conn.broken:
-            conn.execute(_FORGET, (opts.thread_id,))
-            conn.execute(_UNLOCK, (opts.thread_id,))
-    except Exception as exc:  # the lock went with the session anyway
+            yield _Sql(conn, _FORGET, (opts.thread_id,))
+            yield _Sql(conn, _UNLOCK, (opts.thread_id,))
+    except Exception as exc:  # the lock goes with the session anyway
         logger.warning(
             "thread %s: releasing the lease failed (%s); the connection is closed, "
             "which releases it",
             shown_id(opts.thread_id),
             type(exc).__name__,
         )
-    finally:
-        conn.close()
 
 
-async def _arelease(conn: AsyncConnection[Any], opts: _Options) -> None:
-    try:
-        if not conn.closed and not conn.broken:
-            await conn.execute(_FORGET, (opts.thread_id,))
-            await conn.execute(_UNLOCK, (opts.thread_id,))
-    except Exception as exc:
-        logger.warning(
-            "thread %s: releasing the lease failed (%s); the connection is closed, "
-            "which releases it",
-            shown_id(opts.thread_id),
-            type(exc).__name__,
-        )
-    finally:
-        await conn.close()
+def _lease(conn: Connection[Any] | AsyncConnection[Any], url: str, opts: _Options) -> Steps[Any]:
+    """Prepare the session, take the lock (or raise ThreadBusyError), record the holder."""
+    for statement, params in _settings(conn, opts):
+        yield _Sql(conn, statement, params)
+    yield from _setup(conn, url, opts.connect_timeout)
+    if not (yield from _acquire(conn, opts)):
+        raise _busy(opts, (yield from _holder(conn, opts.thread_id)))
+    row = yield _Sql(conn, _RECORD, (opts.thread_id, opts.owner))
+    acquired = row[0] if row else datetime.now(UTC)
+    return ThreadLease(opts.thread_id, opts.owner, acquired, "postgres", opts.expires_within)
 
 
 def _postgres_lease(conn: Connection[Any], url: str, opts: _Options) -> ThreadLease:
-    """Prepare the session, take the lock (or raise ThreadBusyError), record the holder."""
-    for statement, params in _settings(conn, opts):
-        conn.execute(statement, params)
-    _setup(conn, url, opts.connect_timeout)
-    if not _acquire(conn, opts):
-        raise _busy(opts, lease_holder(conn, opts.thread_id))
-    row = conn.execute(_RECORD, (opts.thread_id, opts.owner)).fetchone()
-    acquired = row[0] if row else datetime.now(UTC)
-    return ThreadLease(opts.thread_id, opts.owner, acquired, "postgres", opts.expires_within)
-
-
-async def _apostgres_lease(conn: AsyncConnection[Any], url: str, opts: _Options) -> ThreadLease:
-    for statement, params in _settings(conn, opts):
-        await conn.execute(statement, params)
-    await _asetup(conn, url, opts.connect_timeout)
-    if not await _aacquire(conn, opts):
-        raise _busy(opts, await alease_holder(conn, opts.thread_id))
-    cur = await conn.execute(_RECORD, (opts.thread_id, opts.owner))
-    row = await cur.fetchone()
-    acquired = row[0] if row else datetime.now(UTC)
-    return ThreadLease(opts.thread_id, opts.owner, acquired, "postgres", opts.expires_within)
-
-
-# -- the context managers ------------------------------------------------------------------
+    return cast(ThreadLease, drive(_lease(conn, url, opts)))
 
 
 @contextmanager
@@ -589,26 +484,21 @@ def thread_lease(
     opts = _options(thread_id, wait, owner, expire_after, connect_timeout, "thread_lease")
     kind, target = resolve_target(db, "thread_lease")
     if kind == "local":
-        deadline = time.monotonic() + (opts.wait or 0.0)
-        while (holder := _local_try(target, opts)) is not None:
-            if time.monotonic() >= deadline:
-                raise _busy(opts, holder)
-            time.sleep(_POLL)
+        lease = drive(_local_take(target, opts))
         try:
-            yield _local_lease(opts)
+            yield lease
         finally:
             _local_release(target, opts)
         return
     conn = _connect(target, opts)
     try:
         lease = _postgres_lease(conn, target, opts)
-    except BaseException:
-        conn.close()
-        raise
-    try:
-        yield lease
+        try:
+            yield lease
+        finally:
+            drive(_release(conn, opts))
     finally:
-        _release(conn, opts)
+        conn.close()
 
 
 @asynccontextmanager
@@ -634,23 +524,18 @@ async def athread_lease(
     opts = _options(thread_id, wait, owner, expire_after, connect_timeout, "athread_lease")
     kind, target = resolve_target(db, "athread_lease")
     if kind == "local":
-        deadline = time.monotonic() + (opts.wait or 0.0)
-        while (holder := _local_try(target, opts)) is not None:
-            if time.monotonic() >= deadline:
-                raise _busy(opts, holder)
-            await asyncio.sleep(_POLL)
+        lease = await adrive(_local_take(target, opts))
         try:
-            yield _local_lease(opts)
+            yield lease
         finally:
             _local_release(target, opts)
         return
     conn = await _aconnect(target, opts)
     try:
-        lease = await _apostgres_lease(conn, target, opts)
-    except BaseException:
-        await conn.close()
-        raise
-    try:
-        yield lease
+        lease = await adrive(_lease(conn, target, opts))
+        try:
+            yield lease
+        finally:
+            await adrive(_release(conn, opts))
     finally:
-        await _arelease(conn, opts)
+        await conn.close()

@@ -1,13 +1,8 @@
 """External memory: full worker outputs live in a LangGraph store, state keeps references.
 
-When the graph is compiled with a store (`compile(store=...)`, see `open_store`), each
-worker hop's full output is written to the store under
+With a store (`compile(store=...)`), each hop's full output is written under
 `("lgsp", "outputs", <thread_id>, <worker>)` with the key `t<turn>.s<step>`, and the
-worker's slot keeps the status, the summary and a reference. A function worker's slot
-messages then keep only the summary; an agent worker's slot keeps its own transcript
-(its history for the next visit, which includes its answer), which compaction bounds.
-The synthesis step, `Worker(reads=[...])` and the `recall_output` tool read the outputs
-back. Without a store, outputs stay in state as before.
+worker's slot keeps the status, the summary and a reference.
 """
 
 from __future__ import annotations
@@ -25,11 +20,8 @@ from langgraph_supervisor_pro._contracts import WorkerResult
 from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 
-__all__ = ["OutputRef", "output_namespace", "recall_tool"]
-
 _ROOT = ("lgsp", "outputs")
-_PAGE = 1_000
-"""Items per store search when a worker's outputs are read back (all of them, page by page)."""
+_PAGE = 1_000  # items per store search when a worker's outputs are read back
 
 
 class OutputRef(TypedDict):
@@ -81,8 +73,7 @@ def stored_value(
 ) -> dict[str, Any]:
     """What a hop stores: its full result plus where it came from.
 
-    Every string in it can be stored (NUL and lone surrogates become U+FFFD): the
-    Postgres store keeps values as JSONB, which refuses both.
+    NUL and lone surrogates become U+FFFD: the Postgres store's JSONB refuses both.
     """
     return {
         "worker": worker,
@@ -172,12 +163,7 @@ def _recall(worker: str, step: int = 0) -> str:
 
 
 def _every_output(store: BaseStore, namespace: tuple[str, ...]) -> list[Item]:
-    """Every item in `namespace`, page by page.
-
-    A store's search returns a page, in the store's own order (the Postgres store's
-    newest first, the in-memory store's oldest first): the latest output and an early
-    hop's are both found only by reading every page.
-    """
+    """Every item in `namespace`, page by page (a store's order is its own, so read all)."""
     items: list[Item] = []
     while True:
         page = store.search(namespace, limit=_PAGE, offset=len(items))
@@ -216,9 +202,6 @@ def recall_tool(*, name: str = "recall_output") -> BaseTool:
 
 def latest_results(slots: Mapping[str, Any], names: Sequence[str]) -> dict[str, Mapping[str, Any]]:
     """The latest result entry of each named worker that has one."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for name in names:
-        slot = slots.get(name)
-        if slot and slot["results"]:
-            out[name] = slot["results"][-1]
-    return out
+    return {
+        name: slot["results"][-1] for name in names if (slot := slots.get(name)) and slot["results"]
+    }

@@ -1,51 +1,9 @@
 """Retention: delete the checkpoints, writes and store items of finished, old threads.
 
-`prune_threads(saver, store, older_than=timedelta(days=30))` (async twin `aprune_threads`) looks at
-every thread of a checkpoint database, in batches of `batch_size` threads, and picks
-the finished ones whose newest root checkpoint is older than `older_than`:
-
-- finished: the newest root checkpoint has no pending writes (no interrupt such as a
-  review, no error, no half-done step) and no pending task (no `__start__` input of a
-  new turn, no `branch:to:*` trigger, no queued `Send`), and its `status` is one of
-  `statuses` (`done` by default; `halted` and `failed` on request);
-- not under a live lease (`thread_lease`): on Postgres the lease's advisory lock is
-  tried in the deletion's own transaction; elsewhere the process-local lease is taken.
-
-For each such thread it deletes (with `dry_run=False`; the default is a dry run that
-deletes nothing and reports what would go):
-
-- every namespace's checkpoints, blobs and writes, with the saver's public
-  `delete_thread` (Postgres, SQLite, memory);
-- on Postgres, the thread's `lgsp_effects` rows (`PostgresEffects`) and its
-  `lgsp_thread_leases` row, in the same transaction;
-- with `store`, the thread's store items: its workers' full outputs
-  (`output_namespace`), `StoreEffects`' outcomes (`StoreEffects.thread_namespace`) and
-  any namespaces given in `store_namespaces` (each followed by the thread's label, as the
-  research_team template keeps its sources). The store is cleared after the
-  checkpoints' transaction commits.
-
-A thread that moves on between the listing and the deletion stays: on Postgres the
-deletion runs in one transaction that takes the fence lock every root checkpoint of
-`open_checkpointer`'s savers is written under, then re-reads the thread's newest
-checkpoint; elsewhere the check runs under the thread's process-local lease.
-
-Example:
-    >>> from datetime import UTC, datetime, timedelta
-    >>> from langgraph.graph import START, StateGraph
-    >>> from typing_extensions import TypedDict
-    >>> from langgraph_supervisor_pro import open_checkpointer
-    >>> class State(TypedDict):
-    ...     status: str
-    >>> builder = StateGraph(State)
-    >>> _ = builder.add_node("end", lambda s: {"status": "done"}).add_edge(START, "end")
-    >>> with open_checkpointer("memory") as saver:
-    ...     app = builder.compile(checkpointer=saver)
-    ...     _ = app.invoke({"status": "running"}, {"configurable": {"thread_id": "t-1"}})
-    ...     later = datetime.now(UTC) + timedelta(days=31)
-    ...     report = prune_threads(saver, older_than=timedelta(days=30), dry_run=False, now=later)
-    ...     [t.outcome for t in report.threads], app.get_state(
-    ...         {"configurable": {"thread_id": "t-1"}}).values
-    (['deleted'], {})
+A thread goes when its newest root checkpoint is older than `older_than`, finished and not
+under a live `thread_lease`; one that moves on meanwhile stays (the deletion re-reads its
+head under the fence lock on Postgres, under its process-local lease elsewhere). Docs:
+https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/retention/
 """
 
 from __future__ import annotations
@@ -83,15 +41,6 @@ from langgraph_supervisor_pro.persistence._thread_index import (
     scan,
 )
 
-__all__ = [
-    "FINISHED_STATUSES",
-    "PruneReport",
-    "PrunedThread",
-    "aprune_threads",
-    "parse_age",
-    "prune_threads",
-]
-
 FINISHED_STATUSES = ("done", "halted", "failed")
 """The statuses a finished run can have (`running` never is)."""
 DEFAULT_BATCH_SIZE = 200
@@ -102,8 +51,6 @@ MAX_AGE = timedelta(days=36_500)
 _STORE_PAGE = 500
 
 Outcome = Literal["would_delete", "deleted", "changed", "leased"]
-
-# -- values ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,7 +69,6 @@ class PrunedThread:
     """
 
     thread_id: str
-    """The thread."""
     status: str
     """Its run's status (`done`, `halted` or `failed`)."""
     outcome: Outcome
@@ -138,15 +84,7 @@ class PrunedThread:
     rows); `store_items` when a store is given. Empty for a thread that was kept."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The row as JSON-ready values (the time in ISO 8601).
-
-        Example:
-            >>> from datetime import UTC, datetime
-            >>> PrunedThread(thread_id="t", status="done", outcome="leased",
-            ...     last_activity=datetime(2030, 1, 1, tzinfo=UTC),
-            ...     age_seconds=1.0).to_dict()["outcome"]
-            'leased'
-        """
+        """The row as JSON-ready values (the time in ISO 8601)."""
         return {
             "thread_id": self.thread_id,
             "status": self.status,
@@ -203,18 +141,7 @@ class PruneReport:
     turn started), `status` (another status), `leased`, `changed`."""
 
     def totals(self) -> dict[str, int]:
-        """Rows and items per kind over the threads deleted (or to delete, in a dry run).
-
-        Example:
-            >>> from datetime import UTC, datetime
-            >>> now = datetime(2030, 1, 1, tzinfo=UTC)
-            >>> rows = [PrunedThread(thread_id=t, status="done", outcome="deleted",
-            ...     last_activity=now, age_seconds=0.0, rows={"checkpoints": 2})
-            ...     for t in ("a", "b")]
-            >>> PruneReport(dry_run=False, cutoff=now, statuses=("done",), scanned=2,
-            ...     threads=tuple(rows)).totals()
-            {'checkpoints': 4}
-        """
+        """Rows and items per kind over the threads deleted (or to delete, in a dry run)."""
         total: Counter[str] = Counter()
         for thread in self.threads:
             if thread.outcome in ("deleted", "would_delete"):
@@ -222,14 +149,7 @@ class PruneReport:
         return dict(total)
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready values.
-
-        Example:
-            >>> from datetime import UTC, datetime
-            >>> PruneReport(dry_run=False, cutoff=datetime(2030, 1, 1, tzinfo=UTC),
-            ...     statuses=("done",), scanned=0).to_dict()["deleted"]
-            0
-        """
+        """The report as JSON-ready values."""
         outcomes = Counter(t.outcome for t in self.threads)
         return {
             "dry_run": self.dry_run,
@@ -252,14 +172,8 @@ def _age_text(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-# -- options ---------------------------------------------------------------------------------
-
-
 def parse_age(value: float | timedelta | str, *, where: str = "older_than") -> timedelta:
-    """An age: seconds (a number), a `timedelta`, or text (`90s`, `15m`, `12h`, `30d`, `2w`).
-
-    The Python API's durations are seconds or a `timedelta`; the text form is the CLI's
-    (`lgsp prune --older-than 30d`), still taken here.
+    """An age: seconds (a number), a `timedelta`, or the CLI's text (`90s`, `12h`, `30d`, `2w`).
 
     Args:
         value: The age.
@@ -269,8 +183,7 @@ def parse_age(value: float | timedelta | str, *, where: str = "older_than") -> t
         The age, between 0 and 100 years.
 
     Raises:
-        ValueError: Not such an age (negative, not finite, too large, no unit), naming
-            `where`.
+        ValueError: Not such an age (negative, not finite, too large, no unit).
 
     Example:
         >>> parse_age("30d"), parse_age("1.5h"), parse_age(86400)
@@ -364,16 +277,8 @@ def _options(
         raise ValueError("now: give a timezone-aware datetime, e.g. datetime.now(UTC)")
     moment = now if now is not None else datetime.now(UTC)
     return _Options(
-        cutoff=moment - age,
-        now=moment,
-        statuses=_statuses(statuses),
-        dry_run=dry_run,
-        batch_size=batch_size,
-        prefixes=_prefixes(store_namespaces),
+        moment - age, moment, _statuses(statuses), dry_run, batch_size, _prefixes(store_namespaces)
     )
-
-
-# -- what a thread's head says ---------------------------------------------------------------
 
 
 def _pending(item: CheckpointTuple) -> bool:
@@ -409,8 +314,6 @@ def _store_prefixes(thread: str, opts: _Options) -> list[tuple[str, ...]]:
     extra = [(*p, store_label(thread) or "no-thread") for p in opts.prefixes]
     return [outputs, StoreEffects.thread_namespace(thread), *extra]
 
-
-# -- Postgres --------------------------------------------------------------------------------
 
 # The lease's and the fence's lock keys are the lease module's own, taken for this
 # transaction only: a live lease holder (`thread_lease`) keeps its thread.
@@ -467,9 +370,6 @@ def _pg_delete(
     return cast(tuple[str, dict[str, int]], (yield Transaction(saver, body)))
 
 
-# -- SQLite, memory and any other saver ------------------------------------------------------
-
-
 def _counts(items: Iterable[CheckpointTuple]) -> tuple[dict[str, int], str, str]:
     """Checkpoints and writes of a thread, its newest root and newest checkpoint ids."""
     checkpoints = writes = 0
@@ -511,11 +411,8 @@ def _local_delete(
         return ("would_delete" if dry_run else "deleted"), rows
 
 
-# -- the store -------------------------------------------------------------------------------
-
-
 def _store_items(store: BaseStore, prefixes: Sequence[tuple[str, ...]], delete: bool) -> Steps[int]:
-    """Count (and with `delete`, delete) the items under the prefixes, a page of each at a time.
+    """Count (with `delete`, delete) the items under the prefixes, a page of each at a time.
 
     One `batch` searches every prefix not yet exhausted, one more deletes what it found.
     """
@@ -538,9 +435,6 @@ def _store_items(store: BaseStore, prefixes: Sequence[tuple[str, ...]], delete: 
             puts = [PutOp(item.namespace, item.key, None) for item in found]
             yield Call(partial(store.batch, puts), partial(store.abatch, puts))
     return total
-
-
-# -- the prune -------------------------------------------------------------------------------
 
 
 def _prune_one(
@@ -574,15 +468,6 @@ def _prune_one(
     )
 
 
-def _batch(
-    saver: BaseCheckpointSaver[Any], every: list[str] | None, after: str, done: int, size: int
-) -> Steps[list[tuple[str, datetime | None]]]:
-    """The next batch of threads after `after` (and their head's time, on Postgres)."""
-    if every is None:
-        return (yield from head_page(saver, after, size))
-    return [(t, None) for t in every[done : done + size]]
-
-
 def _prune(
     saver: BaseCheckpointSaver[Any], store: BaseStore | None, opts: _Options
 ) -> Steps[PruneReport]:
@@ -591,7 +476,11 @@ def _prune(
     threads: list[PrunedThread] = []
     scanned, after = 0, ""
     while True:
-        heads = yield from _batch(saver, every, after, scanned, opts.batch_size)
+        heads: list[tuple[str, datetime | None]] = (
+            (yield from head_page(saver, after, opts.batch_size))
+            if every is None
+            else [(t, None) for t in every[scanned : scanned + opts.batch_size]]
+        )
         for thread, when in heads:
             scanned += 1
             if when is not None and when >= opts.cutoff:
@@ -648,7 +537,9 @@ def prune_threads(
 ) -> PruneReport:
     """Delete the finished threads whose newest checkpoint is older than `older_than`.
 
-    See the module's docstring for what counts as finished and what goes.
+    Finished: no pending write or task at the head, and a `status` of `statuses`. What
+    goes: every namespace's checkpoints and writes (on Postgres also the blobs and the
+    thread's `lgsp_effects` and `lgsp_thread_leases` rows), and with `store` its items.
 
     Args:
         saver: The checkpointer (sync): `open_checkpointer`'s Postgres, SQLite or
@@ -657,7 +548,7 @@ def prune_threads(
             too (None: the store is left alone).
         older_than: The age of a thread's newest checkpoint beyond which it goes: a
             number of seconds or a `timedelta` (text such as `30d`, the CLI's form, is
-            taken too).
+            refused).
         statuses: The run statuses that count as finished: `done` (default),
             `halted`, `failed`.
         dry_run: Report what would go and delete nothing (the default).

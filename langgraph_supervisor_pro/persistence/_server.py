@@ -1,17 +1,6 @@
 """The checkpointer a LangGraph server (`langgraph-api`, edition Postgres) runs graphs with.
 
-The server compiles every graph with its own checkpointer, a plain `AsyncPostgresSaver`
-on the deployment's `DATABASE_URI`, which keeps every checkpoint of every hop's agent
-forever. `langgraph.json` can name another one (`"checkpointer": {"path": ...}`); naming
-`server_checkpointer` there swaps in this package's Postgres saver on the same tables
-(same schema), which deletes a finished hop's agent checkpoints:
-
-    "checkpointer": {"path": "langgraph_supervisor_pro.persistence.server_checkpointer"}
-
-Example:
-    >>> from langgraph_supervisor_pro.persistence import server_checkpointer
-    >>> callable(server_checkpointer)
-    True
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/server/
 """
 
 from __future__ import annotations
@@ -28,8 +17,6 @@ from langgraph_supervisor_pro.persistence._connections import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_POOL_SIZE,
 )
-
-__all__ = ["CHECKPOINTER_URI_ENV", "server_checkpointer"]
 
 CHECKPOINTER_URI_ENV = "LGSP_CHECKPOINTER_URI"
 """The Postgres URL `server_checkpointer` opens, if set (else the server's `DATABASE_URI`)."""
@@ -72,22 +59,15 @@ async def server_checkpointer(
 ) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """Open this package's async Postgres saver for a LangGraph server to run graphs with.
 
-    Name it in `langgraph.json` (the server enters it once per event loop at start-up
-    and leaves it at shutdown)::
+    Name it in `langgraph.json`::
 
         "checkpointer": {"path": "langgraph_supervisor_pro.persistence.server_checkpointer"}
 
     It opens `aopen_checkpointer` on `LGSP_CHECKPOINTER_URI` if set, else on the server's
-    own `DATABASE_URI` (the tables the server keeps thread state in: same schema, so
-    the API's thread state, history, `update_state` and copy read and write them as
-    before), creating or migrating the tables on open. A finished hop's agent
-    checkpoints are deleted (`keep_agent_checkpoints=False`), so a thread's storage
-    grows with its hops, not with their square, as with `open_checkpointer`.
-
-    The fork fence is off (`fence=False`): the server's run queue already runs one run
-    per thread at a time (`multitask_strategy`), and what would trip the fence there is
-    deliberate: time travel from an older checkpoint and `update_state` on one (Studio's
-    fork and edit), which must keep working.
+    own `DATABASE_URI` (same schema, so the server's API reads and writes the same thread
+    state), deleting a finished hop's agent checkpoints as `open_checkpointer` does. The
+    fork fence is off: the server's run queue already runs one run per thread at a time,
+    and what would trip it there is deliberate (Studio's fork and edit).
 
     Args:
         environ: Where the URLs are read (`os.environ` by default).
@@ -100,9 +80,7 @@ async def server_checkpointer(
         The checkpointer (an `AsyncPostgresSaver`).
 
     Raises:
-        ValueError: Neither URL is set, the one set is not a Postgres URL, or an
-            option is out of range.
-        TypeError: `keep_agent_checkpoints` is not a bool.
+        ValueError: Neither URL is set, or the one set is not a Postgres URL.
         ConnectionError: Postgres cannot be reached (password masked).
 
     Example:

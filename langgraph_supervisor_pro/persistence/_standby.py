@@ -1,31 +1,12 @@
 """Hot standby: resume the runs whose process died, from their last checkpoint.
 
-A run taken under `thread_lease` on Postgres leaves a row in `lgsp_thread_leases`
-while it runs; a clean exit (finished, paused at a review, or raised) deletes it, a
-killed process leaves it behind, and its advisory lock goes with its connection
-(at once for a killed process; within the lease's `expire_after` when the host died
-or the network was cut). So a row whose lock can be taken names a run whose holder is
-gone. `resume_orphans` sweeps once: for each such thread it takes the lease, looks at
-the thread's head checkpoint under it, and, when the run stopped mid-run (tasks
-pending, not paused at an interrupt such as a review, no task that failed with an
-error), resumes it from there with `invoke(None, config)`. `standby` sweeps every
-`interval` seconds until stopped; `lgsp standby --db URL --graph ...` runs it.
-`aresume_orphans` / `astandby` are the async twins (a graph compiled with the
-checkpointer `aopen_checkpointer` opened; runs resumed with `ainvoke`).
-
-Only runs that held a lease are taken over: a thread run without one shows no row,
-and its live writer is never raced (the checkpointers' fence would refuse one of them
-anyway).
-
-Example:
-    ```python
-    from langgraph_supervisor_pro import open_checkpointer
-    from langgraph_supervisor_pro.persistence import resume_orphans
-    with open_checkpointer("postgresql://app@db/app") as saver:
-        app = build_team().compile(checkpointer=saver)
-        for takeover in resume_orphans(app):
-            print(takeover.line())
-    ```
+A run taken under `thread_lease` on Postgres leaves a row in `lgsp_thread_leases` that a
+clean exit deletes; a row whose lock can be taken names a run whose holder is gone.
+`resume_orphans` sweeps once: under each such thread's lease it resumes a head that
+stopped mid-run (tasks pending, no interrupt, no failed task) with `invoke(None, config)`;
+`standby` sweeps every `interval` seconds (`lgsp standby`). A run that held no lease is
+never taken over. Docs:
+https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/leases/#hot-standby
 """
 
 from __future__ import annotations
@@ -34,8 +15,9 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Literal, LiteralString
 
 from langchain_core.runnables import RunnableConfig
@@ -46,16 +28,17 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
 from langgraph_supervisor_pro._internal.text import cut_id, one_line
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._connections import DEFAULT_CONNECT_TIMEOUT
 from langgraph_supervisor_pro.persistence._leases import (
+    _HOLDER_SAFE,
     DEFAULT_EXPIRE_AFTER,
     _options,
+    _took,
     athread_lease,
     thread_lease,
 )
-
-__all__ = ["Takeover", "aresume_orphans", "astandby", "resume_orphans", "standby"]
 
 DEFAULT_INTERVAL = 5.0
 """Seconds between two sweeps of `standby`."""
@@ -64,7 +47,6 @@ _CANDIDATES: LiteralString = (
     "SELECT thread_id FROM lgsp_thread_leases "
     "WHERE to_regclass('lgsp_thread_leases') IS NOT NULL ORDER BY acquired_at"
 )
-_PRESENT: LiteralString = "SELECT to_regclass('lgsp_thread_leases') IS NOT NULL AS present"
 
 Outcome = Literal["finished", "interrupted", "failed", "nothing_to_do", "skipped"]
 
@@ -79,14 +61,12 @@ class Takeover:
     """
 
     thread_id: str
-    """The thread."""
     checkpoint_id: str | None
     """The head checkpoint it found (None for a thread with no checkpoint)."""
     outcome: Outcome
-    """`finished` (the run ended), `interrupted` (it paused, e.g. at a review),
-    `failed` (the resumed run raised: `error`), `nothing_to_do` (the head was finished
-    or paused at an interrupt: the lease row is cleared), `skipped` (a task on the head
-    failed with an error before the crash: `error`; left for a person)."""
+    """`finished`, `interrupted` (it paused, e.g. at a review), `failed` (the resumed run
+    raised: `error`), `nothing_to_do` (the head was finished or paused: the lease row is
+    cleared), `skipped` (a task on the head had failed before the crash: left for a person)."""
     pending: tuple[str, ...] = ()
     """The tasks pending at the head (what was resumed)."""
     status: str | None = None
@@ -110,69 +90,48 @@ class Takeover:
 
     def to_dict(self) -> dict[str, Any]:
         """The takeover as JSON-ready data."""
-        return {
-            "thread_id": self.thread_id,
-            "checkpoint_id": self.checkpoint_id,
-            "outcome": self.outcome,
-            "pending": list(self.pending),
-            "status": self.status,
-            "error": self.error,
-        }
+        return {**asdict(self), "pending": list(self.pending)}
 
 
-def _saver_pool(graph: object, where: str) -> object:
+def _pool(graph: object, where: str, *, asynchronous: bool) -> Any:
+    """The pool of the graph's Postgres checkpointer (the sync or the async one)."""
     if not isinstance(graph, Pregel):
         raise TypeError(
             f"{where}: got {type(graph).__name__}; give a graph compiled with the Postgres "
             "checkpointer open_checkpointer opened"
         )
-    return getattr(graph.checkpointer, "conn", None)
-
-
-def _needs_postgres(graph: Pregel[Any, Any, Any, Any], where: str, opener: str) -> TypeError:
-    return TypeError(
-        f"{where}: the graph's checkpointer is {type(graph.checkpointer).__name__}; the "
-        f"standby needs the Postgres checkpointer {opener}('postgresql://...') opens (a dead "
-        "run is told from a live one by its Postgres lease)"
-    )
-
-
-def _pool(graph: Pregel[Any, Any, Any, Any], where: str) -> ConnectionPool[Any]:
-    conn = _saver_pool(graph, where)
-    if not isinstance(conn, ConnectionPool):
-        raise _needs_postgres(graph, where, "open_checkpointer")
+    conn = getattr(graph.checkpointer, "conn", None)
+    if not isinstance(conn, AsyncConnectionPool if asynchronous else ConnectionPool):
+        opener = "aopen_checkpointer" if asynchronous else "open_checkpointer"
+        raise TypeError(
+            f"{where}: the graph's checkpointer is {type(graph.checkpointer).__name__}; the "
+            f"standby needs the Postgres checkpointer {opener}('postgresql://...') opens (a "
+            "dead run is told from a live one by its Postgres lease)"
+        )
     return conn
 
 
-def _apool(graph: Pregel[Any, Any, Any, Any], where: str) -> AsyncConnectionPool[Any]:
-    conn = _saver_pool(graph, where)
-    if not isinstance(conn, AsyncConnectionPool):
-        raise _needs_postgres(graph, where, "aopen_checkpointer")
-    return conn
-
-
-def check_options(owner: object, expire_after: object, connect_timeout: object, where: str) -> None:
-    """Refuse the standby's lease options before any sweep (as `thread_lease` would)."""
+def _lease_options(
+    owner: object, expire_after: object, connect_timeout: object, where: str
+) -> dict[str, Any]:
+    """The standby's lease options, refused before any sweep as `thread_lease` would."""
     _options("-", None, owner, expire_after, connect_timeout, where)
+    return {"owner": owner, "expire_after": expire_after, "connect_timeout": connect_timeout}
 
 
 def _candidates(pool: ConnectionPool[Any]) -> list[str]:
     """Threads with a lease row: running now, or their holder died."""
     with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        present = cur.execute(_PRESENT).fetchone()
-        if not present or not present["present"]:
+        if not _took(cur.execute(_HOLDER_SAFE).fetchone()):
             return []
         return [str(row["thread_id"]) for row in cur.execute(_CANDIDATES).fetchall()]
 
 
 async def _acandidates(pool: AsyncConnectionPool[Any]) -> list[str]:
     async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(_PRESENT)
-        present = await cur.fetchone()
-        if not present or not present["present"]:
+        if not _took(await (await cur.execute(_HOLDER_SAFE)).fetchone()):
             return []
-        await cur.execute(_CANDIDATES)
-        return [str(row["thread_id"]) for row in await cur.fetchall()]
+        return [str(row["thread_id"]) for row in await (await cur.execute(_CANDIDATES)).fetchall()]
 
 
 def _config(thread_id: str) -> RunnableConfig:
@@ -202,84 +161,37 @@ def _error_text(error: object) -> str:
 
 
 def _status(values: object) -> str | None:
-    if isinstance(values, Mapping):
-        status = values.get("status")
-        return str(status) if status is not None else None
-    return None
+    status = values.get("status") if isinstance(values, Mapping) else None
+    return str(status) if status is not None else None
 
 
-def _take_over(
-    graph: Pregel[Any, Any, Any, Any],
-    thread_id: str,
-    owner: str | None,
-    expire_after: float,
-    connect_timeout: float,
-    durability: Durability | None,
-) -> Takeover | None:
-    """Take one thread's lease and resume it if it stopped mid-run; None if it is busy."""
+def _state(graph: Pregel[Any, Any, Any, Any], thread_id: str) -> Call:
+    return Call(
+        partial(graph.get_state, _config(thread_id)), partial(graph.aget_state, _config(thread_id))
+    )
+
+
+def _resume(
+    graph: Pregel[Any, Any, Any, Any], thread_id: str, durability: Durability | None
+) -> Steps[Takeover]:
+    """Under the thread's lease: resume its head if it stopped mid-run."""
+    snapshot = yield _state(graph, thread_id)
+    head = _head_id(snapshot)
+    pending = tuple(snapshot.next)
+    refused = _why_not(snapshot)
+    if refused is not None:
+        return Takeover(thread_id, head, refused[0], pending, error=refused[1])
+    kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
     try:
-        lease = thread_lease(
-            graph,
-            thread_id,
-            owner=owner,
-            expire_after=expire_after,
-            connect_timeout=connect_timeout,
+        yield Call(
+            partial(graph.invoke, None, _config(thread_id), **kwargs),
+            partial(graph.ainvoke, None, _config(thread_id), **kwargs),
         )
-        with lease:
-            snapshot = graph.get_state(_config(thread_id))
-            head = _head_id(snapshot)
-            refused = _why_not(snapshot)
-            if refused is not None:
-                why, error = refused
-                return Takeover(thread_id, head, why, tuple(snapshot.next), error=error)
-            pending = tuple(snapshot.next)
-            kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
-            try:
-                graph.invoke(None, _config(thread_id), **kwargs)
-            except Exception as exc:  # the fence's ThreadBusyError included
-                return Takeover(thread_id, head, "failed", pending, error=_error_text(exc))
-            after = graph.get_state(_config(thread_id))
-            outcome: Outcome = "interrupted" if after.next else "finished"
-            return Takeover(thread_id, head, outcome, pending, status=_status(after.values))
-    except ThreadBusyError:
-        return None  # its holder is alive
-
-
-async def _atake_over(
-    graph: Pregel[Any, Any, Any, Any],
-    thread_id: str,
-    owner: str | None,
-    expire_after: float,
-    connect_timeout: float,
-    durability: Durability | None,
-) -> Takeover | None:
-    """Async twin of `_take_over`."""
-    try:
-        lease = athread_lease(
-            graph,
-            thread_id,
-            owner=owner,
-            expire_after=expire_after,
-            connect_timeout=connect_timeout,
-        )
-        async with lease:
-            snapshot = await graph.aget_state(_config(thread_id))
-            head = _head_id(snapshot)
-            refused = _why_not(snapshot)
-            if refused is not None:
-                why, error = refused
-                return Takeover(thread_id, head, why, tuple(snapshot.next), error=error)
-            pending = tuple(snapshot.next)
-            kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
-            try:
-                await graph.ainvoke(None, _config(thread_id), **kwargs)
-            except Exception as exc:
-                return Takeover(thread_id, head, "failed", pending, error=_error_text(exc))
-            after = await graph.aget_state(_config(thread_id))
-            outcome: Outcome = "interrupted" if after.next else "finished"
-            return Takeover(thread_id, head, outcome, pending, status=_status(after.values))
-    except ThreadBusyError:
-        return None
+    except Exception as exc:  # the fence's ThreadBusyError included
+        return Takeover(thread_id, head, "failed", pending, error=_error_text(exc))
+    after = yield _state(graph, thread_id)
+    outcome: Outcome = "interrupted" if after.next else "finished"
+    return Takeover(thread_id, head, outcome, pending, status=_status(after.values))
 
 
 def resume_orphans(
@@ -317,13 +229,15 @@ def resume_orphans(
             done = resume_orphans(app, owner="standby-1")
         ```
     """
-    pool = _pool(graph, "resume_orphans")
-    check_options(owner, expire_after, connect_timeout, "resume_orphans")
+    pool = _pool(graph, "resume_orphans", asynchronous=False)
+    lease = _lease_options(owner, expire_after, connect_timeout, "resume_orphans")
     taken: list[Takeover] = []
     for thread_id in _candidates(pool):
-        result = _take_over(graph, thread_id, owner, expire_after, connect_timeout, durability)
-        if result is not None:
-            taken.append(result)
+        try:
+            with thread_lease(graph, thread_id, **lease):
+                taken.append(drive(_resume(graph, thread_id, durability)))
+        except ThreadBusyError:
+            pass  # its holder is alive
     return taken
 
 
@@ -347,13 +261,12 @@ def standby(
         expire_after: The `expire_after` of the standby's own leases.
         connect_timeout: Seconds to wait for Postgres when taking a lease.
         durability: The resumed runs' durability (None for the graph's default).
-        stop: Set it to end the loop (it is checked between sweeps and during the
-            wait); None runs until the process is stopped.
+        stop: Set it to end the loop (checked between sweeps and during the wait); None
+            runs until the process is stopped.
         on_takeover: Called with each `Takeover` as it happens (e.g. to log it).
 
     Raises:
-        ValueError: `interval` is not a finite number > 0, or another option is out of
-            range (the message names it).
+        ValueError: `interval` or another option is out of range (the message names it).
         TypeError: The graph has no Postgres checkpointer over a pool.
 
     Example:
@@ -365,26 +278,15 @@ def standby(
         ```
     """
     pause = check_seconds(interval, "standby interval")
-    _pool(graph, "standby")
-    check_options(owner, expire_after, connect_timeout, "standby")
+    _pool(graph, "standby", asynchronous=False)
+    lease = _lease_options(owner, expire_after, connect_timeout, "standby")
     done = stop if stop is not None else threading.Event()
-    for _ in _ticks(done, pause):
-        for takeover in resume_orphans(
-            graph,
-            owner=owner,
-            expire_after=expire_after,
-            connect_timeout=connect_timeout,
-            durability=durability,
-        ):
+    while not done.is_set():
+        started = time.monotonic()
+        for takeover in resume_orphans(graph, **lease, durability=durability):
             if on_takeover is not None:
                 on_takeover(takeover)
-
-
-def _ticks(stop: threading.Event, pause: float) -> Iterator[None]:
-    while not stop.is_set():
-        started = time.monotonic()
-        yield
-        stop.wait(max(0.0, pause - (time.monotonic() - started)))
+        done.wait(max(0.0, pause - (time.monotonic() - started)))
 
 
 async def aresume_orphans(
@@ -406,15 +308,15 @@ async def aresume_orphans(
             done = await aresume_orphans(app, owner="standby-1")
         ```
     """
-    pool = _apool(graph, "aresume_orphans")
-    check_options(owner, expire_after, connect_timeout, "aresume_orphans")
+    pool = _pool(graph, "aresume_orphans", asynchronous=True)
+    lease = _lease_options(owner, expire_after, connect_timeout, "aresume_orphans")
     taken: list[Takeover] = []
     for thread_id in await _acandidates(pool):
-        result = await _atake_over(
-            graph, thread_id, owner, expire_after, connect_timeout, durability
-        )
-        if result is not None:
-            taken.append(result)
+        try:
+            async with athread_lease(graph, thread_id, **lease):
+                taken.append(await adrive(_resume(graph, thread_id, durability)))
+        except ThreadBusyError:
+            pass
     return taken
 
 
@@ -441,18 +343,12 @@ async def astandby(
         ```
     """
     pause = check_seconds(interval, "astandby interval")
-    _apool(graph, "astandby")
-    check_options(owner, expire_after, connect_timeout, "astandby")
+    _pool(graph, "astandby", asynchronous=True)
+    lease = _lease_options(owner, expire_after, connect_timeout, "astandby")
     done = stop if stop is not None else asyncio.Event()
     while not done.is_set():
         started = time.monotonic()
-        for takeover in await aresume_orphans(
-            graph,
-            owner=owner,
-            expire_after=expire_after,
-            connect_timeout=connect_timeout,
-            durability=durability,
-        ):
+        for takeover in await aresume_orphans(graph, **lease, durability=durability):
             if on_takeover is not None:
                 on_takeover(takeover)
         remaining = max(0.0, pause - (time.monotonic() - started))

@@ -1,22 +1,9 @@
-"""Open LangGraph stores (external memory) from a single URL.
-
-The same URLs as the checkpointers: ``memory``, ``sqlite:///path.db`` and
-``postgresql://...`` (pooled, tables set up once).
-
-Example:
-    >>> from langgraph_supervisor_pro.persistence._stores import open_store
-    >>> with open_store("memory") as store:
-    ...     type(store).__name__
-    'InMemoryStore'
-"""
+"""Open LangGraph stores (external memory) from the checkpointers' URLs."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import (
-    asynccontextmanager,
-    contextmanager,
-)
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
@@ -34,18 +21,13 @@ from langgraph_supervisor_pro.persistence._connections import (
     pool_gate,
 )
 
-__all__ = ["aopen_store", "open_store"]
-
 
 def _pooled_store(pool: ConnectionPool[Connection[DictRow]]) -> PostgresStore:
     """A `PostgresStore` over `pool` whose batches do not take turns on one lock.
 
-    LangGraph's sync store takes its one `threading.Lock` around every pipelined batch
-    (every `put`, `get`, `search`), after checking out its own pooled connection, so
-    threads sharing the store (a parallel step's branches, a threaded server) held a
-    connection each and ran their batches one at a time. A gate of the pool's size
-    (`pool_gate`) never makes a holder of a connection wait. LangGraph's async store
-    already skips its lock over a pool.
+    LangGraph's sync store takes its one lock around every batch, after checking out its
+    own pooled connection, so threads sharing it ran one batch at a time; a gate of the
+    pool's size never makes a holder of a connection wait (the async store has no lock).
     """
     store = PostgresStore(pool)
     store.lock = pool_gate(pool.max_size)
@@ -62,21 +44,18 @@ def open_store(
 ) -> Iterator[BaseStore]:
     """Open a LangGraph store (external memory) for ``url`` and close it on exit.
 
-    The same URLs as :func:`open_checkpointer`: ``memory`` gives an
-    ``InMemoryStore``, ``sqlite:///path.db`` a ``SqliteStore`` and
-    ``postgresql://...`` a ``PostgresStore`` (pooled, tables set up once). Pass it
-    to ``compile(store=...)``; full worker outputs then live in the store, and the
+    Pass it to ``compile(store=...)``: full worker outputs then live in the store, and the
     workers' results in state keep references and summaries.
 
     Args:
-        url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
+        url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...`` (as for
+            :func:`open_checkpointer`).
         pool_size: Maximum number of pooled Postgres connections (at least 1).
         setup: Create or migrate the store's tables on open.
-        connect_timeout: Seconds to wait for Postgres before giving up (a finite
-            number > 0), on opening and for a pooled connection at every later use.
+        connect_timeout: Seconds to wait for Postgres (a finite number > 0).
 
     Yields:
-        The store.
+        The store: ``InMemoryStore``, ``SqliteStore`` or ``PostgresStore``.
 
     Raises:
         ValueError: The URL form is not supported or an option is out of range.
@@ -89,16 +68,12 @@ def open_store(
         {'text': 'hello'}
     """
     # The stores manage their own SQLite transactions: they need autocommit.
-    with opened(
-        url,
-        pool_size,
-        setup,
-        connect_timeout,
-        memory=InMemoryStore,
-        sqlite=SqliteStore,
-        postgres=_pooled_store,
-        autocommit=True,
-    ) as store:
+    backends: dict[str, Callable[..., BaseStore]] = {
+        "memory": InMemoryStore,
+        "sqlite": SqliteStore,
+        "postgres": _pooled_store,
+    }
+    with opened(url, pool_size, setup, connect_timeout, **backends, autocommit=True) as store:
         yield store
 
 
@@ -112,19 +87,8 @@ async def aopen_store(
 ) -> AsyncIterator[BaseStore]:
     """Open an asynchronous LangGraph store for ``url``; the async twin of :func:`open_store`.
 
-    Args:
-        url: ``memory``, ``sqlite:///path.db`` or ``postgresql://...``.
-        pool_size: Maximum number of pooled Postgres connections (at least 1).
-        setup: Create or migrate the store's tables on open.
-        connect_timeout: Seconds to wait for Postgres before giving up (a finite
-            number > 0), on opening and for a pooled connection at every later use.
-
-    Yields:
-        The store (``InMemoryStore``, ``AsyncSqliteStore`` or ``AsyncPostgresStore``).
-
-    Raises:
-        ValueError: The URL form is not supported or an option is out of range.
-        ConnectionError: The Postgres server cannot be reached (password masked).
+    It takes the same arguments and yields an ``InMemoryStore``, ``AsyncSqliteStore`` or
+    ``AsyncPostgresStore``.
 
     Example:
         >>> import asyncio
@@ -135,14 +99,6 @@ async def aopen_store(
         >>> asyncio.run(main())
         {'n': 1}
     """
-    async with aopened(
-        url,
-        pool_size,
-        setup,
-        connect_timeout,
-        memory=InMemoryStore,
-        sqlite=AsyncSqliteStore,
-        postgres=AsyncPostgresStore,
-        autocommit=True,
-    ) as store:
-        yield store
+    backends = {"memory": InMemoryStore, "sqlite": AsyncSqliteStore, "postgres": AsyncPostgresStore}
+    async with aopened(url, pool_size, setup, connect_timeout, **backends, autocommit=True) as s:
+        yield s

@@ -1,22 +1,10 @@
 """A checkpoint database's threads, listed a page at a time from its tables (private).
 
-Reading every checkpoint to find the threads (`saver.list(None)`) costs the whole
-database: every checkpoint of every namespace, its blobs and its writes, deserialized.
-A thousand threads of three hundred hops is hundreds of thousands of checkpoints, for a
-list of a thousand ids. On Postgres and SQLite the ids come from one indexed query per
-page instead (`thread_id > last ORDER BY thread_id LIMIT n`, root namespace only), and
-the caller reads each thread's newest checkpoint with `get_tuple` if it needs it. Other
-savers (memory, a saver of another library) have no tables to ask: they are scanned.
-
-On Postgres, `each_head` also reads each thread's newest root checkpoint a page at a time
-(two statements per page: the heads, and their pending writes), with the values its row
-holds inline (`status`, `turn`, `step`, `task`, ...: every str, number, bool and None)
-and none of those kept in `checkpoint_blobs` (the messages, the ledger): the review desk
-and `lgsp runs` read no more than that, and `get_tuple` per thread would deserialize
-every thread's whole state.
-
-Written once for the sync and async savers (`_internal/twins.py`). Retention, the review
-desk and `lgsp runs` list threads through here.
+`saver.list(None)` deserializes every checkpoint of the database to find its threads. On
+Postgres and SQLite the ids come from one indexed query per page instead, and on Postgres
+`each_head` reads each thread's newest root checkpoint a page at a time with only the values
+its row holds inline. Other savers are scanned. Written once for the sync and async savers
+(`_internal/twins.py`); retention, the review desk and `lgsp runs` list threads here.
 """
 
 from __future__ import annotations
@@ -40,8 +28,6 @@ from langgraph_supervisor_pro.persistence._connections import asaver_connection,
 
 PAGE_SIZE = 500
 """Thread ids read per query when every thread is listed."""
-
-# -- Postgres I/O ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +66,6 @@ class Transaction:
             return await adrive(self.body(conn.cursor(row_factory=tuple_row), conn))
 
 
-# -- one page of threads -----------------------------------------------------------------------
-
 _PG_HEADS: LiteralString = (
     "SELECT DISTINCT ON (thread_id) thread_id, checkpoint->>'ts' FROM checkpoints "
     "WHERE checkpoint_ns = '' AND thread_id > %s ORDER BY thread_id, checkpoint_id DESC "
@@ -104,17 +88,6 @@ def indexed(saver: BaseCheckpointSaver[Any]) -> bool:
     return isinstance(saver, PostgresSaver | AsyncPostgresSaver | SqliteSaver | AsyncSqliteSaver)
 
 
-def _pg_heads(
-    saver: PostgresSaver | AsyncPostgresSaver, after: str, limit: int
-) -> Steps[list[tuple[str, datetime | None]]]:
-    def body(cur: Any, conn: Any) -> Steps[list[TupleRow]]:
-        rows: list[TupleRow] = yield Sql(cur, _PG_HEADS, (after, limit))
-        return rows
-
-    rows = yield Transaction(saver, body)
-    return [(str(row[0]), aware_time(row[1])) for row in rows]
-
-
 def _sqlite_threads(saver: SqliteSaver, after: str, limit: int) -> list[str]:
     with saver.cursor(transaction=False) as cur:
         return [str(row[0]) for row in cur.execute(_SQLITE_THREADS, (after, limit)).fetchall()]
@@ -131,11 +104,16 @@ def head_page(
 ) -> Steps[list[tuple[str, datetime | None]]]:
     """The next `limit` threads after `after` in id order, with their head's time on Postgres.
 
-    Only for an `indexed` saver. A thread is listed when its root namespace has a
-    checkpoint; the time is the newest root checkpoint's `ts` (None on SQLite).
+    Only for an `indexed` saver; a thread is listed when its root namespace has a checkpoint.
     """
     if isinstance(saver, PostgresSaver | AsyncPostgresSaver):
-        return (yield from _pg_heads(saver, after, limit))
+
+        def body(cur: Any, conn: Any) -> Steps[list[TupleRow]]:
+            rows: list[TupleRow] = yield Sql(cur, _PG_HEADS, (after, limit))
+            return rows
+
+        rows = yield Transaction(saver, body)
+        return [(str(row[0]), aware_time(row[1])) for row in rows]
     ids: list[str] = yield Call(
         lambda: _sqlite_threads(cast(SqliteSaver, saver), after, limit),
         lambda: _asqlite_threads(cast(AsyncSqliteSaver, saver), after, limit),
@@ -144,17 +122,13 @@ def head_page(
 
 
 def indexed_heads(saver: BaseCheckpointSaver[Any]) -> Steps[list[tuple[str, datetime | None]]]:
-    """Every thread of an `indexed` saver with a root checkpoint, in id order, as `head_page`.
-
-    `PAGE_SIZE` threads per query, each page after the last id of the one before.
-    """
-    size = PAGE_SIZE
+    """Every thread of an `indexed` saver with a root checkpoint, in id order, as `head_page`."""
     heads: list[tuple[str, datetime | None]] = []
     after = ""
     while True:
-        page = yield from head_page(saver, after, size)
+        page = yield from head_page(saver, after, PAGE_SIZE)
         heads.extend(page)
-        if len(page) < size:
+        if len(page) < PAGE_SIZE:
             return heads
         after = page[-1][0]
 
@@ -163,8 +137,6 @@ def indexed_threads(saver: BaseCheckpointSaver[Any]) -> Steps[list[str]]:
     """The ids of `indexed_heads`."""
     return [thread for thread, _ in (yield from indexed_heads(saver))]
 
-
-# -- each thread's newest root checkpoint, a page at a time (Postgres) -----------------------
 
 _HEAD_COLUMNS: LiteralString = (
     "SELECT DISTINCT ON (thread_id) thread_id, checkpoint_id, parent_checkpoint_id, "
@@ -284,11 +256,10 @@ def each_head(
 ) -> Steps[None]:
     """`take(thread_id, newest root checkpoint)` for every thread, or for `thread_ids`.
 
-    Only for a saver `heads_read_by_page` accepts. `PAGE_SIZE` threads per page (every
-    thread: in id order, each page after the last id of the one before; `thread_ids`:
-    in their order, a thread without a root checkpoint skipped). The checkpoint's
-    `channel_values` hold only the values stored inline in its row; its pending writes
-    are all there.
+    Only for a saver `heads_read_by_page` accepts; `PAGE_SIZE` threads per page (every
+    thread in id order; `thread_ids` in their order, one without a root checkpoint
+    skipped). The checkpoint's `channel_values` hold only the values stored inline in its
+    row; its pending writes are all there.
     """
     pg = cast(PostgresSaver | AsyncPostgresSaver, saver)
     if thread_ids is not None:
@@ -308,9 +279,6 @@ def each_head(
         if len(heads) < PAGE_SIZE:
             return
         after = str(heads[-1][0])
-
-
-# -- any other saver -------------------------------------------------------------------------
 
 
 def _scanned(items: list[CheckpointTuple]) -> list[str]:

@@ -1,63 +1,28 @@
 """`copy_thread` and `delete_for_runs` of the savers of `open_checkpointer` (private).
 
-LangGraph declares both on `BaseCheckpointSaver` and none of its savers implements them;
-a LangGraph server calls them (`threads.copy`, `multitask_strategy="rollback"`). One
-implementation per backend lives here, written once for the sync and async savers
-(`_internal/twins.py`): Postgres and SQLite as generators of statements, memory over the
-saver's dicts.
-
-- **copy_thread(source, target)**: every namespace's checkpoints, blobs and writes, so
-  each checkpoint keeps its whole parent chain (what a `DeltaChannel` is rebuilt from),
-  with the same checkpoint ids; a `thread_id` in a checkpoint's metadata names the
-  target. On Postgres the source's `lgsp_effects` rows are copied too, their keys moved
-  to the target's thread part (`effect_key`), so a hop resumed in the copy gets a recorded
-  outcome instead of running its effect again; `lgsp_thread_leases` rows never are.
-  Refused: a target holding any checkpoint, write, blob or effect row, a source without
-  checkpoints, the same id twice, ids no backend can store as text.
-- **delete_for_runs(run_ids)**: the checkpoints whose metadata `run_id` is one of them, in
-  every namespace of every thread, their writes and the blobs no kept checkpoint
-  references. Refused, with nothing deleted, when a kept checkpoint descends from a
-  deleted one (a deleted run that is not the newest of its namespace): its history and
-  its delta channels are rebuilt from its ancestors. On the checkpoint a namespace goes
-  back to (the kept parent of a deleted one, with no kept child), the writes only a run
-  continuing from it leaves go too: the input LangGraph stores there for a `DeltaChannel`
-  (task `uuid5(checkpoint_id, "__input__")`), resume values, and the writes of a task it
-  holds an interrupt for (the resumed task's result). So a new run from there starts from
-  the state before the deleted runs.
+LangGraph declares both on `BaseCheckpointSaver` and none of its savers implements them; a
+LangGraph server calls them. One implementation per backend, written once for the sync and
+async savers (`_internal/twins.py`): Postgres and SQLite as generators of statements, memory
+over the saver's dicts. The rules (what is copied or deleted, what is refused) are in
+docs/architecture.md, "Copying a thread, deleting runs".
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, Protocol
 from uuid import UUID, uuid5
 
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT, RESUME
 
 from langgraph_supervisor_pro._internal.storable import unstorable_at
 from langgraph_supervisor_pro._internal.text import truncate
 from langgraph_supervisor_pro._internal.twins import Io, Steps
-
-__all__ = [
-    "FENCE_LOCK",
-    "SWEEP_LOCK",
-    "DeletionPlan",
-    "MemoryStorage",
-    "Run",
-    "checked_run_ids",
-    "checked_threads",
-    "input_task_id",
-    "memory_copy",
-    "memory_delete_for_runs",
-    "plan_deletion",
-    "postgres_copy",
-    "postgres_delete_for_runs",
-    "sqlite_copy",
-    "sqlite_delete_for_runs",
-]
 
 Run = Callable[[Any, Any], "Io[list[Any]]"]
 """Builds one statement with its parameters; performing it returns its rows."""
@@ -69,9 +34,6 @@ SWEEP_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended('lgsp
 
 INPUT_TASK = "__input__"
 """The task name LangGraph derives the id of a run's stored `DeltaChannel` input from."""
-
-
-# -- arguments -------------------------------------------------------------------------
 
 
 def _thread_id(value: object, field_name: str) -> str:
@@ -169,9 +131,6 @@ def _missing(where: str, source: str) -> ValueError:
     )
 
 
-# -- which checkpoints go ----------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class Stored:
     """One checkpoint of a thread as `plan_deletion` needs it."""
@@ -243,8 +202,6 @@ def _orphaning(
         + ", or delete the whole thread (delete_thread)"
     )
 
-
-# -- Postgres ----------------------------------------------------------------------------
 
 _PG_OCCUPIED: LiteralString = (
     "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = %s), "
@@ -327,12 +284,10 @@ _PG_THREAD_ROWS: LiteralString = (
     "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata ->> 'run_id' "
     "FROM checkpoints WHERE thread_id = %s"
 )
-_PG_DELETE_WRITES: LiteralString = (
+_PG_DELETES: tuple[LiteralString, ...] = (
     "DELETE FROM checkpoint_writes "
-    "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)"
-)
-# The blobs the doomed checkpoints reference and no other checkpoint of the namespace does.
-_PG_DELETE_BLOBS: LiteralString = (
+    "WHERE thread_id = %(thread)s AND checkpoint_ns = %(ns)s AND checkpoint_id = ANY(%(ids)s)",
+    # The blobs the doomed checkpoints reference and no other checkpoint of the namespace does.
     "DELETE FROM checkpoint_blobs b "
     "USING (SELECT DISTINCT v.key, v.value FROM checkpoints c "
     "  CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v "
@@ -343,14 +298,12 @@ _PG_DELETE_BLOBS: LiteralString = (
     "AND NOT EXISTS (SELECT 1 FROM checkpoints k "
     "  WHERE k.thread_id = %(thread)s AND k.checkpoint_ns = %(ns)s "
     "  AND NOT (k.checkpoint_id = ANY(%(ids)s)) "
-    "  AND k.checkpoint -> 'channel_versions' ->> b.channel = b.version)"
-)
-_PG_DELETE_CHECKPOINTS: LiteralString = (
+    "  AND k.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
     "DELETE FROM checkpoints "
-    "WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)"
+    "WHERE thread_id = %(thread)s AND checkpoint_ns = %(ns)s AND checkpoint_id = ANY(%(ids)s)",
 )
 _PG_DELETE_LEFT: LiteralString = (
-    "DELETE FROM checkpoint_writes w "
+    "DELETE FROM checkpoint_writes AS w "
     "WHERE w.thread_id = %(thread)s AND w.checkpoint_ns = %(ns)s AND w.checkpoint_id = %(id)s "
     "AND (w.task_id = %(input)s OR w.channel = %(resume)s OR (w.idx >= 0 AND EXISTS ("
     "  SELECT 1 FROM checkpoint_writes i WHERE i.thread_id = w.thread_id "
@@ -359,31 +312,58 @@ _PG_DELETE_LEFT: LiteralString = (
 )
 
 
-def postgres_delete_for_runs(run_ids: list[str], run: Run, where: str) -> Steps[None]:
-    """`delete_for_runs` on Postgres, inside the caller's transaction (one for all threads)."""
-    threads = sorted(str(row[0]) for row in (yield run(_PG_RUN_THREADS, (run_ids,))))
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    """What `_delete_for_runs` runs on one backend."""
+
+    run_threads: str
+    thread_rows: str
+    locks: tuple[str, ...]
+    """Taken on each thread before its rows are read."""
+    deletes: tuple[str, ...]
+    """Each with the parameters `thread`, `ns` and `ids` (packed by `pack`)."""
+    delete_left: str
+    pack: Callable[[list[str]], Any]
+
+
+def _delete_for_runs(run_ids: list[str], run: Run, where: str, sql: _Dialect) -> Steps[None]:
+    threads = sorted(str(row[0]) for row in (yield run(sql.run_threads, (sql.pack(run_ids),))))
     plans: list[tuple[str, DeletionPlan]] = []
     for thread_id in threads:  # in order, so two deletions never wait on each other
-        yield run(FENCE_LOCK, (thread_id,))
-        yield run(SWEEP_LOCK, (thread_id,))
-        rows = yield run(_PG_THREAD_ROWS, (thread_id,))
+        for lock in sql.locks:
+            yield run(lock, (thread_id,))
+        rows = yield run(sql.thread_rows, (thread_id,))
         stored = [
             Stored(str(ns), str(cid), _text(parent), _text(rid)) for ns, cid, parent, rid in rows
         ]
         plans.append((thread_id, plan_deletion(thread_id, stored, run_ids, where)))
     for thread_id, plan in plans:  # every thread checked before anything is deleted
         for namespace, ids in plan.doomed.items():
-            yield run(_PG_DELETE_WRITES, (thread_id, namespace, ids))
-            blobs = {"thread": thread_id, "ns": namespace, "ids": ids}
-            yield run(_PG_DELETE_BLOBS, blobs)
-            yield run(_PG_DELETE_CHECKPOINTS, (thread_id, namespace, ids))
+            params = {"thread": thread_id, "ns": namespace, "ids": sql.pack(ids)}
+            for statement in sql.deletes:
+                yield run(statement, params)
         for namespace, heads in plan.reopened.items():
             for head in heads:
-                left = _leftovers(thread_id, namespace, head)
-                yield run(_PG_DELETE_LEFT, left)
+                yield run(sql.delete_left, _leftovers(thread_id, namespace, head))
+
+
+_POSTGRES = _Dialect(
+    _PG_RUN_THREADS, _PG_THREAD_ROWS, (FENCE_LOCK, SWEEP_LOCK), _PG_DELETES, _PG_DELETE_LEFT, list
+)
+
+
+def postgres_delete_for_runs(run_ids: list[str], run: Run, where: str) -> Steps[None]:
+    """`delete_for_runs` on Postgres, inside the caller's transaction (one for all threads)."""
+    return _delete_for_runs(run_ids, run, where, _POSTGRES)
 
 
 def _leftovers(thread_id: str, namespace: str, head: str) -> dict[str, Any]:
+    """The parameters of `delete_left` on a checkpoint a namespace goes back to.
+
+    What only a run continuing from it leaves there goes too (its `DeltaChannel` input,
+    resume values, an interrupted task's result), so a new run starts from the state
+    before the deleted runs.
+    """
     return {
         "thread": thread_id,
         "ns": namespace,
@@ -397,8 +377,6 @@ def _leftovers(thread_id: str, namespace: str, head: str) -> dict[str, Any]:
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
-
-# -- SQLite ------------------------------------------------------------------------------
 
 _SQLITE_OCCUPIED = (
     "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?), "
@@ -438,29 +416,21 @@ def sqlite_copy(source: str, target: str, run: Run, where: str, begin: bool) -> 
         yield run(statement, (target, source))
 
 
-_SQLITE_RUN_THREADS = (
-    "SELECT DISTINCT thread_id FROM checkpoints "
-    "WHERE json_extract(CAST(metadata AS TEXT), '$.run_id') IN (SELECT value FROM json_each(?))"
-)
-_SQLITE_THREAD_ROWS = (
-    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "json_extract(CAST(metadata AS TEXT), '$.run_id') FROM checkpoints WHERE thread_id = ?"
-)
-_SQLITE_DELETE_WRITES = (
-    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-    "AND checkpoint_id IN (SELECT value FROM json_each(?))"
-)
-_SQLITE_DELETE_CHECKPOINTS = (
-    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-    "AND checkpoint_id IN (SELECT value FROM json_each(?))"
-)
-_SQLITE_DELETE_LEFT = (
-    "DELETE FROM writes AS w "
-    "WHERE w.thread_id = :thread AND w.checkpoint_ns = :ns AND w.checkpoint_id = :id "
-    "AND (w.task_id = :input OR w.channel = :resume OR (w.idx >= 0 AND EXISTS ("
-    "  SELECT 1 FROM writes i WHERE i.thread_id = w.thread_id "
-    "  AND i.checkpoint_ns = w.checkpoint_ns AND i.checkpoint_id = w.checkpoint_id "
-    "  AND i.task_id = w.task_id AND i.channel = :interrupt)))"
+_SQLITE = _Dialect(
+    run_threads="SELECT DISTINCT thread_id FROM checkpoints "
+    "WHERE json_extract(CAST(metadata AS TEXT), '$.run_id') IN (SELECT value FROM json_each(?))",
+    thread_rows="SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+    "json_extract(CAST(metadata AS TEXT), '$.run_id') FROM checkpoints WHERE thread_id = ?",
+    locks=(),
+    deletes=tuple(
+        f"DELETE FROM {table} WHERE thread_id = :thread AND checkpoint_ns = :ns "
+        "AND checkpoint_id IN (SELECT value FROM json_each(:ids))"
+        for table in ("writes", "checkpoints")
+    ),
+    delete_left=re.sub(r"%\((\w+)\)s", r":\1", _PG_DELETE_LEFT).replace(
+        "checkpoint_writes", "writes"
+    ),
+    pack=json.dumps,
 )
 
 
@@ -468,32 +438,7 @@ def sqlite_delete_for_runs(run_ids: list[str], run: Run, where: str, begin: bool
     """`delete_for_runs` on SQLite (a checkpoint there holds its channel values: no blobs)."""
     if begin:
         yield run(_SQLITE_BEGIN, ())
-    runs = json.dumps(run_ids)
-    threads = sorted(str(row[0]) for row in (yield run(_SQLITE_RUN_THREADS, (runs,))))
-    plans: list[tuple[str, DeletionPlan]] = []
-    for thread_id in threads:
-        rows = yield run(_SQLITE_THREAD_ROWS, (thread_id,))
-        stored = [
-            Stored(str(ns), str(cid), _text(parent), _text(rid)) for ns, cid, parent, rid in rows
-        ]
-        plans.append((thread_id, plan_deletion(thread_id, stored, run_ids, where)))
-    for thread_id, plan in plans:
-        for namespace, ids in plan.doomed.items():
-            doomed = json.dumps(ids)
-            yield run(_SQLITE_DELETE_WRITES, (thread_id, namespace, doomed))
-            yield run(_SQLITE_DELETE_CHECKPOINTS, (thread_id, namespace, doomed))
-        for namespace, heads in plan.reopened.items():
-            for head in heads:
-                yield run(_SQLITE_DELETE_LEFT, _leftovers(thread_id, namespace, head))
-
-
-# -- memory ------------------------------------------------------------------------------
-
-
-class _Serde(Protocol):
-    def loads_typed(self, data: tuple[str, bytes]) -> Any: ...
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]: ...
+    yield from _delete_for_runs(run_ids, run, where, _SQLITE)
 
 
 class MemoryStorage(Protocol):
@@ -507,7 +452,7 @@ class MemoryStorage(Protocol):
 
 def memory_copy(saver: MemoryStorage, source: str, target: str, where: str) -> None:
     """`copy_thread` on an `InMemorySaver`; the caller holds the saver's lock."""
-    serde: _Serde = saver.serde
+    serde: SerializerProtocol = saver.serde
     if any(saver.storage.get(target, {}).values()):
         raise _occupied(where, target, "checkpoints")
     if any(key[0] == target for key in [*saver.writes, *saver.blobs]):
@@ -542,7 +487,7 @@ def memory_delete_for_runs(
     saver: MemoryStorage, run_ids: list[str], where: str
 ) -> list[tuple[str, str]]:
     """`delete_for_runs` on an `InMemorySaver`; return the (thread, namespace) pairs touched."""
-    serde: _Serde = saver.serde
+    serde: SerializerProtocol = saver.serde
     plans: list[tuple[str, DeletionPlan]] = []
     runs = set(run_ids)
     for thread_id, namespaces in list(saver.storage.items()):
@@ -561,7 +506,9 @@ def memory_delete_for_runs(
             doomed = {cid: entries.pop(cid) for cid in ids}
             for cid in ids:
                 saver.writes.pop((thread_id, namespace, cid), None)
-            _drop_unreferenced_blobs(saver, thread_id, namespace, doomed, entries)
+            unreferenced = _versions(serde, doomed.values()) - _versions(serde, entries.values())
+            for channel, version in unreferenced:
+                saver.blobs.pop((thread_id, namespace, channel, version), None)
             if not entries:
                 del saver.storage[thread_id][namespace]
             touched.append((thread_id, namespace))
@@ -571,28 +518,14 @@ def memory_delete_for_runs(
     return touched
 
 
-def _versions(serde: _Serde, entry: Any) -> dict[str, Any]:
-    checkpoint = serde.loads_typed(entry[0])
-    versions = checkpoint.get("channel_versions") if isinstance(checkpoint, Mapping) else None
-    return dict(versions or {})
-
-
-def _drop_unreferenced_blobs(
-    saver: MemoryStorage,
-    thread_id: str,
-    namespace: str,
-    doomed: Mapping[str, Any],
-    kept: Mapping[str, Any],
-) -> None:
-    referenced = {
-        (channel, version)
-        for entry in kept.values()
-        for channel, version in _versions(saver.serde, entry).items()
-    }
-    for entry in doomed.values():
-        for channel, version in _versions(saver.serde, entry).items():
-            if (channel, version) not in referenced:
-                saver.blobs.pop((thread_id, namespace, channel, version), None)
+def _versions(serde: SerializerProtocol, entries: Iterable[Any]) -> set[tuple[str, Any]]:
+    """The (channel, version) pairs the stored checkpoints of `entries` reference."""
+    found: set[tuple[str, Any]] = set()
+    for entry in entries:
+        checkpoint = serde.loads_typed(entry[0])
+        if isinstance(checkpoint, Mapping):
+            found.update((checkpoint.get("channel_versions") or {}).items())
+    return found
 
 
 def _drop_leftovers(saver: MemoryStorage, thread_id: str, namespace: str, head: str) -> None:

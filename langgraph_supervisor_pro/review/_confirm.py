@@ -1,15 +1,7 @@
 """Confirmation: the supervised tier's check of a medium-risk action before it runs.
 
-`ReviewPolicy.confirm` is a function of a `ConfirmRequest` (sync or async) or a chat
-model; `confirm_action` / `aconfirm_action` ask it, and anything but a clear yes
-(an exception, a non-bool, an invalid verdict) denies: the action then goes to a human.
-
-Example:
-    >>> from langgraph_supervisor_pro.review._policy import ReviewPolicy
-    >>> policy = ReviewPolicy(confirm=lambda r: float(r.args["amount"]) <= 50)
-    >>> confirm_action(policy, ConfirmRequest(tool="refund", args={"amount": 30},
-    ...                risk="medium", worker="billing", task="Refund ORDER-7"))[0]
-    True
+`ReviewPolicy.confirm` is a (sync or async) function of a `ConfirmRequest` or a chat model;
+anything but a clear yes denies (fail closed), and the action then goes to a human.
 """
 
 from __future__ import annotations
@@ -29,13 +21,6 @@ from langgraph_supervisor_pro._internal.text import one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.validation import validation_summary
 from langgraph_supervisor_pro.review._policy import ConfirmRequest, ReviewPolicy
-
-__all__ = [
-    "CONFIRM_PROMPT",
-    "ConfirmVerdict",
-    "aconfirm_action",
-    "confirm_action",
-]
 
 CONFIRM_PROMPT = """\
 You check one action that an agent in a supervisor/worker team wants to take, before \
@@ -60,14 +45,6 @@ class ConfirmVerdict(BaseModel):
         description="True to let the action run now; false if a human should look at it."
     )
     reason: str = Field(description="One sentence: why.")
-
-
-# -- confirmation ----------------------------------------------------------------------------
-
-
-def _check_name(check: object) -> str:
-    name = getattr(check, "__qualname__", None) or type(check).__name__
-    return f"confirmation check {name!r}"
 
 
 def _failed(who: str, exc: BaseException) -> tuple[bool, str]:
@@ -143,7 +120,8 @@ def _confirming(
         except Exception as exc:
             return _failed("the confirmation model", exc)
         return _model_verdict(raw)
-    who = _check_name(check)
+    name = getattr(check, "__qualname__", None) or type(check).__name__
+    who = f"confirmation check {name!r}"
     try:
         result: object = yield MaybeAwait(lambda: check(request))
     except GraphBubbleUp:
@@ -161,20 +139,13 @@ def confirm_action(
 ) -> tuple[bool, str]:
     """Ask the policy's confirmation check whether a (medium) action may run.
 
-    A callable gets the `ConfirmRequest` and approves only by returning `True` (an
-    awaitable result is awaited). A chat model is asked through
-    `with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`. Anything else —
-    an exception, a non-bool, an invalid or missing verdict, no check configured —
-    denies (fail closed). LangGraph interrupts raised by the check propagate.
+    A callable approves only by returning `True` (an awaitable result is awaited); a chat
+    model is asked through `with_structured_output(ConfirmVerdict)` with
+    `CONFIRM_PROMPT`. Anything else (an exception, a non-bool, an invalid or missing
+    verdict, no check configured) denies (fail closed); LangGraph interrupts propagate.
 
-    Args:
-        policy: The policy whose `confirm` check applies.
-        request: The action to check.
-        config: The run's config, for the model call's tracing (its run is named
-            `confirm_action` and not streamed).
-
-    Returns:
-        `(approved, reason)`.
+    `config` is the run's, for the model call's tracing (a run named `confirm_action`,
+    not streamed). Returns `(approved, reason)`.
 
     Example:
         >>> from langgraph_supervisor_pro.review._policy import ReviewPolicy

@@ -1,77 +1,14 @@
 """The review desk: list pending reviews across threads, resolve them, sweep expired ones.
 
-A review gate (`request_review`, used by `ToolGuard` for tool calls and by the
-dispatch review step in the manual tier) pauses a run with LangGraph's
-`interrupt()`. The pause is durable: it lives in the checkpointer until a human,
-maybe days later and in another process, answers it. This module is that other
-side:
-
-- `list_reviews` finds every pending review in a checkpoint database, across
-  threads, without the graph: it reads the latest root checkpoint of each thread
-  and the interrupts its tasks are still waiting on (LangGraph records an
-  interrupt raised inside a worker's agent subgraph on the parent's checkpoint
-  too). Each becomes a `PendingReview` carrying the payload's structured context
-  (task, worker, risk, reason, summary, deadline, reviewer group).
-- `resolve_review` resumes one review with
-  `Command(resume={interrupt_id: {"decisions": [decision]}})`. The decision says
-  only what varies: `Approve()`, `Reject(message=...)`, `Edit(args=...)` (the
-  action's name is the reviewed one unless `name` says otherwise, e.g. another
-  worker for a dispatch review) or `Respond(message=...)`; a `ReviewDecision` model
-  or its dict (`{"type": "approve"}`) is accepted too. It is validated first,
-  against the review's own allowed decisions, so an invalid one raises
-  `InvalidDecisionError` before the run is touched: it stays paused on the same
-  checkpoint, with the same pending interrupt.
-- Every answer says who gave it and when: `resolve_review(..., reviewer="alice")` sends
-  `{"decisions": [...], "reviewer": "alice", "answered_at": <now, UTC>}`, and the
-  sweep answers as `lgsp:sweep`. The node that applies the answer records both in the
-  run's state (`reviews`). With `policy=` (a `ReviewPolicy` that restricts who may
-  answer: `members`, `may_answer`), an identity the policy refuses raises
-  `ReviewerNotAllowedError` before the run is touched. The graph's own gates apply
-  their policy too: an answer they refuse leaves the run paused on the same review,
-  and `resolve_review` raises `ReviewerNotAllowedError` with their reason.
-- `sweep_reviews` applies each expired review's `on_timeout` (from its payload):
-  `reject` (the default, fail closed) with the message "review deadline passed at
-  <deadline>; rejected by the sweep", or `escalate` to the `escalate_to` reviewer
-  group (the review re-opens for that group with a new deadline, and the payload
-  records the escalation). An escalated review whose deadline passes again is
-  rejected.
-
-Every function has an async twin (`alist_reviews`, `aresolve_review`, ...) for
-async checkpointers (`AsyncPostgresSaver`, `AsyncSqliteSaver`), whose sync
-methods cannot be used from their event loop.
-
-Resuming runs the rest of the run in the calling process, up to its end or its
-next pause, so the resolving process needs the graph: compile the same
-`StateGraph` with a checkpointer on the same database. A run paused in one process
-is resumed by another. The per-run autonomy tier
-(`config["configurable"]["autonomy"]`) is not stored in the checkpoint's config,
-so `resolve_review` carries the tier the run recorded (its state's `autonomy`)
-into the resume unless `config` sets one: a manual-tier run stays manual. A `config`
-naming a looser tier than the run's is refused before the run is touched.
-
-Example:
-    ```python
-    from langgraph_supervisor_pro import create_supervisor, open_checkpointer
-    from langgraph_supervisor_pro.review._desk import (
-        Approve, Reject, list_reviews, resolve_review, sweep_reviews,
-    )
-
-    with open_checkpointer("postgresql://...") as saver:
-        for review in list_reviews(saver):
-            print(review.thread_id, review.action, review.args, review.context["reason"])
-        graph = create_supervisor(workers, model=model).compile(checkpointer=saver)
-        result = resolve_review(graph, thread_id="order-7", decision=Approve())
-        resolve_review(graph, thread_id="order-8",
-                       decision=Reject(message="Refunds over 100 EUR need a manager."))
-        for action in sweep_reviews(graph, saver):
-            print(action.line())
-    ```
+A review gate's pause lives in the checkpointer until a human answers it, maybe days later
+and in another process: this module is that other side (with async twins).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/review-desk/
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias, cast
 
@@ -84,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from langgraph_supervisor_pro._internal.storable import check_thread_id
 from langgraph_supervisor_pro._internal.text import shown_id
-from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.validation import validation_summary
 from langgraph_supervisor_pro.errors import (
     InvalidDecisionError,
@@ -120,73 +57,28 @@ from langgraph_supervisor_pro.review._policy import (
     ReviewPolicy,
 )
 
-__all__ = [
-    "INTERRUPT_CHANNEL",
-    "Approve",
-    "DecisionInput",
-    "Edit",
-    "Reject",
-    "Respond",
-    "SweepAction",
-    "aget_review",
-    "alist_reviews",
-    "aresolve_review",
-    "asweep_reviews",
-    "check_decision",
-    "check_reviewer",
-    "get_review",
-    "list_reviews",
-    "resolve_review",
-    "sweep_reviews",
-]
-
 INTERRUPT_CHANNEL = INTERRUPT
-"""The channel LangGraph records interrupts under in a checkpoint's pending writes
-(`"__interrupt__"`)."""
+"""The channel of interrupts in a checkpoint's pending writes (`"__interrupt__"`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Approve:
-    """Approve a pending review: the action runs as requested.
-
-    Example:
-        ```python
-        resolve_review(graph, thread_id="order-7", decision=Approve())
-        ```
-    """
+    """Approve a pending review: the action runs as requested."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Reject:
-    """Reject a pending review: the action does not run; `message` goes back.
-
-    For a tool review the worker's agent gets the message as the tool's (error)
-    result; for a dispatch review the hop is recorded as failed with it and the
-    supervisor decides again.
-
-    Example:
-        ```python
-        resolve_review(graph, thread_id="order-7",
-                       decision=Reject(message="Refunds over 100 EUR need a manager."))
-        ```
-    """
+    """Reject a pending review: the action does not run; `message` goes back."""
 
     message: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Edit:
-    """Run the reviewed action with the reviewer's arguments.
+    """Run the reviewed action with the reviewer's `args`.
 
-    `args` replace the requested arguments. `name` is the action's name: by default
-    the reviewed one; a dispatch review may name another worker (`dispatch:<worker>`),
-    a tool review may not name another tool.
-
-    Example:
-        ```python
-        resolve_review(graph, thread_id="order-7",
-                       decision=Edit(args={"order_id": "O-7", "amount": 20}))
-        ```
+    `name` defaults to the reviewed action; a dispatch review may name another worker
+    (`dispatch:<worker>`), a tool review may not name another tool.
     """
 
     args: Mapping[str, Any]
@@ -195,14 +87,7 @@ class Edit:
 
 @dataclass(frozen=True, kw_only=True)
 class Respond:
-    """Answer instead of the action: `message` stands in for its result.
-
-    Example:
-        ```python
-        resolve_review(graph, thread_id="order-7",
-                       decision=Respond(message="Refund already issued by phone."))
-        ```
-    """
+    """Answer instead of the action: `message` stands in for its result."""
 
     message: str
 
@@ -227,8 +112,8 @@ _ROOT_NS = ""
 def _pending_interrupts(writes: Iterable[Sequence[Any]]) -> list[Interrupt]:
     """The interrupts still waiting for an answer, from a checkpoint's pending writes.
 
-    The rules LangGraph reads task status by: `INTERRUPT` holds the task's latest
-    question; a task with any output write finished, so its question was answered.
+    As LangGraph reads task status: `INTERRUPT` holds the task's latest question; a task
+    with any output write finished, so its question was answered.
     """
     finished: set[str] = set()
     asked: dict[str, list[Interrupt]] = {}
@@ -266,21 +151,15 @@ def _thread_config(thread_id: str, config: RunnableConfig | None = None) -> Runn
     return base
 
 
-def _root_key(item: CheckpointTuple) -> tuple[str, str] | None:
-    configurable = item.config.get("configurable") or {}
-    if configurable.get("checkpoint_ns", _ROOT_NS) != _ROOT_NS:
-        return None
-    return str(configurable.get("thread_id")), str(configurable.get("checkpoint_id", ""))
-
-
 def _latest(items: Iterable[CheckpointTuple]) -> dict[str, CheckpointTuple]:
     """The newest root checkpoint of each thread (checkpoint ids sort by time)."""
     latest: dict[str, CheckpointTuple] = {}
     for item in items:
-        key = _root_key(item)
-        if key is None:
+        configurable = item.config.get("configurable") or {}
+        if configurable.get("checkpoint_ns", _ROOT_NS) != _ROOT_NS:
             continue
-        thread_id, checkpoint_id = key
+        thread_id = str(configurable.get("thread_id"))
+        checkpoint_id = str(configurable.get("checkpoint_id", ""))
         held = latest.get(thread_id)
         if held is None or checkpoint_id > str(held.config["configurable"]["checkpoint_id"]):
             latest[thread_id] = item
@@ -293,21 +172,7 @@ def reviews_of_tuple(thread_id: str, item: CheckpointTuple) -> list[PendingRevie
 
 
 def reviews_pending_at(latest: Mapping[str, CheckpointTuple]) -> list[PendingReview]:
-    """The reviews pending at each thread's newest root checkpoint, already listed.
-
-    What `list_reviews(checkpointer)` finds, for a reader that listed the checkpoints
-    itself (the metrics, the audit trail), so they are not listed twice.
-
-    Args:
-        latest: By thread id, its newest root checkpoint.
-
-    Returns:
-        The pending reviews, soonest deadline first (no deadline last).
-
-    Example:
-        >>> reviews_pending_at({})
-        []
-    """
+    """What `list_reviews` finds, from each thread's newest root checkpoint, listed already."""
     reviews = [r for thread_id, item in latest.items() for r in reviews_of_tuple(thread_id, item)]
     return _finish_listing(reviews, now=None, expired_only=False)
 
@@ -327,77 +192,31 @@ def _finish_listing(
     return sorted(reviews, key=lambda r: (r.deadline or far, r.thread_id, r.interrupt_id))
 
 
-def _root_tuple_config(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": _ROOT_NS}}
+# Each operation is a generator of the I/O it needs (`_internal.twins`): `drive` performs
+# it with the sync methods, `adrive` awaits the async ones.
 
 
-# -- one implementation, two drivers -------------------------------------------------------
-#
-# Each operation of the desk is a generator (`_listing`, `_resolving`, `_sweeping`, ...)
-# that yields the I/O it needs (`_GetState`, `_Invoke`, `_ListCheckpoints`, `_GetTuple`)
-# and receives its result; `_internal.twins.drive` performs the I/O with the sync
-# methods, `adrive` awaits the async ones. A failed I/O is thrown into the generator
-# where it asked.
+def _get_state(graph: Graph, config: RunnableConfig) -> Call:
+    return Call(lambda: graph.get_state(config), lambda: graph.aget_state(config))
 
 
-@dataclass(frozen=True, slots=True)
-class _GetState:
-    """A thread's state: `graph.get_state(config)`."""
-
-    graph: Graph
-    config: RunnableConfig
-
-    def run(self) -> StateSnapshot:
-        return self.graph.get_state(self.config)
-
-    async def arun(self) -> StateSnapshot:
-        return await self.graph.aget_state(self.config)
+def _invoke(
+    graph: Graph, command: Command[Any], config: RunnableConfig, durability: Durability | None
+) -> Call:
+    kwargs: dict[str, Any] = {} if durability is None else {"durability": durability}
+    return Call(
+        lambda: graph.invoke(command, config, **kwargs),
+        lambda: graph.ainvoke(command, config, **kwargs),
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class _Invoke:
-    """Resume a run: `graph.invoke(command, config)`."""
-
-    graph: Graph
-    command: Command[Any]
-    config: RunnableConfig
-    durability: Durability | None
-
-    def _kwargs(self) -> dict[str, Any]:
-        return {} if self.durability is None else {"durability": self.durability}
-
-    def run(self) -> Any:
-        return self.graph.invoke(self.command, self.config, **self._kwargs())
-
-    async def arun(self) -> Any:
-        return await self.graph.ainvoke(self.command, self.config, **self._kwargs())
+def _root_tuple(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -> Call:
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": _ROOT_NS}}
+    return Call(lambda: checkpointer.get_tuple(config), lambda: checkpointer.aget_tuple(config))
 
 
-@dataclass(frozen=True, slots=True)
-class _ListCheckpoints:
-    """Every checkpoint in the database: `checkpointer.list(None)`."""
-
-    checkpointer: BaseCheckpointSaver[Any]
-
-    def run(self) -> Iterable[CheckpointTuple]:
-        return self.checkpointer.list(None)
-
-    async def arun(self) -> Iterable[CheckpointTuple]:
-        return [item async for item in self.checkpointer.alist(None)]
-
-
-@dataclass(frozen=True, slots=True)
-class _GetTuple:
-    """One checkpoint: `checkpointer.get_tuple(config)`."""
-
-    checkpointer: BaseCheckpointSaver[Any]
-    config: RunnableConfig
-
-    def run(self) -> CheckpointTuple | None:
-        return self.checkpointer.get_tuple(self.config)
-
-    async def arun(self) -> CheckpointTuple | None:
-        return await self.checkpointer.aget_tuple(self.config)
+async def _alist(checkpointer: BaseCheckpointSaver[Any]) -> list[CheckpointTuple]:
+    return [item async for item in checkpointer.alist(None)]
 
 
 def _each_newest(
@@ -405,14 +224,11 @@ def _each_newest(
     thread_ids: Iterable[str] | None,
     take: Callable[[str, CheckpointTuple], None],
 ) -> Steps[None]:
-    """`take(thread_id, newest root checkpoint)` for each thread (all threads, or `thread_ids`).
+    """`take(thread_id, newest root checkpoint)` for each thread (all, or `thread_ids`).
 
-    On Postgres the newest root checkpoints are read a page of threads at a time, with
-    the values stored inline in their rows and their pending writes, not the state kept
-    in blobs (`_thread_index.each_head`: what the desk and `lgsp runs` read). On SQLite
-    the threads are listed by query and each one's newest root checkpoint read with
-    `get_tuple`, a thread at a time, so neither the database's whole history nor every
-    thread's state is in memory at once. Other savers are listed once (`list(None)`).
+    Postgres: a page of threads at a time (`_thread_index.each_head`); SQLite: threads
+    listed by query, then `get_tuple` each, so the whole history is never in memory at
+    once; other savers: `list(None)`.
     """
     given = list(dict.fromkeys(thread_ids)) if thread_ids is not None else None
     if heads_read_by_page(checkpointer):
@@ -423,11 +239,12 @@ def _each_newest(
     elif indexed(checkpointer):
         listed = yield from indexed_threads(checkpointer)
     else:
-        for thread_id, item in _latest((yield _ListCheckpoints(checkpointer))).items():
+        every = yield Call(lambda: checkpointer.list(None), lambda: _alist(checkpointer))
+        for thread_id, item in _latest(every).items():
             take(thread_id, item)
         return
     for thread_id in listed:
-        item = yield _GetTuple(checkpointer, _root_tuple_config(thread_id))
+        item = yield _root_tuple(checkpointer, thread_id)
         if item is not None:  # gone since the listing, or never had a root checkpoint
             take(thread_id, item)
 
@@ -437,10 +254,8 @@ def _paused_threads(
 ) -> Steps[list[str]]:
     """The threads to read through the graph: those given, else those paused at all.
 
-    Across every thread, a thread whose newest root checkpoint has no unanswered
-    interrupt is not paused (LangGraph records an interrupt raised anywhere below the
-    root, in a worker's agent or a nested domain, on the root task's writes too), so
-    only the paused ones cost a `get_state`.
+    An interrupt raised anywhere below the root is on the root task's writes too, so
+    only threads paused there cost a `get_state`.
     """
     if thread_ids is not None:
         return list(dict.fromkeys(thread_ids))
@@ -467,7 +282,7 @@ def _listing(
     reviews: list[PendingReview] = []
     if graph is not None:
         for thread_id in (yield from _paused_threads(checkpointer, thread_ids)):
-            snapshot = yield _GetState(graph, _thread_config(thread_id))
+            snapshot = yield _get_state(graph, _thread_config(thread_id))
             reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
     else:
 
@@ -481,15 +296,7 @@ def _listing(
 def each_newest_root(
     checkpointer: BaseCheckpointSaver[Any], take: Callable[[str, CheckpointTuple], None]
 ) -> None:
-    """`take(thread_id, newest root checkpoint)` for every thread of a sync checkpointer.
-
-    The reading `list_reviews` does, for a reader that wants more of each thread's
-    newest checkpoint than its reviews (`lgsp runs`).
-
-    Example:
-        >>> from langgraph.checkpoint.memory import InMemorySaver
-        >>> each_newest_root(InMemorySaver(), print)
-    """
+    """`take(thread_id, newest root checkpoint)` for every thread (as `list_reviews` reads)."""
     drive(_each_newest(checkpointer, None, take))
 
 
@@ -503,31 +310,18 @@ def list_reviews(
 ) -> list[PendingReview]:
     """The reviews pending in a checkpoint database, across threads, soonest deadline first.
 
-    Reads the latest root checkpoint of each thread (on Postgres a page of 500 threads'
-    at a time, their pending writes and inline values only; on SQLite `get_tuple`, a
-    thread at a time, the threads listed by query; other savers with
-    `checkpointer.list(None)`) and the interrupts its tasks are still
-    waiting on, and keeps those whose value is a review payload. No graph is needed:
-    LangGraph records an interrupt raised inside a worker's agent subgraph (a
-    `ToolGuard` review) on the parent's checkpoint too, like the dispatch review's.
-    With `graph` (compiled on the same database), each paused thread is read with
-    `graph.get_state(...).interrupts` instead: LangGraph's own reading, for graphs
-    that pause in ways the checkpoint alone does not show (across every thread, a
-    thread whose newest root checkpoint holds no unanswered interrupt is not paused and
-    is not read again).
+    Reads each thread's latest root checkpoint and the interrupts its tasks still wait
+    on, and keeps the review payloads; no graph is needed (an interrupt raised inside a
+    worker's agent is recorded on the parent's checkpoint too).
 
     Args:
         checkpointer: A sync checkpointer (see `alist_reviews` for async ones).
-        now: The time `expired_only` compares deadlines with (default: now; aware).
+        now: The time `expired_only` compares deadlines with (default: now; a naive
+            time raises `ValueError`).
         thread_ids: Only these threads (default: every thread in the database).
         expired_only: Only reviews whose deadline has passed at `now`.
-        graph: Read each thread's pending interrupts through this graph instead.
-
-    Returns:
-        The pending reviews, soonest deadline first (no deadline last).
-
-    Raises:
-        ValueError: If `now` is naive.
+        graph: Read each paused thread with `graph.get_state(...).interrupts` instead
+            (for graphs that pause in ways the checkpoint alone does not show).
 
     Example:
         ```python
@@ -569,15 +363,8 @@ def _decision_field(loc: Sequence[int | str]) -> str:
     return where.split(".", 1)[-1] if "." in where else where
 
 
-def _short_errors(exc: ValidationError) -> str:
-    return validation_summary(exc, where=_decision_field)
-
-
 def _as_dict(review: PendingReview, decision: object) -> object:
-    """A desk decision (`Approve()`, `Edit(...)`, ...) as its dict; anything else as is.
-
-    An edit's name defaults to the reviewed action.
-    """
+    """A desk decision (`Approve()`, `Edit(...)`, ...) as its dict; anything else as is."""
     if isinstance(decision, Approve):
         return {"type": "approve"}
     if isinstance(decision, Reject):
@@ -592,29 +379,10 @@ def _as_dict(review: PendingReview, decision: object) -> object:
 
 
 def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
-    """Validate a decision for a review, as the run would, without touching the run.
+    """Validate a decision for a review as the run would, and return it as a plain dict.
 
-    The decision must be one the review allows (or `escalate`), well formed for its
-    type (an edit needs `edited_action`, a respond a `message`); an edit of a tool
-    call may change its arguments, not the tool.
-
-    Args:
-        review: The review the decision answers.
-        decision: `Approve()`, `Reject(...)`, `Edit(...)` (its name defaults to the
-            reviewed action), `Respond(...)`, a `ReviewDecision` model or its dict.
-
-    Returns:
-        The decision as a plain dict, ready for `{"decisions": [decision]}`.
-
-    Raises:
-        InvalidDecisionError: Saying what is wrong and what the review allows.
-
-    Example:
-        ```python
-        check_decision(review, Approve())             # {'type': 'approve'}
-        check_decision(review, {"type": "approve"})  # {'type': 'approve'}
-        check_decision(review, {"type": "maybe"})     # InvalidDecisionError
-        ```
+    It must be one the review allows (or `escalate`) and well formed; an edit of a tool
+    call may change its arguments, not the tool. Else `InvalidDecisionError`.
     """
     allowed = ", ".join(repr(d) for d in review.allowed)
     where = f"review {review.interrupt_id} ({review.kind} {review.action!r})"
@@ -624,10 +392,11 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
     elif isinstance(decision, Mapping):
         data = dict(decision)
     else:
+        text = repr(decision)
+        preview = text if len(text) <= 60 else text[:59] + "…"
         raise InvalidDecisionError(
             f"invalid decision for {where}: got {type(decision).__name__} "
-            f"{_preview(decision)}; give a decision like {{'type': 'approve'}} (allowed: "
-            f"{allowed})",
+            f"{preview}; give a decision like {{'type': 'approve'}} (allowed: {allowed})",
             review=review,
         )
     kind = data.get("type")
@@ -639,8 +408,9 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
     try:
         parsed = response_schema(review.allowed).model_validate({"decisions": [data]})
     except ValidationError as exc:
+        why = validation_summary(exc, where=_decision_field)
         raise InvalidDecisionError(
-            f"invalid {kind!r} decision for {where}: {_short_errors(exc)}", review=review
+            f"invalid {kind!r} decision for {where}: {why}", review=review
         ) from None
     checked = cast(ReviewDecision, parsed.decisions[0])  # type: ignore[attr-defined]
     if (
@@ -657,17 +427,8 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
     return checked.model_dump(mode="python")
 
 
-def _preview(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _thread_missing(snapshot: StateSnapshot) -> bool:
-    return snapshot.metadata is None and not snapshot.values and snapshot.created_at is None
-
-
 def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -> PendingReview:
-    if _thread_missing(snapshot):
+    if snapshot.metadata is None and not snapshot.values and snapshot.created_at is None:
         raise ReviewNotFoundError(
             f"thread {shown_id(thread_id)} has no checkpoints in this database; check the "
             "thread id (lgsp review list shows the pending reviews)"
@@ -708,14 +469,6 @@ def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -
     )
 
 
-def _getting(
-    graph: Graph, thread_id: str, interrupt_id: str | None, config: RunnableConfig | None
-) -> Steps[PendingReview]:
-    """`get_review`."""
-    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
-    return _select(thread_id, snapshot, interrupt_id)
-
-
 def get_review(
     graph: Graph,
     *,
@@ -723,50 +476,19 @@ def get_review(
     interrupt_id: str | None = None,
     config: RunnableConfig | None = None,
 ) -> PendingReview:
-    """The pending review `resolve_review` would answer on a thread.
-
-    Args:
-        graph: The run's graph, compiled with a checkpointer on the run's database.
-        thread_id: The thread.
-        interrupt_id: Which review (the id or a unique prefix), when several are pending.
-        config: Extra run config (the thread id is set).
-
-    Returns:
-        The review.
-
-    Raises:
-        ReviewNotFoundError: The thread is unknown, has no pending review, has several
-            and `interrupt_id` is not given, or not the one `interrupt_id` names.
-
-    Example:
-        ```python
-        review = get_review(graph, thread_id="order-7")
-        print(review.action, dict(review.args), review.context["reason"])
-        ```
-    """
-    return drive(_getting(graph, thread_id, interrupt_id, config))
-
-
-async def aget_review(
-    graph: Graph,
-    *,
-    thread_id: str,
-    interrupt_id: str | None = None,
-    config: RunnableConfig | None = None,
-) -> PendingReview:
-    """Async twin of `get_review`.
-
-    Example:
-        ```python
-        review = await aget_review(graph, thread_id="order-7")
-        ```
-    """
-    return await adrive(_getting(graph, thread_id, interrupt_id, config))
+    """The pending review `resolve_review` would answer (`ReviewNotFoundError` if none)."""
+    snapshot = graph.get_state(_thread_config(thread_id, config))
+    return _select(thread_id, snapshot, interrupt_id)
 
 
 def _resume_config(
     thread_id: str, config: RunnableConfig | None, snapshot: StateSnapshot
 ) -> RunnableConfig:
+    """The resume's config: the tier the run recorded unless `config` names a stricter one.
+
+    The per-run tier is not stored in the checkpoint's config, so without this a resume
+    would fall back to the deployment's tier.
+    """
     run = _thread_config(thread_id, config)
     configurable = dict(run.get("configurable") or {})
     values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
@@ -805,27 +527,15 @@ def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Comm
 
 
 def check_reviewer(reviewer: object, *, where: str = "reviewer") -> str | None:
-    """Check who answers a review, as the desk takes it: None, or an identity.
+    """Check who answers a review: None, or an identity (stripped); else `ValueError`.
 
-    Args:
-        reviewer: None (nobody named), or an identity: a non-empty string of at most 200
-            characters, not starting with `lgsp:` (reserved for the package's own
-            reviewers, such as the sweep's `lgsp:sweep`).
-        where: How the value is named in the error (e.g. `--as`).
-
-    Returns:
-        The identity, stripped of surrounding spaces, or None.
-
-    Raises:
-        ValueError: Naming `where` and the fix.
+    An identity is a non-empty string of at most 200 characters, not starting with
+    `lgsp:` (reserved for the package's own reviewers, such as the sweep). `where` names
+    the value in the error.
 
     Example:
         >>> check_reviewer("  alice "), check_reviewer(None)
         ('alice', None)
-        >>> check_reviewer("lgsp:sweep")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: reviewer: 'lgsp:sweep' starts with 'lgsp:', which is reserved ...
     """
     if reviewer is None:
         return None
@@ -892,7 +602,7 @@ def _resolving(
 ) -> Steps[Any]:
     """`resolve_review`: find the review, check the decision and who answers, resume."""
     who = check_reviewer(reviewer, where="resolve_review(reviewer)")
-    snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+    snapshot = yield _get_state(graph, _thread_config(thread_id, config))
     review = _select(thread_id, snapshot, interrupt_id)
     checked = check_decision(review, decision)
     if policy is not None:
@@ -907,7 +617,7 @@ def _resolving(
             raise ValueError(f"resolve_review(config): {too_loose} (the run was not changed)")
     command = _resume_command(snapshot, {review.interrupt_id: _answer(checked, who)})
     run_config = _resume_config(thread_id, config, snapshot)
-    result = yield _Invoke(graph, command, run_config, durability)
+    result = yield _invoke(graph, command, run_config, durability)
     _refused_by_graph(result, review, who)
     return result
 
@@ -925,13 +635,10 @@ def resolve_review(
 ) -> Any:
     """Answer one pending review and resume the run.
 
-    The review is found with `graph.get_state` (the only one pending on the thread,
-    or the one `interrupt_id` names: the id or a unique prefix of it), the decision
-    is checked with `check_decision`, who answers with `policy` (when given), and only
-    then is the run resumed with `Command(resume={interrupt_id: {"decisions":
-    [decision], "reviewer": reviewer, "answered_at": <now, UTC>}})`. It runs on, in
-    this process, to its end or its next pause. The node that applies the answer
-    records the reviewer and the time in the run's state (`reviews`).
+    The decision and who answers are checked first; only then is the run resumed with
+    `Command(resume={interrupt_id: {"decisions": [decision], "reviewer": reviewer,
+    "answered_at": <now, UTC>}})`. It runs on, in this process, to its end or next pause.
+    Every error but the graph's gate refusing the answer leaves the run untouched.
 
     Args:
         graph: The run's graph, compiled with a checkpointer on the run's database.
@@ -941,29 +648,23 @@ def resolve_review(
             `ReviewDecision` model or its dict (`{"type": "approve"}`, ...) works too.
         reviewer: Who answers (an identity, e.g. `"alice"`); None: nobody is named,
             which a policy that restricts who may answer refuses.
-        interrupt_id: Which review, when the thread has several pending.
-        config: Extra run config (its `configurable` is merged; the thread id is set).
-            Without `configurable.autonomy`, the tier the run recorded is kept.
+        interrupt_id: Which review (the id or a unique prefix), when several are pending.
+        config: Extra run config (merged); without `configurable.autonomy`, the tier the
+            run recorded is kept.
         durability: LangGraph's durability mode for the resumed run (default: the graph's).
-        policy: The review policy whose rule on who may answer (`members`, `may_answer`)
-            is checked before the run is touched (usually the graph's). The graph's
-            gates check their own policy in any case.
+        policy: The review policy whose rule on who may answer is checked before the
+            run is touched (the graph's gates check theirs anyway).
 
     Returns:
-        What `graph.invoke` returns: the state's values, with `__interrupt__` when the
-        run paused again (e.g. at its next review).
+        What `graph.invoke` returns (with `__interrupt__` when the run paused again).
 
     Raises:
-        ReviewNotFoundError: The thread is unknown, has no pending review, has several
-            and `interrupt_id` is not given, or not the one `interrupt_id` names.
-        InvalidDecisionError: The decision is not valid for the review; the run is
-            untouched (same checkpoint, same pending interrupt).
-        ReviewerNotAllowedError: `policy` refuses `reviewer` (the run is untouched), or
-            the graph's gate refused the answer (the run is paused on the same review).
+        ReviewNotFoundError: No such pending review (or several, and no `interrupt_id`).
+        InvalidDecisionError: The decision is not valid for the review.
+        ReviewerNotAllowedError: `policy` refuses `reviewer`, or the graph's gate refused
+            the answer (the run is then paused on the same review).
         ValueError: `reviewer` is empty, too long, or starts with `lgsp:` (reserved);
-            or `config` names a tier (`configurable.autonomy`) looser than the run's
-            recorded one, or one `policy` refuses (see `ReviewPolicy.tier_refusal`): the
-            run is untouched.
+            or `config` names a tier looser than the run's, or one `policy` refuses.
 
     Example:
         ```python
@@ -1006,30 +707,20 @@ async def aresolve_review(
 
 @dataclass(frozen=True, kw_only=True)
 class SweepAction:
-    """What the sweep did with one expired review.
+    """What the sweep did with one expired review (`line()`: one line for people).
 
-    Example:
-        ```python
-        for action in sweep_reviews(graph, saver):
-            print(action.line())
-        # t1 refund: review deadline passed at 2030-01-01T00:00:00+00:00; rejected by the sweep
-        ```
+    `action` is `reject`, `escalate` or `error` (the decision could not be applied, see
+    `error`); `decision` the decision sent; `message` what happened; `to` the group it
+    was escalated to; `result` what resuming the run returned.
     """
 
     review: PendingReview
-    """The review as it was before the sweep (thread, interrupt id, deadline, context)."""
     action: SweepKind
-    """`reject`, `escalate`, or `error` (the decision could not be applied)."""
     decision: Mapping[str, Any] | None
-    """The decision sent (None for `error` before one could be built)."""
     message: str
-    """What happened, in one sentence (the reject message, or the escalation reason)."""
     to: str | None = None
-    """The reviewer group the review was escalated to."""
     error: str | None = None
-    """Why the review could not be resolved (`error` only)."""
     result: Any = field(default=None, compare=False, repr=False)
-    """What resuming the run returned (`graph.invoke`'s result), when it ran."""
 
     @property
     def thread_id(self) -> str:
@@ -1042,25 +733,12 @@ class SweepAction:
         return self.review.interrupt_id
 
     def line(self) -> str:
-        """One human-readable line: thread, action and what happened.
-
-        Example:
-            ```python
-            for action in sweep_reviews(graph, saver):
-                print(action.line())
-            ```
-        """
+        """One human-readable line: thread, action and what happened."""
         text = self.error if self.action == "error" else self.message
         return f"{self.thread_id} {self.review.action}: {text}"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly dict (what `lgsp review sweep --json` prints).
-
-        Example:
-            ```python
-            json.dumps([a.to_dict() for a in actions])
-            ```
-        """
+        """A JSON-friendly dict (what `lgsp review sweep --json` prints)."""
         return {
             "thread_id": self.thread_id,
             "interrupt_id": self.interrupt_id,
@@ -1087,13 +765,9 @@ def _timeout_decision(review: PendingReview) -> SweepAction:
         and target != review.reviewers
     ):
         reason = f"review deadline passed at {deadline}; escalated to {target} by the sweep"
-        escalate = EscalateDecision(type="escalate", to=target, reason=reason)
+        escalate = EscalateDecision(type="escalate", to=target, reason=reason).model_dump()
         return SweepAction(
-            review=review,
-            action="escalate",
-            decision=escalate.model_dump(mode="python"),
-            message=reason,
-            to=target,
+            review=review, action="escalate", decision=escalate, message=reason, to=target
         )
     message = f"review deadline passed at {deadline}; rejected by the sweep"
     if "reject" not in review.allowed:
@@ -1108,51 +782,8 @@ def _timeout_decision(review: PendingReview) -> SweepAction:
                 "left pending for a human"
             ),
         )
-    rejection = RejectDecision(type="reject", message=message)
-    return SweepAction(
-        review=review,
-        action="reject",
-        decision=rejection.model_dump(mode="python"),
-        message=message,
-    )
-
-
-def _by_thread(actions: Sequence[SweepAction]) -> dict[str, list[SweepAction]]:
-    grouped: dict[str, list[SweepAction]] = {}
-    for action in actions:
-        if action.decision is not None:
-            grouped.setdefault(action.thread_id, []).append(action)
-    return grouped
-
-
-def _failed(action: SweepAction, exc: BaseException) -> SweepAction:
-    text = " ".join(str(exc).split())[:300]
-    return SweepAction(
-        review=action.review,
-        action="error",
-        decision=action.decision,
-        message=action.message,
-        to=action.to,
-        error=f"could not resume the run: {type(exc).__name__}: {text}",
-    )
-
-
-def _done(action: SweepAction, result: Any) -> SweepAction:
-    return SweepAction(
-        review=action.review,
-        action=action.action,
-        decision=action.decision,
-        message=action.message,
-        to=action.to,
-        result=result,
-    )
-
-
-def _sweep_command(
-    snapshot: StateSnapshot, actions: Sequence[SweepAction], at: datetime
-) -> Command[Any]:
-    answers = {a.interrupt_id: _answer(a.decision or {}, SWEEP_REVIEWER, at) for a in actions}
-    return _resume_command(snapshot, answers)
+    rejection = RejectDecision(type="reject", message=message).model_dump()
+    return SweepAction(review=review, action="reject", decision=rejection, message=message)
 
 
 def _sweeping(
@@ -1169,17 +800,27 @@ def _sweeping(
     """
     expired = yield from listing
     planned = [_timeout_decision(r) for r in expired]
+    by_thread: dict[str, list[SweepAction]] = {}
+    for action in planned:
+        if action.decision is not None:
+            by_thread.setdefault(action.thread_id, []).append(action)
     outcome: dict[int, SweepAction] = {}
-    for thread_id, actions in _by_thread(planned).items():
+    for thread_id, actions in by_thread.items():
         try:
-            snapshot = yield _GetState(graph, _thread_config(thread_id, config))
+            snapshot = yield _get_state(graph, _thread_config(thread_id, config))
             run_config = _resume_config(thread_id, config, snapshot)
-            command = _sweep_command(snapshot, actions, now or datetime.now(UTC))
-            result = yield _Invoke(graph, command, run_config, durability)
+            at = now or datetime.now(UTC)
+            answers = {
+                a.interrupt_id: _answer(a.decision or {}, SWEEP_REVIEWER, at) for a in actions
+            }
+            command = _resume_command(snapshot, answers)
+            result = yield _invoke(graph, command, run_config, durability)
         except Exception as exc:
-            outcome.update({id(a): _failed(a, exc) for a in actions})
+            text = " ".join(str(exc).split())[:300]
+            error = f"could not resume the run: {type(exc).__name__}: {text}"
+            outcome.update({id(a): replace(a, action="error", error=error) for a in actions})
         else:
-            outcome.update({id(a): _done(a, result) for a in actions})
+            outcome.update({id(a): replace(a, result=result) for a in actions})
     return [outcome.get(id(a), a) for a in planned]
 
 
@@ -1194,31 +835,21 @@ def sweep_reviews(
 ) -> list[SweepAction]:
     """Apply the on-timeout action of every review whose deadline has passed.
 
-    Each expired review gets what its payload's context says (`on_timeout`, from the
-    `ReviewPolicy` in force when it opened): `reject`, the default (fail closed), with
-    the message "review deadline passed at <deadline>; rejected by the sweep"; or
-    `escalate` to `escalate_to` (an `EscalateDecision`: the review re-opens for that
-    group with a new deadline, recorded in its payload's `escalations`). A review that
-    was already escalated is rejected when its deadline passes again. The sweep answers
-    as `lgsp:sweep` (`SWEEP_REVIEWER`, at `now`), which a review policy always lets apply
-    a review's own `on_timeout`. The expired
-    reviews of one thread are answered in one resume; the run then goes on in this
-    process to its end or its next pause. A thread that fails to resume is reported
-    (`action="error"`) and the sweep goes on with the others.
+    Each expired review gets its payload's `on_timeout`: `reject` (the default, fail
+    closed), or `escalate` to `escalate_to` (the review re-opens for that group with a new
+    deadline); an already escalated review is rejected. The sweep answers as
+    `lgsp:sweep`, one resume per thread, and the run goes on in this process. Returns one
+    `SweepAction` per expired review, soonest deadline first; a thread that fails to
+    resume is reported (`action="error"`) and the sweep goes on.
 
     Args:
         graph: The runs' graph, compiled with a checkpointer on the same database.
         checkpointer: Where to find the pending reviews (usually `graph`'s checkpointer).
-        now: The time deadlines are compared with (default: now; timezone-aware).
+        now: The time deadlines are compared with (default: now; a naive time raises
+            `ValueError`).
         thread_ids: Only these threads (default: all).
         config: Extra run config for the resumes (see `resolve_review`).
         durability: LangGraph's durability mode for the resumed runs.
-
-    Returns:
-        One `SweepAction` per expired review, soonest deadline first.
-
-    Raises:
-        ValueError: If `now` is naive.
 
     Example:
         ```python

@@ -1,29 +1,9 @@
 """Review gates: a pause for a human, in LangChain's human-in-the-loop schema.
 
-`request_review` pauses the run with `interrupt()`. The payload is what review UIs
-built for LangChain's `HumanInTheLoopMiddleware` expect (`action_requests`,
-`review_configs`), plus a `context` block for the reviewer: the task, the worker,
-the risk, why it needs review, the work so far, the deadline and the reviewer
-group. The resume value (`{"decisions": [...]}`) is validated against a schema
-built for this review (only its allowed decision types). An invalid answer is never
-acted on: the gate pauses again on the same review (the same interrupt id and
-response schema), its context saying what was wrong (`invalid_answer`), and logs a
-warning on the `langgraph_supervisor_pro.review` logger. No task error is saved, so
-the run stays interrupted and the next answer (or `invoke(None)`) finds it as it was.
-
-An `escalate` decision (what the deadline sweep sends when the policy says so)
-re-opens the same review for another reviewer group, with a new deadline, recorded
-in the payload.
-
-Every answer says who gave it and when: the resume value may carry `reviewer` and
-`answered_at` beside its decisions (`{"decisions": [...], "reviewer": "alice",
-"answered_at": "2030-01-01T09:00:00+00:00"}`; the review desk, the CLI and
-`server_auth` set both). Without `reviewer`, the answer is the LangGraph server's
-authenticated user's (`configurable["langgraph_auth_user_id"]`), if any. With a
-`ReviewPolicy` that restricts who may answer (`members`, `may_answer`), an answer by
-anyone else is refused like an invalid one: the review is posted again, unchanged but
-for `context["invalid_answer"]` saying why. `request_review_answer` returns the decision
-with who answered, when, and the interrupt id, for the audit trail.
+`request_review` pauses with `interrupt()` and validates the answer against a schema built
+for the review; an invalid or refused answer is never acted on: the same review is posted
+again (`context["invalid_answer"]` says why). `escalate` re-opens it for another group.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/reviews/
 """
 
 from __future__ import annotations
@@ -83,21 +63,6 @@ from langgraph_supervisor_pro.review._payload import (
 
 if TYPE_CHECKING:
     from langgraph_supervisor_pro.review._policy import ReviewPolicy
-
-__all__ = [
-    "ApproveDecision",
-    "DecisionType",
-    "EditDecision",
-    "EditedAction",
-    "EscalateDecision",
-    "RejectDecision",
-    "RespondDecision",
-    "ReviewAnswer",
-    "ReviewDecision",
-    "request_review",
-    "request_review_answer",
-    "review_payload",
-]
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
 """The decisions a human can make (LangChain's HITL schema)."""
@@ -210,7 +175,7 @@ def response_schema(
     """The resume schema of one review: `{"decisions": [<one allowed decision>]}`.
 
     It may also carry `reviewer` and `answered_at`. `check` (given the parsed answer)
-    returns why the answer is refused, or None; the gate checks who may answer with it.
+    returns why the answer is refused, or None: the gate checks who may answer with it.
     """
     kinds = tuple(dict.fromkeys([*allowed, "escalate"]))  # the sweep may always escalate
     unknown = [k for k in kinds if k not in _BY_TYPE]
@@ -238,18 +203,9 @@ def review_payload(
 ) -> ReviewRequest:
     """The interrupt value of one review: the HITL schema plus the reviewer's context.
 
-    Args:
-        kind: `tool` or `dispatch`.
-        action: The action's name (a tool name, or `dispatch:<worker>`).
-        args: The action's arguments.
-        description: One sentence describing the action to the reviewer.
-        allowed: The decisions the reviewer may make.
-        context: Structured context: task, worker, risk, reason, summary, deadline, ...
-
-    Returns:
-        `{"action_requests": [...], "review_configs": [...], "context": {...}}`, every
-        string in it storable: a NUL or a lone surrogate (in a tool's arguments, say)
-        becomes U+FFFD, as Postgres refuses both.
+    `action` is a tool name or `dispatch:<worker>`; `context` the reviewer's (task, worker,
+    risk, reason, ...). Every string is made storable: a NUL or a lone surrogate becomes
+    U+FFFD, as Postgres refuses both.
 
     Example:
         >>> p = review_payload(kind="tool", action="refund", args={"amount": 30},
@@ -287,21 +243,8 @@ def gate_request(
 ) -> ReviewRequest:
     """The review payload of one of this package's gates (a tool call or a dispatch).
 
-    Every key of `ReviewContext` but `escalations` is filled: the deadline is
-    `policy.review_timeout` after the hop's dispatch time (stored in state, so a
-    re-run builds the same payload), the reviewer group and timeout handling come
-    from `policy`, the thread from `config`.
-
-    Example:
-        >>> from langgraph_supervisor_pro.review._policy import ReviewPolicy
-        >>> p = gate_request(kind="tool", action="refund", args={"amount": 30},
-        ...                  description="Refund 30 EUR", task="T", worker="billing",
-        ...                  risk="high", tier="supervised", reason="high risk",
-        ...                  summary="Hop 1", dispatched_at="2030-01-01T00:00:00+00:00",
-        ...                  step=1, turn=1, path=["billing"], policy=ReviewPolicy(),
-        ...                  config={})
-        >>> p["context"]["worker"], p["context"]["thread_id"], p["context"]["path"]
-        ('billing', None, ['billing'])
+    The deadline is `policy.review_timeout` after the hop's dispatch time (stored in
+    state, so a re-run builds the same payload); the thread comes from `config`.
     """
     context: ReviewContext = {
         "kind": kind,
@@ -320,22 +263,20 @@ def gate_request(
         "thread_id": (config.get("configurable") or {}).get("thread_id"),
         "path": list(path),
     }
-    payload = review_payload(
+    return review_payload(
         kind=kind,
         action=action,
         args=args,
         description=description,
         allowed=ALL_DECISIONS,
-        context={k: v for k, v in context.items() if k != "kind"},
+        context=context,
     )
-    return payload
 
 
 def deadline_after(seconds: float, *, now: datetime | str | None = None) -> str:
-    """An ISO-8601 UTC deadline `seconds` after `now` (a datetime or ISO text; default: now).
+    """An ISO-8601 deadline `seconds` after `now` (a datetime or ISO text; default: now).
 
-    Review gates pass the hop's dispatch time, which is stored in state, so a node that
-    re-runs (every resume replays it) computes the same deadline.
+    Gates pass the hop's dispatch time, stored in state, so a re-run computes the same one.
     """
     start = datetime.fromisoformat(now) if isinstance(now, str) else now
     return ((start or datetime.now(UTC)) + timedelta(seconds=seconds)).isoformat()
@@ -349,15 +290,13 @@ class ReviewAnswer:
         ```python
         answer = request_review_answer(payload, policy=policy)
         answer.decision.type, answer.reviewer, answer.answered_at
-        # ('approve', 'alice', '2030-01-01T09:00:00+00:00')
         ```
     """
 
     decision: ApproveDecision | EditDecision | RejectDecision | RespondDecision
     """The decision (approve, edit, reject or respond)."""
     reviewer: str | None
-    """Who answered: the answer's `reviewer`, else the LangGraph server's authenticated
-    user of the run; None when nobody was named."""
+    """Who answered: the answer's `reviewer`, else the server's authenticated user, or None."""
     answered_at: str
     """When (ISO 8601, UTC): the answer's `answered_at`, else when the gate received it."""
     interrupt_id: str
@@ -366,20 +305,7 @@ class ReviewAnswer:
     """The review as it was answered (after any escalations)."""
 
     def entry(self, *, turn: int, step: int | None) -> ReviewEntry:
-        """The audit record of this answer, for a supervisor state's `reviews`.
-
-        Args:
-            turn: The turn of the hop the review belongs to.
-            step: The hop's step.
-
-        Returns:
-            The `ReviewEntry`.
-
-        Example:
-            ```python
-            update = {"reviews": [answer.entry(turn=1, step=2)]}
-            ```
-        """
+        """The audit record of this answer (a `ReviewEntry`), for a supervisor state's `reviews`."""
         context = self.review["context"]
         request = self.review["action_requests"][0]
         kind = context.get("kind", "tool")
@@ -412,33 +338,14 @@ def request_review(
 ) -> ApproveDecision | EditDecision | RejectDecision | RespondDecision:
     """Pause the run for a human decision on `payload`, and return the decision.
 
-    Call it from a node, a tool or a worker function. The first call raises
-    LangGraph's interrupt; when the run is resumed with
+    The first call raises LangGraph's interrupt; when the run is resumed with
     `Command(resume={"decisions": [...]})`, the node re-runs and this returns the
-    validated decision. An `escalate` decision re-opens the review for the named
-    group (with a new deadline when `escalation_timeout` is given) and pauses again.
-
-    An invalid answer (one LangGraph's `interrupt` refuses against the review's
-    response schema, `is_invalid_resume`) is never acted on: the review is posted
-    again under the same interrupt id, with the same response schema, its payload
-    unchanged but for `context["invalid_answer"]` (what was wrong, in one line), and a
-    warning goes to the `langgraph_supervisor_pro.review` logger. `invoke` returns
-    with the review pending, no task error is saved, and the run resumes from there
-    on a valid answer. With a `policy` that restricts who may answer
-    (`ReviewPolicy.members`, `may_answer`), an answer by anyone else is refused the
-    same way (`ReviewPolicy.reviewer_refusal` says why).
-
-    The interrupt ids assume, as in this package's gates, that the review is the
-    only source of interrupts in its task (node, tool call or worker function).
-
-    Args:
-        payload: From `review_payload`.
-        escalation_timeout: Seconds an escalated review stays open.
-        policy: Whose answers are taken (its `members` and `may_answer`); None: anyone's.
-
-    Returns:
-        The human's decision (approve, edit, reject or respond). For who gave it and
-        when, use `request_review_answer`.
+    validated decision (`request_review_answer` also says who gave it and when). An
+    invalid answer, or one by a reviewer `policy` refuses, is never acted on: the review
+    is posted again under the same interrupt id, with `context["invalid_answer"]` saying
+    why. An `escalate` decision re-opens the review for the named group (open for
+    `escalation_timeout` seconds) and pauses again. The review must be the only source of
+    interrupts in its task (node, tool call or worker function).
 
     Example:
         ```python
@@ -446,8 +353,6 @@ def request_review(
             kind="tool", action="refund", args={"amount": 30},
             description="Refund 30 EUR", allowed=["approve", "reject"],
             context={"worker": "billing"}))
-        decision.type
-        # 'approve'
         ```
     """
     answer = request_review_answer(payload, escalation_timeout=escalation_timeout, policy=policy)
@@ -457,15 +362,13 @@ def request_review(
 def _with_path(payload: Mapping[str, Any], configurable: Mapping[str, Any]) -> Mapping[str, Any]:
     """`payload` with `context["path"]` set from the running hop when it has none.
 
-    The package's own gates set the path; a review a worker function asks for itself
-    (`request_review(review_payload(...))`, at any depth of a tree) gets its hop's
-    path the same way, so every review of a tree says where it was asked.
+    So a review a worker function asks for itself says where in a tree it was asked.
     """
     context = payload.get("context")
     hop = configurable.get(HOP_CONFIG_KEY)
-    if not isinstance(context, Mapping) or context.get("path") or not isinstance(hop, HopContext):
+    if not isinstance(context, Mapping) or context.get("path"):
         return payload
-    if not hop.path:
+    if not isinstance(hop, HopContext) or not hop.path:
         return payload
     return {**payload, "context": {**context, "path": list(hop.path)}}
 
@@ -476,32 +379,12 @@ def request_review_answer(
     escalation_timeout: float | None = None,
     policy: ReviewPolicy | None = None,
 ) -> ReviewAnswer:
-    """`request_review`, returning the decision with who answered, when, and to what.
+    """`request_review`, returning a `ReviewAnswer`: the decision, who answered, when, to what.
 
-    Who: the answer's `reviewer` (`{"decisions": [...], "reviewer": "alice"}`), else the
-    LangGraph server's authenticated user of the run (`langgraph_auth_user_id` in its
-    config), else None. When: the answer's `answered_at` (an aware ISO time), else now.
-    The review desk, the CLI and `server_auth` set both, so they are the same however
-    often the node re-runs.
+    Who: the answer's `reviewer`, else the LangGraph server's authenticated user of the
+    run, else None. When: the answer's `answered_at` (aware), else now. The desk, the CLI
+    and `server_auth` set both, so they are the same however often the node re-runs.
 
-    Args:
-        payload: From `review_payload`.
-        escalation_timeout: Seconds an escalated review stays open.
-        policy: Whose answers are taken (its `members` and `may_answer`); None: anyone's.
-
-    Returns:
-        A `ReviewAnswer`: the decision, the reviewer, the time, the interrupt id, the
-        review as answered.
-
-    Example:
-        ```python
-        answer = request_review_answer(review_payload(
-            kind="tool", action="refund", args={"amount": 30},
-            description="Refund 30 EUR", allowed=["approve", "reject"],
-            context={"worker": "billing", "reviewers": "support"}), policy=policy)
-        answer.decision.type, answer.reviewer
-        # ('approve', 'alice')
-        ```
     """
     configurable = get_config().get("configurable") or {}
     current = cast(ReviewRequest, storable_value(_with_path(payload, configurable)))
@@ -594,9 +477,6 @@ def _pause_again(
 ) -> NoReturn:
     """Post the pending review `current` again after the refused answer `exc`.
 
-    Refused: invalid for the response schema, or given by a reviewer the policy does not
-    allow (the schema's check raises, so LangGraph saved nothing of it either).
-
     Left to propagate, LangGraph's `ValidationError` would be saved as the task's error
     (next to the refused answer): the thread would read as failed, and every
     `invoke(None)` would raise it again. Raising the same interrupt instead leaves the
@@ -631,18 +511,7 @@ def _pause_again(
 
 
 def invalid_answer_summary(exc: ValidationError) -> str:
-    """A one-line summary of why a review's answer was refused (never the answer itself).
-
-    At most three errors (`location: message`), then how many more, cut to 240 characters.
-
-    Example:
-        >>> from pydantic import ValidationError
-        >>> try:
-        ...     response_schema(["approve"]).model_validate({"decisions": []})
-        ... except ValidationError as exc:
-        ...     print(invalid_answer_summary(exc))
-        decisions: List should have at least 1 item after validation, not 0
-    """
+    """Why a review's answer was refused, in one line (never the answer itself)."""
     summary = validation_summary(
         exc,
         where=lambda loc: ".".join(truncate(str(p), 40) for p in loc),

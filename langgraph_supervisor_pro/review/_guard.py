@@ -1,32 +1,15 @@
 """Least privilege and review gates on every tool call a worker's agent makes.
 
-`ToolGuard` is a LangChain agent middleware (`create_agent(middleware=[...])`). For
-each tool call it:
-
-1. refuses a tool outside the worker's allowlist (another worker's tool, a name a
-   worker's output tricked the model into calling, a tool that does not exist):
-   the agent gets an error tool message, the call is never executed, and the
-   refusal is recorded (in the tool message, which the worker node copies to the
-   ledger and the `security` log, and on the `langgraph_supervisor_pro.security`
-   logger);
-2. looks up the tool's risk (policy file > worker mapping > `@risk` > `high`) and
-   the autonomy tier in force (the policy's, or a stricter per-run one), and runs it,
-   asks the confirmation policy (supervised tier, medium risk), or pauses for a
-   human review (`request_review`) and applies the decision: approve, edit
-   (changed arguments), reject (the message goes back to the worker) or respond.
-   The tool message's note (`additional_kwargs["lgsp_review"]`) records the decision
-   and, under `answer`, who answered and when (a `ReviewEntry`), which the worker node
-   copies to the supervisor's `reviews`.
-
-`Worker(model=..., tools=[...])` gets a guarded agent built for it; add
-`ToolGuard(...)` yourself when you build your own `create_agent`.
+`ToolGuard` (a LangChain agent middleware) refuses a tool outside the worker's allowlist
+(never executed, recorded on the `langgraph_supervisor_pro.security` logger), then runs,
+confirms or reviews each call by its risk and the tier in force.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/reviews/
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -45,7 +28,7 @@ from langgraph_supervisor_pro._internal.scrub import RunSecrets, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line
 from langgraph_supervisor_pro._internal.tools import tool_name
-from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
+from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.review._confirm import _confirming
 from langgraph_supervisor_pro.review._gate import (
     EditDecision,
@@ -58,17 +41,12 @@ from langgraph_supervisor_pro.review._payload import ReviewRequest
 from langgraph_supervisor_pro.review._policy import ConfirmRequest, ReviewPolicy, strictest_tier
 from langgraph_supervisor_pro.review._risks import Risk, declared_always_review, declared_risk
 
-__all__ = ["REFUSED_TOOL_EVENT", "SECURITY_LOGGER", "ToolGuard"]
-
 SECURITY_LOGGER = "langgraph_supervisor_pro.security"
 """The logger refusals are written to (level WARNING)."""
 
 REFUSED_TOOL_EVENT = "lgsp.tool_refused"
-"""The LangChain custom event a refusal dispatches (`tool`, `tool_call_id`, `reason`, `args`).
-
-A refused call never starts a tool run, so tracers see no tool callback for it; this
-event is how `OTelCallbackHandler` gives it an `execute_tool` span.
-"""
+"""The custom event a refusal dispatches (`tool`, `tool_call_id`, `reason`, `args`): a
+refused call starts no tool run, so this is how `OTelCallbackHandler` gives it a span."""
 
 _log = logging.getLogger(SECURITY_LOGGER)
 
@@ -79,11 +57,6 @@ ToolResult = ToolMessage | Command[Any]
 class _Run:
     request: ToolCallRequest
     note: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class _Done:
-    message: ToolMessage
 
 
 @dataclass(frozen=True)
@@ -150,11 +123,12 @@ class ToolGuard(AgentMiddleware):
 
     # -- deciding ------------------------------------------------------------------------
 
-    def _plan(self, request: ToolCallRequest) -> _Run | _Done | _Confirm | _Review:
+    def _plan(self, request: ToolCallRequest) -> _Run | ToolMessage | _Confirm | _Review:
+        """What to do with the call; a `ToolMessage` is the answer, and the tool does not run."""
         call = request.tool_call
         name = call["name"]
         if name not in self.allowed:
-            return _Done(self._refusal(request))
+            return self._refusal(request)
         config = _config_of(request)
         hop = hop_context(config)
         if hop is not None and hop.tier:
@@ -206,15 +180,9 @@ class ToolGuard(AgentMiddleware):
             self.worker,
             allowed,
         )
-        return ToolMessage(
-            content=storable(
-                f"Refused: '{call['name']}' is not one of your tools ({allowed}). "
-                "The call was not executed."
-            ),
-            tool_call_id=call["id"] or "",
-            name=call["name"],
-            status="error",
-            additional_kwargs={"lgsp_security": storable_value(record)},
+        text = f"Refused: '{call['name']}' is not one of your tools ({allowed}). "
+        return self._message(
+            call, text + "The call was not executed.", "error", record, "lgsp_security"
         )
 
     def _payload(self, review: _Review) -> ReviewRequest:
@@ -253,7 +221,7 @@ class ToolGuard(AgentMiddleware):
             config=config,
         )
 
-    def _reviewed(self, review: _Review) -> _Run | _Done:
+    def _reviewed(self, review: _Review) -> _Run | ToolMessage:
         answer = request_review_answer(
             self._payload(review), escalation_timeout=self.policy.review_timeout, policy=self.policy
         )
@@ -271,15 +239,8 @@ class ToolGuard(AgentMiddleware):
         if isinstance(decision, EditDecision):
             edited = cast(ToolCall, {**call, "args": dict(decision.edited_action.args)})
             if decision.edited_action.name != call["name"]:
-                return _Done(
-                    self._message(
-                        call,
-                        "The reviewer changed the tool, which is not "
-                        "allowed; the call was not executed.",
-                        "error",
-                        note,
-                    )
-                )
+                changed = "The reviewer changed the tool, which is not allowed"
+                return self._message(call, f"{changed}; the call was not executed.", "error", note)
             return _Run(
                 review.request.override(tool_call=edited), {**note, "edited_args": edited["args"]}
             )
@@ -289,31 +250,26 @@ class ToolGuard(AgentMiddleware):
                 if decision.message
                 else "The reviewer rejected this call; do not retry it unless asked."
             )
-            return _Done(self._message(call, text, "error", note))
+            return self._message(call, text, "error", note)
         if isinstance(decision, RespondDecision):
-            return _Done(self._message(call, decision.message, "success", note))
+            return self._message(call, decision.message, "success", note)
         return _Run(review.request, note)
 
-    def _message(self, call: Any, text: str, status: str, note: dict[str, Any]) -> ToolMessage:
+    def _message(
+        self, call: Any, text: str, status: str, note: dict[str, Any], key: str = "lgsp_review"
+    ) -> ToolMessage:
         return ToolMessage(
             content=storable(text),
             tool_call_id=call["id"] or "",
             name=call["name"],
             status=status,
-            additional_kwargs={"lgsp_review": storable_value(note)},
+            additional_kwargs={key: storable_value(note)},
         )
 
     def _unconfirmed(self, confirm: _Confirm, ok: bool, reason: str) -> _Run | _Review:
         if ok:
-            return _Run(
-                confirm.request,
-                {
-                    "risk": confirm.risk,
-                    "tier": confirm.tier,
-                    "decision": "confirmed",
-                    "reason": reason,
-                },
-            )
+            note = {"risk": confirm.risk, "tier": confirm.tier, "decision": "confirmed"}
+            return _Run(confirm.request, {**note, "reason": reason})
         return _Review(
             confirm.request,
             confirm.risk,
@@ -323,14 +279,29 @@ class ToolGuard(AgentMiddleware):
 
     # -- running -------------------------------------------------------------------------
 
-    def _deciding(self, request: ToolCallRequest) -> Steps[_Run | _Done]:
-        """Whether (and how) the call runs, for both drivers: plan, confirm, review."""
+    def _deciding(self, request: ToolCallRequest) -> Steps[_Run | ToolMessage]:
+        """Whether (and how) the call runs, for both drivers: plan, confirm, review.
+
+        A refusal also dispatches `REFUSED_TOOL_EVENT`, unless there is no run to tell
+        (a guard called directly, outside any run).
+        """
         plan = self._plan(request)
         if isinstance(plan, _Confirm):
             verdict = yield from _confirming(self.policy, plan.confirm, _config_of(request))
             plan = self._unconfirmed(plan, *verdict)
         if isinstance(plan, _Review):
             plan = self._reviewed(plan)
+        event = _refusal_event(plan) if isinstance(plan, ToolMessage) else None
+        if event is not None:
+            config = _config_of(request)
+            try:
+                yield Call(
+                    lambda: dispatch_custom_event(REFUSED_TOOL_EVENT, event, config=config),
+                    lambda: adispatch_custom_event(REFUSED_TOOL_EVENT, event, config=config),
+                )
+            except RuntimeError as exc:
+                if "without a parent run id" not in str(exc):
+                    raise
         return plan
 
     def wrap_tool_call(
@@ -338,16 +309,10 @@ class ToolGuard(AgentMiddleware):
     ) -> ToolResult:
         """Check, confirm or review the call, then run it (or not)."""
         plan = drive(self._deciding(request))
-        if isinstance(plan, _Done):
-            event = _refusal_event(plan.message)
-            if event is not None:
-                with _no_parent_run():
-                    dispatch_custom_event(REFUSED_TOOL_EVENT, event, config=_config_of(request))
-            return plan.message
+        if isinstance(plan, ToolMessage):
+            return plan
         try:
             result = handler(plan.request)
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
             _raise_scrubbed(exc, request)
             raise
@@ -360,18 +325,10 @@ class ToolGuard(AgentMiddleware):
     ) -> ToolResult:
         """Async twin of `wrap_tool_call`."""
         plan = await adrive(self._deciding(request))
-        if isinstance(plan, _Done):
-            event = _refusal_event(plan.message)
-            if event is not None:
-                with _no_parent_run():
-                    await adispatch_custom_event(
-                        REFUSED_TOOL_EVENT, event, config=_config_of(request)
-                    )
-            return plan.message
+        if isinstance(plan, ToolMessage):
+            return plan
         try:
             result = await handler(plan.request)
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
             _raise_scrubbed(exc, request)
             raise
@@ -392,24 +349,14 @@ def _refusal_event(message: ToolMessage) -> dict[str, Any] | None:
     }
 
 
-@contextlib.contextmanager
-def _no_parent_run() -> Iterator[None]:
-    """Outside any run (a guard called directly) there is nobody to tell: skip the event."""
-    try:
-        yield
-    except RuntimeError as exc:
-        if "without a parent run id" not in str(exc):
-            raise
-
-
 def _raise_scrubbed(exc: Exception, request: ToolCallRequest) -> None:
-    """Raise a scrubbed stand-in for a tool's exception whose text holds a secret of the run.
+    """Raise a `ScrubbedError` for a tool's exception whose text holds a secret of the run.
 
-    The agent's tool node, its task error (saved with the agent's checkpoints), its trace
-    runs and the worker hop then see `ScrubbedError` (the type and the scrubbed message);
-    the tool's own trace run, opened before the guard sees the exception, keeps it as is.
-    Returns when there is nothing to scrub.
+    So the tool node, its saved task error, its traces and the hop never see the secret.
+    Returns when there is nothing to scrub, and for a LangGraph interrupt (propagates).
     """
+    if isinstance(exc, GraphBubbleUp):
+        return
     runtime = getattr(request, "runtime", None)
     secrets = RunSecrets(
         getattr(runtime, "config", None), context=getattr(runtime, "context", None)

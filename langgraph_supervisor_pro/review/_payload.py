@@ -1,12 +1,6 @@
-"""A review's interrupt payload, and `PendingReview`, how a reader sees one (private).
+"""A review's interrupt payload (`ReviewRequest`), and `PendingReview`, how a reader sees one.
 
-`request_review` pauses with a `ReviewRequest`: LangChain's `HITLRequest` plus a
-`ReviewContext` for the reviewer. The desk, the server, the policy's reviewer checks and
-the metrics read it back as a `PendingReview`.
-
-Example:
-    >>> is_review_payload("What is your name?")
-    False
+`ReviewRequest` is LangChain's `HITLRequest` plus a `ReviewContext` for the reviewer.
 """
 
 from __future__ import annotations
@@ -20,15 +14,6 @@ from typing import Any, Literal, NotRequired, Required, cast
 from langchain.agents.middleware.human_in_the_loop import HITLRequest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
-
-__all__ = [
-    "Escalation",
-    "PendingReview",
-    "ReviewContext",
-    "ReviewKind",
-    "ReviewRequest",
-    "is_review_payload",
-]
 
 ReviewKind = Literal["tool", "dispatch"]
 """What is reviewed: a worker's tool call, or the supervisor's dispatch of a worker."""
@@ -46,67 +31,43 @@ Escalation = TypedDict(
         "at": str | None,
     },
 )
-"""One escalation of a review, as `request_review` records it in the context: from and
-to which group, why, the deadline it replaced, who sent it (the sweep is `lgsp:sweep`)
-and when (the answer's `answered_at`)."""
+"""One escalation of a review in its context: from and to which group, why, the deadline
+it replaced, who sent it and when."""
 
 
 class ReviewContext(TypedDict, total=False):
     """The reviewer's context of one review (the payload's `context` block).
 
-    The gates of this package fill every key but `escalations` (added by the first
-    escalation) and `invalid_answer` (added when an answer is refused); a payload built
-    by hand with `review_payload` may carry only some.
+    `risk` is None for dispatches; `summary` is the work so far; `deadline` is ISO-8601
+    UTC; `reviewers` the group the review is assigned to; `path` the worker names from the
+    root down; `escalations` oldest first; `invalid_answer` why the last answer was
+    refused (never the answer itself). The package's gates fill every key but the last
+    two; a payload built by hand with `review_payload` may carry only some.
     """
 
     kind: Required[ReviewKind]
-    """`tool` or `dispatch`."""
     task: str
-    """The user's task for the run."""
     worker: str | None
-    """The worker that wants to act (or is dispatched)."""
     risk: str | None
-    """The tool's risk level (None for dispatches)."""
     tier: str
-    """The autonomy tier in force."""
     reason: str
-    """Why the action needs review."""
     summary: str
-    """The work so far."""
     deadline: str | None
-    """When the review expires (ISO-8601 UTC)."""
     reviewers: str | None
-    """The reviewer group the review is assigned to."""
     on_timeout: str
-    """What the deadline sweep does: `reject` or `escalate`."""
     escalate_to: str | None
-    """The group an expired review is escalated to."""
     step: int | None
-    """The hop's step."""
     turn: int | None
-    """The run's turn."""
     thread_id: str | None
-    """The run's thread."""
     path: list[str]
-    """Where the review paused, as worker names from the root down: `["billing"]` for a
-    tool of a root worker, `["incident", "pager"]` for a tool of the `pager` worker of the
-    `incident` domain, or for `incident`'s dispatch of `pager`."""
     escalations: list[Escalation]
-    """The escalations so far, oldest first."""
     invalid_answer: NotRequired[str]
-    """Why the last answer was refused: a one-line summary of its validation errors
-    (never the answer itself), e.g. `decisions.0: Input tag 'maybe' found using 'type'
-    does not match any of the expected tags: ...`. Present only on a review re-posted by
-    `request_review` after an invalid answer; the rest of the payload is unchanged."""
 
 
 class ReviewRequest(HITLRequest):
     """A review's interrupt value: LangChain's `HITLRequest` plus the reviewer's context."""
 
     context: ReviewContext
-
-
-# -- pending reviews -----------------------------------------------------------------------
 
 
 def _freeze(value: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -156,22 +117,18 @@ def _parse_deadline(value: object) -> datetime | None:
 class PendingReview:
     """One review a run is paused on: what is asked, of whom, until when.
 
-    Built from the interrupt's payload (`review_payload`); `context` and `payload` are
-    read-only views of it.
+    Built from the interrupt's payload; `context` and `payload` are read-only views of it.
 
     Example:
         >>> from langgraph_supervisor_pro.review._gate import review_payload
         >>> payload = review_payload(
         ...     kind="tool", action="refund", args={"amount": 30},
         ...     description="Refund 30 EUR", allowed=["approve", "reject"],
-        ...     context={"worker": "billing", "risk": "high", "reviewers": "support",
+        ...     context={"worker": "billing", "reviewers": "support",
         ...              "deadline": "2030-01-01T00:00:00+00:00"})
         >>> review = PendingReview.from_payload(payload, thread_id="t1", interrupt_id="ab12")
         >>> review.action, review.worker, review.reviewers, review.allowed
         ('refund', 'billing', 'support', ('approve', 'reject'))
-        >>> from datetime import datetime, UTC
-        >>> review.expired(datetime(2031, 1, 1, tzinfo=UTC))
-        True
     """
 
     thread_id: str
@@ -212,26 +169,7 @@ class PendingReview:
         interrupt_id: str,
         checkpoint_id: str | None = None,
     ) -> PendingReview:
-        """Build a review from an interrupt value made by `review_payload`.
-
-        Args:
-            payload: The interrupt's value.
-            thread_id: The thread it is pending on.
-            interrupt_id: The interrupt's id.
-            checkpoint_id: The checkpoint the run is paused on, if known.
-
-        Returns:
-            The review.
-
-        Raises:
-            ValueError: If `payload` is not a review payload.
-
-        Example:
-            ```python
-            review = PendingReview.from_payload(interrupt.value, thread_id="t1",
-                                                interrupt_id=interrupt.id)
-            ```
-        """
+        """Build a review from an interrupt value made by `review_payload` (else `ValueError`)."""
         if not is_review_payload(payload):
             raise ValueError(
                 "not a review payload: expected a mapping with "
@@ -278,21 +216,12 @@ class PendingReview:
 
     @property
     def path(self) -> tuple[str, ...]:
-        """Where the run paused: worker names from the root down (from the context).
-
-        `("billing",)` for a tool of a root worker; `("incident", "pager")` in a tree.
-        Empty for a payload built by hand without one.
-        """
+        """Where the run paused: worker names from the root down (empty when not given)."""
         return tuple(str(name) for name in self._context.get("path") or ())
 
     @property
     def invalid_answer(self) -> str | None:
-        """Why the last answer to this review was refused, or None (from the context).
-
-        A review gate that gets an invalid answer pauses again on the same review, with a
-        one-line summary of what was wrong (never the answer itself) in
-        `context["invalid_answer"]`.
-        """
+        """Why the last answer to this review was refused, or None (from the context)."""
         problem = self._context.get("invalid_answer")
         return None if problem is None else str(problem)
 
@@ -308,39 +237,12 @@ class PendingReview:
         return bool(self.escalations)
 
     def expired(self, now: datetime | None = None) -> bool:
-        """Whether the deadline has passed at `now` (a review with no deadline never expires).
-
-        Args:
-            now: A timezone-aware time (default: the current time).
-
-        Returns:
-            True when `now` is at or past the deadline.
-
-        Raises:
-            ValueError: If `now` is naive.
-
-        Example:
-            ```python
-            overdue = [r for r in list_reviews(saver) if r.expired()]
-            ```
-        """
+        """Whether the deadline has passed at `now` (aware; default: now); never without one."""
         moment = aware_or_now(now, "PendingReview.expired(now)")
         return self.deadline is not None and moment >= self.deadline
 
     def to_dict(self, *, now: datetime | None = None) -> dict[str, Any]:
-        """A JSON-friendly dict of the review (what `lgsp review list --json` prints).
-
-        Args:
-            now: The time `expired` is computed at (default: the current time).
-
-        Returns:
-            The fields, the task, reason and `invalid_answer`, and `expired`.
-
-        Example:
-            ```python
-            print(json.dumps([r.to_dict() for r in list_reviews(saver)]))
-            ```
-        """
+        """A JSON-friendly dict (what `lgsp review list --json` prints); `expired` at `now`."""
         return {
             "thread_id": self.thread_id,
             "interrupt_id": self.interrupt_id,
@@ -363,15 +265,7 @@ class PendingReview:
 
 
 def is_review_payload(value: object) -> bool:
-    """Whether an interrupt value is a review payload (as `review_payload` builds it).
-
-    Example:
-        >>> is_review_payload({"action_requests": [{"name": "x"}],
-        ...                    "review_configs": [{"action_name": "x"}], "context": {}})
-        True
-        >>> is_review_payload("What is your name?")
-        False
-    """
+    """Whether an interrupt value is a review payload (as `review_payload` builds it)."""
     if not isinstance(value, Mapping) or not all(k in value for k in _PAYLOAD_KEYS):
         return False
     requests, configs, context = (value[k] for k in _PAYLOAD_KEYS)

@@ -1,67 +1,8 @@
-"""Risk levels, autonomy tiers and review deadlines: the policy behind review gates.
+"""The review policy: autonomy tiers, the tier matrix (`decide`), deadlines and who may answer.
 
-Every tool has a risk level, `low`, `medium` or `high`, declared with the `risk`
-decorator or in a mapping (per worker, or the policy file's `risks` table). A tool
-with no declared level is treated as `high` (fail closed); `undeclared_tools` and
-`warn_undeclared` list such tools when a graph is built.
-
-The autonomy tier decides what happens to each action (`decide`):
-
-| tier         | low   | medium    | high   |
-|--------------|-------|-----------|--------|
-| `manual`     | run   | review    | review |
-| `supervised` | run   | confirm   | review |
-| `autonomous` | run   | run       | run    |
-
-`review` pauses for a human; `confirm` asks the supervisor's confirmation policy
-(`ReviewPolicy.confirm`: a callable or a chat model, see `confirm_action`). A tool
-marked always-review is reviewed in every tier. In the `manual` tier a human also
-approves each worker dispatch (`ReviewPolicy.dispatch_action`).
-
-The tier is the deployment's: `ReviewPolicy.tier` (in code, in a JSON / TOML policy
-file, or from the `LGSP_AUTONOMY` / `LGSP_POLICY_FILE` environment variables when you
-ask with `ReviewPolicy.from_env()`). A run's `config["configurable"]["autonomy"]` may
-make that run stricter, never looser: a looser tier is refused when the run starts
-(`tier_for`), unless the policy sets `allow_run_override`. Each review has a deadline
-(`ReviewPolicy.deadline`); past it, the sweep applies `ReviewPolicy.on_timeout`:
-reject (the default, fail closed) or escalate to the `escalate_to` reviewer group.
-
-Who may answer a review: without a rule, anyone (every answer still records who gave
-it, when it names someone). `ReviewPolicy.members` (group -> identities, also in the
-policy file) and `ReviewPolicy.may_answer` (a function of the identity and the
-`PendingReview`) restrict each review to its group; `reviewer_refusal` says why an
-identity may not answer, and the gates, the review desk and `server_auth` all apply it.
-
-Example:
-    A policy file, `policy.toml`:
-
-    ```toml
-    tier = "supervised"
-    always_review = ["wire_transfer"]
-    review_timeout = 3600
-    on_timeout = "escalate"
-    escalate_to = "finance-leads"
-    reviewers = "finance"
-
-    [members]
-    finance = ["alice", "bob"]
-    finance-leads = ["carol"]
-
-    [risks]
-    lookup_order = "low"
-    refund = "medium"
-    ```
-
-    ```python
-    from langgraph_supervisor_pro.review._policy import ReviewPolicy, risk
-
-    @risk("high")
-    @tool
-    def wire_transfer(iban: str, amount: float) -> str: ...
-
-    policy = ReviewPolicy.from_env(default=ReviewPolicy(confirm=check_refund))
-    policy.action("refund", None, {"configurable": {"autonomy": "supervised"}})  # "confirm"
-    ```
+A tool's risk and the tier decide whether a call runs, asks the confirmation check, or
+waits for a human. A run may make its tier stricter, never looser (unless allowed).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/reviews/
 """
 
 from __future__ import annotations
@@ -75,34 +16,14 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langgraph_supervisor_pro._internal.checks import check_seconds
+from langgraph_supervisor_pro.review._payload import PendingReview, aware_or_now
 from langgraph_supervisor_pro.review._risks import RISK_LEVELS, Risk, _choices, check_risk
-
-if TYPE_CHECKING:
-    from langgraph_supervisor_pro.review._payload import PendingReview
-
-__all__ = [
-    "ACTIONS",
-    "AUTONOMY_CONFIG_KEY",
-    "AUTONOMY_ENV",
-    "POLICY_FILE_ENV",
-    "SWEEP_REVIEWER",
-    "TIERS",
-    "Action",
-    "ConfirmCheck",
-    "ConfirmRequest",
-    "OnTimeout",
-    "ReviewPolicy",
-    "ReviewerCheck",
-    "Tier",
-    "decide",
-    "strictest_tier",
-]
 
 Tier: TypeAlias = Literal["manual", "supervised", "autonomous"]
 """How much runs without a human: the autonomy tier."""
@@ -116,9 +37,6 @@ OnTimeout: TypeAlias = Literal["reject", "escalate"]
 TIERS: tuple[Tier, ...] = ("manual", "supervised", "autonomous")
 """The autonomy tiers, most to least supervised."""
 
-ACTIONS: tuple[Action, ...] = ("run", "confirm", "review")
-"""The possible outcomes of `decide`."""
-
 AUTONOMY_CONFIG_KEY = "autonomy"
 """The per-run tier: `config["configurable"]["autonomy"]`."""
 
@@ -129,15 +47,11 @@ POLICY_FILE_ENV = "LGSP_POLICY_FILE"
 """The environment variable holding the path of the deployment's policy file."""
 
 SWEEP_REVIEWER = "lgsp:sweep"
-"""The identity the deadline sweep answers as. It may always apply a review's own
-`on_timeout` (reject it, or escalate it to its `escalate_to` group), whoever the review's
-reviewers are; `server_auth` refuses users whose identity starts with `lgsp:`."""
+"""The identity the deadline sweep answers as: it may always apply a review's own
+`on_timeout`, whoever the review's reviewers are (no user may be `lgsp:...`)."""
 
 ReviewerCheck: TypeAlias = "Callable[[str, PendingReview], bool]"
 """`ReviewPolicy.may_answer`: whether an identity may answer a pending review."""
-
-
-# -- confirmation requests -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -145,10 +59,10 @@ class ConfirmRequest:
     """What a confirmation check sees: one action a worker wants to take.
 
     Example:
-        >>> r = ConfirmRequest(tool="refund", args={"order_id": "ORDER-7"}, risk="medium",
-        ...                    worker="billing", task="Refund ORDER-7")
-        >>> r.args["order_id"]
-        'ORDER-7'
+        ```python
+        ConfirmRequest(tool="refund", args={"order_id": "O-7"}, risk="medium",
+                       worker="billing", task="Refund O-7")
+        ```
     """
 
     tool: str
@@ -175,9 +89,8 @@ class ConfirmRequest:
 ConfirmCheck: TypeAlias = (
     Callable[[ConfirmRequest], bool] | Callable[[ConfirmRequest], Awaitable[bool]] | BaseChatModel
 )
-"""A supervised-tier confirmation check: a (sync or async) function of a
-`ConfirmRequest` returning True to let the action run, or a chat model (asked through
-`with_structured_output(ConfirmVerdict)` with `CONFIRM_PROMPT`)."""
+"""A supervised-tier confirmation check: a (sync or async) function of a `ConfirmRequest`
+returning True to let the action run, or a chat model (see `confirm_action`)."""
 
 _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
     {
@@ -188,8 +101,12 @@ _MATRIX: Mapping[Tier, Mapping[Risk, Action]] = MappingProxyType(
 )
 _ON_TIMEOUT: tuple[OnTimeout, ...] = ("reject", "escalate")
 _MAX_REVIEW_TIMEOUT = 10 * 365 * 86400.0  # ten years: deadlines stay far inside datetime's range
-_NO_MAPPING: Mapping[str, Risk] = MappingProxyType({})
-_CODE = ("confirm", "may_answer")  # fields that are code: not in the policy file
+_CODE = {  # fields that are code, not in the policy file: how to give one
+    "confirm": "give a function taking a ConfirmRequest and returning True to approve, a chat "
+    "model, or None (medium actions then go to a human)",
+    "may_answer": "give a function taking the reviewer's identity and the PendingReview and "
+    "returning True when they may answer it, or None (no rule: anyone may answer)",
+}
 _FILE_KEYS = (
     "tier",
     "risks",
@@ -214,25 +131,13 @@ def _check_tier(value: object, where: str, *, unset: str = "") -> Tier:
 
 
 def strictest_tier(*tiers: str | None) -> Tier:
-    """The most supervised of `tiers` (None values are skipped).
+    """The most supervised of `tiers` (None skipped; `ValueError` for a non-tier or none).
 
-    A level of a tree of supervisors runs in the strictest of its parent's tier and its
-    own policy's: it may be stricter than its parent, never looser.
-
-    Args:
-        tiers: Tier names (`manual`, `supervised`, `autonomous`), or None.
-
-    Returns:
-        The strictest of them.
-
-    Raises:
-        ValueError: If a value is not a tier, or no tier is given.
+    A level of a tree runs in the strictest of its parent's tier and its own policy's.
 
     Example:
         >>> strictest_tier("autonomous", "supervised", None)
         'supervised'
-        >>> strictest_tier("manual", "autonomous")
-        'manual'
     """
     given = [_check_tier(tier, "strictest_tier(tiers)") for tier in tiers if tier is not None]
     if not given:
@@ -240,26 +145,13 @@ def strictest_tier(*tiers: str | None) -> Tier:
     return min(given, key=TIERS.index)
 
 
-# -- the tier matrix -----------------------------------------------------------------------
-
-
 def decide(tier: Tier, risk: Risk, *, always_review: bool = False) -> Action:
     """What happens to one action at a risk level, in an autonomy tier.
 
     `manual`: low runs, medium and high go to a human. `supervised`: low runs, medium
     asks the confirmation policy, high goes to a human. `autonomous`: everything runs.
-    `always_review` sends the action to a human in every tier.
-
-    Args:
-        tier: The autonomy tier in force.
-        risk: The action's (effective) risk level.
-        always_review: The tool is marked always-review.
-
-    Returns:
-        `run`, `confirm` or `review`.
-
-    Raises:
-        ValueError: If `tier` or `risk` is not a known value.
+    `always_review` (the tool is marked always-review) sends it to a human in every tier.
+    A `tier` or `risk` that is not a known value raises `ValueError`.
 
     Example:
         >>> decide("supervised", "medium"), decide("autonomous", "high")
@@ -272,9 +164,6 @@ def decide(tier: Tier, risk: Risk, *, always_review: bool = False) -> Action:
     if always_review:
         return "review"
     return _MATRIX[checked_tier][checked_risk]
-
-
-# -- the policy ------------------------------------------------------------------------------
 
 
 def _check_fields(values: Mapping[str, Any], label: Callable[[str], str]) -> dict[str, Any]:
@@ -402,38 +291,13 @@ def _check_members(members: object, where: str) -> Mapping[str, frozenset[str]]:
     return MappingProxyType(checked)
 
 
-def _check_may_answer(may_answer: object) -> None:
-    if may_answer is None:
-        return
-    if isinstance(may_answer, Runnable | str | type) or not callable(may_answer):
-        raise TypeError(
-            f"ReviewPolicy.may_answer: got {type(may_answer).__name__}; give a function "
-            "taking the reviewer's identity and the PendingReview and returning True when "
-            "they may answer it, or None (no rule: anyone may answer)"
-        )
-
-
 def _decision_fields(decision: object) -> tuple[str | None, str | None]:
     """A decision's type and, for an escalation, its target group (a model or a dict)."""
     if isinstance(decision, Mapping):
         kind, to = decision.get("type"), decision.get("to")
     else:
         kind, to = getattr(decision, "type", None), getattr(decision, "to", None)
-    return (
-        kind if isinstance(kind, str) else None,
-        to if isinstance(to, str) else None,
-    )
-
-
-def _check_confirm(confirm: object) -> None:
-    if confirm is None or isinstance(confirm, BaseChatModel):
-        return
-    if isinstance(confirm, Runnable | str | type) or not callable(confirm):
-        raise TypeError(
-            f"ReviewPolicy.confirm: got {type(confirm).__name__}; give a function taking a "
-            "ConfirmRequest and returning True to approve, a chat model, or None (medium "
-            "actions then go to a human)"
-        )
+    return kind if isinstance(kind, str) else None, to if isinstance(to, str) else None
 
 
 def _read_policy_file(path: Path) -> dict[str, Any]:
@@ -471,21 +335,16 @@ def _read_policy_file(path: Path) -> dict[str, Any]:
 class ReviewPolicy:
     """Which actions need review, by whom, and until when: the review policy.
 
-    Build it in code, from a policy file (`from_file`), or from the environment when you
-    ask for it (`from_env`); `ReviewPolicy()` is the supervised tier, no tool risk table
-    (undeclared tools count as high risk), no confirmation check (medium actions go to a
-    human), one-day review deadlines rejected when they pass, and anyone may answer. A run
-    may make its tier stricter through `config["configurable"]["autonomy"]`, never looser
-    unless `allow_run_override` is set (`tier_for`).
+    `ReviewPolicy()` is the supervised tier, no risk table (undeclared tools count as high
+    risk), no confirmation check (medium actions go to a human), one-day deadlines
+    rejected when they pass, and anyone may answer. Also `from_file` and `from_env`.
 
     Example:
         >>> policy = ReviewPolicy(tier="supervised", risks={"refund": "medium"},
         ...                       always_review=frozenset({"wire_transfer"}))
         >>> policy.action("lookup", "low", None), policy.action("refund", None, None)
         ('run', 'review')
-        >>> policy.action("lookup", "low", {"configurable": {"autonomy": "manual"}})
-        'run'
-        >>> open_run = ReviewPolicy(tier="supervised", allow_run_override=True,
+        >>> open_run = ReviewPolicy(allow_run_override=True,
         ...                         always_review=frozenset({"wire_transfer"}))
         >>> open_run.action("wire_transfer", "low", {"configurable": {"autonomy": "autonomous"}})
         'review'
@@ -502,8 +361,7 @@ class ReviewPolicy:
     always_review: frozenset[str] = frozenset()
     """Tool names whose every call is reviewed by a human, in every tier."""
     review_timeout: float = 86400.0
-    """Seconds from a review's opening to its deadline (> 0 and at most ten years; the
-    default is one day)."""
+    """Seconds from a review's opening to its deadline (> 0, at most ten years; one day)."""
     on_timeout: OnTimeout = "reject"
     """What the sweep does with an expired review: `reject` (fail closed) or `escalate`."""
     escalate_to: str | None = None
@@ -511,61 +369,42 @@ class ReviewPolicy:
     reviewers: str = "default"
     """The reviewer group a review is assigned to first."""
     confirm: ConfirmCheck | None = None
-    """The supervised tier's check for medium actions (see `confirm_action`); with None,
-    medium actions go to a human (fail closed)."""
+    """The supervised tier's check for medium actions (`confirm_action`); None: a human."""
     members: Mapping[str, Collection[str]] = field(default_factory=lambda: MappingProxyType({}))
-    """Reviewer group -> the identities that may answer its reviews. Empty (the default):
-    no rule. Set, a review may be answered only by a member of its group (`reviewers`,
-    or the group it was escalated to), and `reviewers` and `escalate_to` must be groups
-    of it. Stored read-only, each group's identities as a `frozenset`."""
+    """Reviewer group -> the identities that may answer its reviews (empty: no rule). Set,
+    only a member of a review's current group may answer it, and `reviewers` and
+    `escalate_to` must be groups of it."""
     may_answer: ReviewerCheck | None = None
-    """A rule of your own: `may_answer(identity, review)` returns True when `identity` may
-    answer the `PendingReview` (a refusal too when it raises). With `members` as well,
-    both must allow. None (the default): no rule of this kind."""
+    """`may_answer(identity, review)` returns True when `identity` may answer the
+    `PendingReview` (raising refuses). With `members` as well, both must allow."""
     allow_run_override: bool = False
-    """Whether a run's `config["configurable"]["autonomy"]` may loosen `tier`. False (the
-    default): a run may only make its tier stricter (`manual` under a `supervised`
-    policy); a looser one is refused when the run starts, and `server_auth` refuses it
-    with HTTP 403. True: any tier a caller passes is used, so whoever may start a run
-    chooses how much of it is reviewed."""
+    """Whether a run's `configurable.autonomy` may loosen `tier`. False (the default): a
+    run may only make its tier stricter; True: whoever may start a run chooses how much
+    of it is reviewed."""
 
     def __post_init__(self) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _CODE}
         for name, value in _check_fields(values, lambda key: f"ReviewPolicy.{key}").items():
             object.__setattr__(self, name, value)
-        _check_confirm(self.confirm)
-        _check_may_answer(self.may_answer)
-
-    # -- loading ------------------------------------------------------------------------
+        for name, fix in _CODE.items():  # None or a plain callable (or a chat model)
+            value = getattr(self, name)
+            if value is None or (name == "confirm" and isinstance(value, BaseChatModel)):
+                continue
+            if isinstance(value, Runnable | str | type) or not callable(value):
+                raise TypeError(f"ReviewPolicy.{name}: got {type(value).__name__}; {fix}")
 
     @classmethod
     def from_file(cls, path: str | Path, *, base: ReviewPolicy | None = None) -> ReviewPolicy:
-        """Load a policy from a JSON or TOML file.
+        """Load a policy from a JSON or TOML file (see the policy file reference).
 
-        The keys are `tier`, `risks` (a table of tool name -> level), `always_review`
-        (a list of tool names), `review_timeout` (seconds), `on_timeout`,
-        `escalate_to` and `reviewers`; all are optional. A key present in the file
-        replaces that field of `base` (or of the defaults); `confirm` and `may_answer`
-        (code, not configuration) are kept from `base`. `members` is a table of reviewer
-        group -> list of identities; `allow_run_override` a boolean.
-
-        Args:
-            path: A `.json` or `.toml` file.
-            base: The policy the file's keys override (default: `ReviewPolicy()`).
-
-        Returns:
-            The policy.
-
-        Raises:
-            ValueError: On an unknown key (named, with the closest known key), a bad
-                value (naming the key and the fix), or a file that does not parse.
-            OSError: If the file cannot be read.
+        A key present in the file replaces that field of `base` (default: the defaults);
+        `confirm` and `may_answer` (code, not configuration) are kept from `base`. An
+        unknown key, a bad value or a file that does not parse raises `ValueError` (naming
+        the key and the fix); a file that cannot be read, `OSError`.
 
         Example:
             ```python
-            # policy.json: {"tier": "manual", "risks": {"refund": "high"}}
-            policy = ReviewPolicy.from_file("policy.json")
-            assert policy.tier == "manual" and policy.risks["refund"] == "high"
+            policy = ReviewPolicy.from_file("policy.toml")
             ```
         """
         file = Path(path)
@@ -585,34 +424,15 @@ class ReviewPolicy:
     ) -> ReviewPolicy:
         """Load the deployment's policy from the environment: the explicit way to ask for it.
 
-        Nothing in the package reads these variables unless you call this
-        (`create_supervisor`, `ToolGuard` and `server_auth` default to `ReviewPolicy()`).
-        `LGSP_POLICY_FILE` names a policy file (see `from_file`) whose keys override
-        `default`; `LGSP_AUTONOMY` (a tier) then overrides the tier. With neither set,
-        `default` (or `ReviewPolicy()`) is returned. Empty values count as unset.
-
-        Args:
-            environ: The environment to read.
-            default: The policy to start from (its `confirm` check is kept).
-
-        Returns:
-            The policy.
-
-        Raises:
-            ValueError: If `LGSP_AUTONOMY` is not a tier, or the policy file is missing,
-                unreadable or invalid.
+        Nothing else reads these variables. `LGSP_POLICY_FILE` names a policy file whose
+        keys override `default` (or `ReviewPolicy()`); `LGSP_AUTONOMY` then overrides the
+        tier. Empty values count as unset. A bad tier or policy file raises `ValueError`.
 
         Example:
             >>> ReviewPolicy.from_env({"LGSP_AUTONOMY": "manual"}).tier
             'manual'
             >>> ReviewPolicy.from_env({}).tier
             'supervised'
-
-            A graph module that takes its policy from the deployment (as the templates do):
-
-            ```python
-            graph = create_supervisor(workers, model=model, review=ReviewPolicy.from_env())
-            ```
         """
         policy = default if default is not None else cls()
         path = environ.get(POLICY_FILE_ENV, "").strip()
@@ -629,28 +449,11 @@ class ReviewPolicy:
             policy = replace(policy, tier=_check_tier(tier, AUTONOMY_ENV))
         return policy
 
-    # -- deciding -----------------------------------------------------------------------
-
     def requested_tier(self, config: RunnableConfig | None) -> Tier | None:
         """The tier a run's config asks for (`configurable.autonomy`), or None when unset.
 
-        Only checks that the value is a tier: whether the policy accepts it is
-        `tier_refusal`'s answer (and `tier_for` applies both).
-
-        Args:
-            config: The run's config (None, an unset or empty value: None).
-
-        Returns:
-            The tier asked for, or None.
-
-        Raises:
-            ValueError: If the value is not a tier.
-
-        Example:
-            >>> ReviewPolicy().requested_tier({"configurable": {"autonomy": " Manual "}})
-            'manual'
-            >>> ReviewPolicy().requested_tier({"configurable": {}}) is None
-            True
+        Only checks that the value is a tier (`ValueError` if not); whether the policy
+        accepts it is `tier_refusal`'s answer.
         """
         configurable = (config or {}).get("configurable") or {}
         value = configurable.get(AUTONOMY_CONFIG_KEY)
@@ -663,20 +466,10 @@ class ReviewPolicy:
         )
 
     def tier_refusal(self, tier: str, *, field: str = "configurable.autonomy") -> str | None:
-        """Why a run may not ask for `tier`, or None when it may.
+        """Why a run may not ask for `tier` (a reason naming `field` and the fix), or None.
 
         A run may ask for the policy's tier or a stricter one; a looser one only when
-        `allow_run_override` is set.
-
-        Args:
-            tier: The tier a run asks for.
-            field: Where the run asked for it, named in the reason.
-
-        Returns:
-            A one-line reason naming the field and the fix, or None.
-
-        Raises:
-            ValueError: If `tier` is not a tier.
+        `allow_run_override` is set. `ValueError` if `tier` is not a tier.
 
         Example:
             >>> ReviewPolicy(tier="supervised").tier_refusal("manual") is None
@@ -700,36 +493,17 @@ class ReviewPolicy:
     def tier_for(self, config: RunnableConfig | None, *, recorded: str | None = None) -> Tier:
         """The tier in force for a run: `config["configurable"]["autonomy"]`, else `tier`.
 
-        A run may ask for a stricter tier than the policy's (`manual` under `supervised`),
-        never a looser one unless `allow_run_override` is set: a looser one raises (the
-        run fails before any worker runs, its `halt_detail` this message).
-
-        A run keeps its tier while it is resumed: pass the tier the run recorded (its
-        state's `autonomy`, which the worker node passes with the hop) as `recorded`, and it is
-        used when the resuming config does not name one, so a resume without the
-        original config cannot fall back to a looser deployment tier.
-
-        Args:
-            config: The run's config (None or an unset / empty value: the policy's tier).
-            recorded: The tier the run is already in, if any.
-
-        Returns:
-            The tier.
-
-        Raises:
-            ValueError: If the configured value is not a tier, or is looser than `tier`
-                and `allow_run_override` is not set (the message names the field and
-                the fix).
+        A value that is not a tier, or a looser one than the policy's (unless
+        `allow_run_override`), raises `ValueError` naming the field and the fix: the run
+        fails before any worker runs. `recorded` (the tier the run recorded in its state)
+        is used when the config names none, so a resume cannot fall back to a looser tier.
 
         Example:
             >>> policy = ReviewPolicy(tier="supervised")
             >>> policy.tier_for({"configurable": {"autonomy": "manual"}}), policy.tier_for(None)
             ('manual', 'supervised')
-            >>> policy.tier_for({"configurable": {"autonomy": "autonomous"}})
-            ... # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ...
-            ValueError: configurable.autonomy: got 'autonomous', looser than the ...
+            >>> policy.tier_for(None, recorded="manual")
+            'manual'
             >>> ReviewPolicy(allow_run_override=True).tier_for(
             ...     {"configurable": {"autonomy": "autonomous"}})
             'autonomous'
@@ -745,22 +519,7 @@ class ReviewPolicy:
         return asked
 
     def risk_of(self, tool_name: str, declared: Risk | None) -> Risk:
-        """A tool's effective risk level: the policy's `risks`, else `declared`, else `high`.
-
-        Args:
-            tool_name: The tool's name.
-            declared: The level declared in code (`declared_risk`), or None.
-
-        Returns:
-            The level.
-
-        Example:
-            >>> policy = ReviewPolicy(risks={"refund": "high"})
-            >>> policy.risk_of("refund", "low"), policy.risk_of("lookup", "low")
-            ('high', 'low')
-            >>> policy.risk_of("send_email", None)
-            'high'
-        """
+        """A tool's effective risk level: the policy's `risks`, else `declared`, else `high`."""
         if tool_name in self.risks:
             return self.risks[tool_name]
         if declared is None:
@@ -779,23 +538,11 @@ class ReviewPolicy:
         """What happens to one call of a tool in a run (see `decide`).
 
         In the supervised tier, medium actions go to a human (`review`) rather than
-        `confirm` when the policy has no `confirm` check (fail closed).
-
-        Args:
-            tool_name: The tool's name.
-            declared: The level declared in code (`declared_risk`), or None.
-            config: The run's config (for the per-run tier).
-            always_review: The tool is marked always-review in code
-                (`declared_always_review`); names in `always_review` are always reviewed.
-            tier: The tier in force when the caller has already settled it (a domain of a
-                tree runs in its parent's); None: `tier_for(config)`.
-
-        Returns:
-            `run`, `confirm` or `review`.
+        `confirm` when the policy has no `confirm` check (fail closed). `always_review`:
+        the tool is marked always-review in code; `tier`: the tier in force when the
+        caller settled it already (None: `tier_for(config)`).
 
         Example:
-            >>> ReviewPolicy(confirm=lambda request: True).action("refund", "medium", None)
-            'confirm'
             >>> ReviewPolicy().action("refund", "medium", None)
             'review'
         """
@@ -809,57 +556,23 @@ class ReviewPolicy:
         return outcome
 
     def dispatch_action(self, config: RunnableConfig | None) -> Action:
-        """What happens to a worker dispatch: `review` in the manual tier, else `run`.
-
-        Args:
-            config: The run's config (for the per-run tier).
-
-        Returns:
-            `review` or `run`.
-
-        Example:
-            >>> ReviewPolicy(tier="manual").dispatch_action(None)
-            'review'
-        """
+        """What happens to a worker dispatch: `review` in the manual tier, else `run`."""
         return "review" if self.tier_for(config) == "manual" else "run"
 
     def deadline(self, now: datetime | None = None) -> datetime:
-        """The deadline of a review opened at `now`: `now + review_timeout`, in UTC.
-
-        Args:
-            now: A timezone-aware time (default: the current time).
-
-        Returns:
-            A timezone-aware UTC datetime.
-
-        Raises:
-            ValueError: If `now` is naive.
+        """The deadline of a review opened at `now` (aware; default: now), in UTC.
 
         Example:
             >>> from datetime import datetime, UTC
             >>> ReviewPolicy(review_timeout=3600).deadline(datetime(2025, 1, 1, tzinfo=UTC))
             datetime.datetime(2025, 1, 1, 1, 0, tzinfo=datetime.timezone.utc)
         """
-        start = datetime.now(UTC) if now is None else now
-        if start.tzinfo is None or start.utcoffset() is None:
-            raise ValueError(
-                f"ReviewPolicy.deadline: got the naive time {start!r}; give a timezone-aware "
-                "time, e.g. datetime.now(UTC)"
-            )
+        start = aware_or_now(now, "ReviewPolicy.deadline")
         return (start + timedelta(seconds=self.review_timeout)).astimezone(UTC)
-
-    # -- who may answer ---------------------------------------------------------------------
 
     @property
     def restricts_reviewers(self) -> bool:
-        """Whether the policy has a rule on who may answer (`members` or `may_answer`).
-
-        Example:
-            >>> ReviewPolicy().restricts_reviewers
-            False
-            >>> ReviewPolicy(reviewers="ops", members={"ops": ["alice"]}).restricts_reviewers
-            True
-        """
+        """Whether the policy has a rule on who may answer (`members` or `may_answer`)."""
         return self.may_answer is not None or bool(self.members)
 
     def reviewer_refusal(
@@ -869,35 +582,18 @@ class ReviewPolicy:
         *,
         decision: object = None,
     ) -> str | None:
-        """Why `reviewer` may not answer `review`, or None when they may.
+        """Why `reviewer` may not answer `review` (one line), or None when they may.
 
         Without a rule (`members`, `may_answer`) anyone may answer, even anonymously.
-        With one, an answer must name its reviewer, who must be a member of the review's
-        current group (`review.reviewers`: the policy's `reviewers`, or the group it was
-        escalated to) and pass `may_answer`. The sweep (`SWEEP_REVIEWER`) may always
-        apply the review's own `on_timeout`: reject it, or escalate it to its
-        `escalate_to` group.
-
-        Args:
-            reviewer: Who answers (an identity), or None when the answer names nobody.
-            review: The pending review.
-            decision: The decision (a `ReviewDecision` or its dict), for the sweep's rule.
-
-        Returns:
-            A one-line reason, or None.
+        With one, an answer must name its reviewer, a member of the review's current
+        group who passes `may_answer`. The sweep (`SWEEP_REVIEWER`) may always apply the
+        review's own `on_timeout` (`decision`: a `ReviewDecision` or its dict).
 
         Example:
-            >>> from langgraph_supervisor_pro.review._payload import PendingReview
-            >>> from langgraph_supervisor_pro.review._gate import review_payload
-            >>> review = PendingReview.from_payload(review_payload(
-            ...     kind="tool", action="refund", args={}, description="Refund",
-            ...     allowed=["approve"], context={"reviewers": "support"}),
-            ...     thread_id="t1", interrupt_id="ab12")
-            >>> policy = ReviewPolicy(reviewers="support", members={"support": ["alice"]})
-            >>> policy.reviewer_refusal("alice", review) is None
-            True
-            >>> print(policy.reviewer_refusal("mallory", review))  # doctest: +ELLIPSIS
-            'mallory' may not answer review ab12 (tool 'refund'): not a member of the ...
+            ```python
+            policy.reviewer_refusal("mallory", review)
+            # "'mallory' may not answer review ab12 (tool 'refund'): not a member of ..."
+            ```
         """
         if not self.restricts_reviewers:
             return None

@@ -1,19 +1,8 @@
-"""Risk levels: how much harm a tool call can do if it is wrong.
+"""Risk levels: how much harm a tool call can do if it is wrong (`low`, `medium`, `high`).
 
-Every tool has a risk level, `low`, `medium` or `high`, declared with the `risk`
-decorator or in a mapping (per worker, or the policy file's `risks` table). A tool
-with no declared level is treated as `high` (fail closed); `undeclared_tools` and
-`warn_undeclared` list such tools when a graph is built.
-
-Example:
-    ```python
-    from langchain_core.tools import tool
-    from langgraph_supervisor_pro.review import risk
-
-    @risk("high", always_review=True)
-    @tool
-    def wire_transfer(iban: str, amount: float) -> str: ...
-    ```
+Declared with the `risk` decorator or in a mapping; a tool with none counts as `high`
+(fail closed).
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/concepts/reviews/
 """
 
 from __future__ import annotations
@@ -27,20 +16,6 @@ from langchain_core.tools import BaseTool
 
 from langgraph_supervisor_pro._internal.tools import tool_name
 from langgraph_supervisor_pro.errors import UndeclaredRiskWarning
-
-__all__ = [
-    "ALWAYS_REVIEW_KEY",
-    "RISK_KEY",
-    "RISK_LEVELS",
-    "Risk",
-    "check_risk",
-    "declared_always_review",
-    "declared_risk",
-    "effective_risk",
-    "risk",
-    "undeclared_tools",
-    "warn_undeclared",
-]
 
 T = TypeVar("T")
 
@@ -64,12 +39,7 @@ def _choices(values: Sequence[str]) -> str:
 
 
 def check_risk(value: object, where: str) -> Risk:
-    """`value` as a risk level, or a `ValueError` naming `where` and the levels.
-
-    Example:
-        >>> check_risk("low", "risks['lookup']")
-        'low'
-    """
+    """`value` as a risk level, or a `ValueError` naming `where` and the levels."""
     for level in RISK_LEVELS:
         if value == level:
             return level
@@ -79,28 +49,16 @@ def check_risk(value: object, where: str) -> Risk:
     )
 
 
-# -- declaring risk levels ---------------------------------------------------------------
-
-
 def risk(level: Risk, *, always_review: bool = False) -> Callable[[T], T]:
     """Declare a tool's risk level (a decorator).
 
-    Stack it above `@tool` to mark a LangChain tool (the level goes into
-    `BaseTool.metadata`), or put it on a plain function (the level becomes a function
-    attribute, which `@tool` placed above it also carries over). A level in a mapping
-    (per worker, or the policy file's `risks`) takes precedence over the decorator.
-    The tool object is marked in place and returned.
+    Stack it above `@tool` (the level goes into `BaseTool.metadata`), or put it on a plain
+    function (a function attribute, which `@tool` placed above it carries over). A level
+    in a mapping (per worker, or the policy's `risks`) wins over the decorator.
 
-    Args:
-        level: `low`, `medium` or `high`.
-        always_review: Review every call by a human, in every tier (even `autonomous`).
-
-    Returns:
-        The decorator.
-
-    Raises:
-        ValueError: If `level` is not a risk level.
-        TypeError: If the decorated object is neither a tool nor a function.
+    `always_review` has every call reviewed by a human, in every tier (even
+    `autonomous`). A `level` that is not one raises `ValueError`; decorating something
+    that is neither a tool nor a function, `TypeError`.
 
     Example:
         >>> from langchain_core.tools import tool
@@ -168,28 +126,9 @@ def declared_risk(
     *,
     mapping: Mapping[str, Risk] = _NO_MAPPING,
 ) -> Risk | None:
-    """The risk level declared for a tool, or None when it has none.
+    """The risk level declared for a tool (`mapping` wins over `@risk`), or None.
 
-    Args:
-        tool: A LangChain tool, a function or a tool name.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`); it wins
-            over the `risk` decorator.
-
-    Returns:
-        The declared level, or None (callers treat None as `high`: see `effective_risk`).
-
-    Raises:
-        ValueError: If the declared level is not a risk level.
-        TypeError: If `tool` is not a tool, a function or a name.
-
-    Example:
-        >>> @risk("low")
-        ... def lookup(order_id: str) -> str:
-        ...     return order_id
-        >>> declared_risk(lookup), declared_risk(lookup, mapping={"lookup": "medium"})
-        ('low', 'medium')
-        >>> declared_risk("refund") is None
-        True
+    `ValueError` for a bad level; `TypeError` for a `tool` not a tool, function or name.
     """
     name = tool_name(tool)
     if name in mapping:
@@ -201,24 +140,7 @@ def declared_risk(
 
 
 def declared_always_review(tool: BaseTool | Callable[..., Any] | str) -> bool:
-    """Whether the `risk` decorator marked a tool always-review.
-
-    Tool names listed in `ReviewPolicy.always_review` are reviewed too; pass this flag
-    to `ReviewPolicy.action`.
-
-    Args:
-        tool: A LangChain tool, a function or a tool name (names are never marked).
-
-    Returns:
-        True when the tool was declared with `@risk(..., always_review=True)`.
-
-    Example:
-        >>> @risk("medium", always_review=True)
-        ... def close_account(account_id: str) -> str:
-        ...     return account_id
-        >>> declared_always_review(close_account), declared_always_review("close_account")
-        (True, False)
-    """
+    """Whether the `risk` decorator marked a tool always-review (a name never is)."""
     tool_name(tool)  # raises TypeError for unsupported objects
     _, always = _marks(tool)
     return always is True
@@ -231,18 +153,9 @@ def effective_risk(
 ) -> Risk:
     """The risk level a tool is treated with: its declared level, else `high` (fail closed).
 
-    Args:
-        tool: A LangChain tool, a function or a tool name.
-        mapping: Tool name -> level; it wins over the `risk` decorator.
-
-    Returns:
-        The level.
-
     Example:
         >>> effective_risk("send_email")
         'high'
-        >>> effective_risk("send_email", mapping={"send_email": "low"})
-        'low'
     """
     return declared_risk(tool, mapping=mapping) or "high"
 
@@ -251,20 +164,10 @@ def undeclared_tools(
     tools: Iterable[BaseTool | Callable[..., Any] | str],
     mapping: Mapping[str, Risk] = _NO_MAPPING,
 ) -> list[str]:
-    """The names of the tools with no declared risk level, for the build-time warning.
-
-    Args:
-        tools: Tools, functions or tool names.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`).
-
-    Returns:
-        The undeclared tools' names, in order, each once.
+    """The names of the tools with no declared risk level, in order, each once.
 
     Example:
-        >>> @risk("low")
-        ... def lookup(order_id: str) -> str:
-        ...     return order_id
-        >>> undeclared_tools([lookup, "refund", "send_email"], {"send_email": "medium"})
+        >>> undeclared_tools(["refund", "send_email"], {"send_email": "medium"})
         ['refund']
     """
     if isinstance(tools, str):
@@ -286,20 +189,8 @@ def warn_undeclared(
 ) -> list[str]:
     """Warn (`UndeclaredRiskWarning`) when some tools have no declared risk level.
 
-    Args:
-        tools: Tools, functions or tool names.
-        mapping: Tool name -> level (per worker, or a policy file's `risks`).
-        worker: The worker the tools belong to, named in the message.
-        stacklevel: As for `warnings.warn` called where this function is called: 1 (the
-            default) points at that call, 2 at its caller, and so on.
-
-    Returns:
-        The undeclared tools' names (empty when all are declared: then nothing is emitted).
-
-    Example:
-        ```python
-        warn_undeclared(worker.tools, policy.risks, worker=worker.name, stacklevel=2)
-        ```
+    `stacklevel` is as for `warnings.warn` called where this is called. Returns the
+    undeclared tools' names (none: nothing is emitted).
     """
     names = undeclared_tools(tools, mapping)
     if names:

@@ -1,67 +1,8 @@
 """Who may answer a review over the LangGraph server's API: a ready custom-auth object.
 
-`server_auth(authenticate=...)` returns a `langgraph_sdk.Auth` for `langgraph.json`
-(`"auth": {"path": "./auth.py:auth"}`). Your `authenticate` function says who sends
-each request; the object then guards every run created on a thread (`runs.create`,
-`runs.wait`, `runs.stream`: LangGraph's `threads.create_run` action) that answers a
-review, that is, whose command has `resume`:
-
-- Each review answer in it (`{"decisions": [...]}`, bare or keyed by interrupt id) is
-  stamped with the authenticated user (`reviewer`) and the server's time
-  (`answered_at`), so the gate records who answered and when; an answer naming another
-  reviewer is refused (HTTP 403), and so is a user whose identity is empty or starts
-  with `lgsp:` (reserved for the package's own reviewers, e.g. the sweep).
-- With a policy that restricts who may answer (`ReviewPolicy.members`, `may_answer`),
-  the thread's pending reviews are read (in-process, with `langgraph_sdk.get_client()`)
-  and an answer by someone the policy refuses is refused (HTTP 403, with the policy's
-  reason): no run is created and the thread stays interrupted on the same review. The
-  graph's own gates apply their policy again when the run resumes.
-- A command that also carries `update` or `goto` on a thread paused on a review is
-  refused (HTTP 403): a paused run moves on by answering its review.
-- The tier is the deployment's: a run, an assistant or a cron whose config
-  (`configurable.autonomy`) or context (`autonomy`) asks for a tier looser than the
-  policy's is refused (HTTP 403) on `threads.create_run` (runs on a thread and stateless
-  runs), `assistants.create` / `assistants.update` and `crons.create` / `crons.update`,
-  unless the policy sets `allow_run_override`. A stricter tier passes. The graph refuses
-  a looser tier itself too, when the run starts.
-
-- Nothing walks around a paused review. On a thread paused on a review (its latest
-  checkpoint's interrupts, read in-process with `threads.get_state`; a copy made with
-  `threads.copy` carries them too, so the same rules apply to it), `threads.create_run`
-  refuses (HTTP 403, for everyone, with how to answer) new input, a run with no input, a
-  command without `resume`, and a fork (`checkpoint_id` / `checkpoint`); an answer from a
-  given checkpoint is refused on any thread; a run queued (`multitask_strategy="enqueue"`)
-  behind a running one is refused, since it could start on the review that run pauses on.
-  `threads.update` refuses a state update (`threads.update_state`, with or without
-  `as_node`) of a paused thread for everyone: the server shows the handler only the
-  thread's id, so an update that keeps the review cannot be told from one that discards
-  it. A metadata patch and a run's cancellation pass.
-- Stateless runs start on a new thread: only their tier is checked. A cron's run is
-  created with its owner's identity, so the same rules apply to it when it fires.
-
-Other requests pass (add handlers of your own to the returned object for other
-resources and actions; LangGraph takes one handler per resource and action, and this
-object holds `threads.create_run`, `threads.update`, `assistants.create`,
-`assistants.update`, `crons.create` and `crons.update`).
-
-Example:
-    `auth.py`, next to `langgraph.json`:
-
-    ```python
-    from langgraph_sdk import Auth
-    from langgraph_supervisor_pro.review import ReviewPolicy, server_auth
-
-    TOKENS = {"token-a": "alice", "token-c": "carol"}
-
-    async def authenticate(authorization: str | None) -> str:
-        user = TOKENS.get((authorization or "").removeprefix("Bearer "))
-        if user is None:
-            raise Auth.exceptions.HTTPException(status_code=401, detail="Unknown token")
-        return user
-
-    auth = server_auth(authenticate=authenticate, policy=ReviewPolicy(
-        reviewers="support", members={"support": ["alice"]}))
-    ```
+`server_auth` stamps each review answer with the authenticated user, applies the policy's
+rule on who may answer and its tier, and refuses anything that would walk around a paused
+review. Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/server/
 """
 
 from __future__ import annotations
@@ -82,8 +23,6 @@ from langgraph_supervisor_pro.review._policy import (
     ReviewPolicy,
 )
 
-__all__ = ["server_auth"]
-
 _log = logging.getLogger("langgraph_supervisor_pro.review")
 
 # LangGraph reads a resume value as "by interrupt id" when every key is an interrupt id
@@ -99,27 +38,27 @@ def server_auth(
 ) -> Auth:
     """A LangGraph server auth object that applies the review policy to answers.
 
+    Each review answer is stamped with the authenticated user (`reviewer`) and the
+    server's time (`answered_at`); one naming someone else, or by someone the policy
+    refuses, gets HTTP 403, and so does a run, assistant or cron asking for a looser tier
+    (unless `allow_run_override`). On a thread paused on a review only an answer passes.
+    The object holds the handlers for `threads.create_run`, `threads.update`,
+    `assistants.create/update` and `crons.create/update`.
+
     Args:
         authenticate: Your authentication handler, as `Auth.authenticate` takes it: an
             async function whose parameters LangGraph fills by name (`authorization`,
-            `headers`, `request`, ...) and which returns the user (an identity string,
-            a dict with `identity`, or a user object) or raises
-            `Auth.exceptions.HTTPException`.
-        policy: The review policy whose rule on who may answer (`members`,
-            `may_answer`) and whose tier (`tier`, `allow_run_override`) are applied before
-            a run, assistant or cron is created (default: `ReviewPolicy()`; no
-            environment variable is read). Pass the policy your graph's gates use, e.g.
-            `ReviewPolicy.from_env()` when the graph takes it from the environment.
+            `headers`, ...) returning the user, or raising `Auth.exceptions.HTTPException`.
+        policy: The review policy whose rule on who may answer and whose tier are
+            applied (default: `ReviewPolicy()`; no environment variable is read). Pass the
+            one your graph's gates use, e.g. `ReviewPolicy.from_env()`.
 
     Returns:
-        The `Auth` object to name in `langgraph.json` (`"auth": {"path":
-        "./auth.py:auth"}`).
+        The `Auth` object to name in `langgraph.json` (`"auth": {"path": "./auth.py:auth"}`).
 
     Example:
         ```python
-        auth = server_auth(authenticate=authenticate,
-                           policy=ReviewPolicy(reviewers="support",
-                                               members={"support": ["alice", "bob"]}))
+        auth = server_auth(authenticate=authenticate, policy=ReviewPolicy.from_env())
         ```
     """
     rule = policy if policy is not None else ReviewPolicy()
@@ -206,12 +145,10 @@ ThreadReader = Callable[[str, bool], Awaitable["Mapping[str, Any] | None"]]
 async def _read_thread(thread_id: str, with_status: bool = False) -> Mapping[str, Any] | None:
     """The thread's pending interrupts (and status), read through the server itself.
 
-    An auth handler gets only the thread's id, not the server's checkpointer: the pending
-    interrupts come from the server's own API (`langgraph_sdk.get_client()` without a URL
-    calls the server in-process, past the auth handlers). They are read from the thread's
-    latest checkpoint (`threads.get_state`), not from the thread record, whose
-    `interrupts` a copy (`threads.copy`) does not carry although its checkpoint does.
-    None when the thread does not exist (a run that creates it: `if_not_exists`).
+    An auth handler gets only the thread's id: `get_client()` without a URL calls the
+    server in-process, past the auth handlers. From the latest checkpoint, not the
+    thread record, whose `interrupts` a `threads.copy` does not carry. None when the
+    thread does not exist; a failed read is a 503 (fail closed).
     """
     from langgraph_sdk import get_client  # in-process: only inside a LangGraph server
 
@@ -293,6 +230,12 @@ async def _guard_run(
     policy: ReviewPolicy,
     read: ThreadReader = _read_thread,
 ) -> None:
+    """Refuse a looser tier; stamp and check each answer; guard a thread paused on a review.
+
+    On a paused thread only an answer passes: new input or a command without `resume`
+    would discard the review, `update`/`goto` or a fork would skip it. A run queued
+    behind a running one could start on the review that run pauses on.
+    """
     kwargs = value.get("kwargs") or {}
     _refuse_looser_tier(policy, "the run", kwargs.get("config"), kwargs.get("context"))
     command = kwargs.get("command")
@@ -357,11 +300,10 @@ async def _guard_thread_update(
 ) -> None:
     """Refuse a state update (`threads.update_state`, `bulk_update_state`) on a paused thread.
 
-    LangGraph's server sends a state update to the `threads.update` handler with the
-    thread's id alone (no values, no `as_node`), so whether the update would move past
-    the review cannot be told: on a thread paused on a review every state update is
-    refused, for everyone. A metadata patch (`threads.update(metadata=...)`) and a run's
-    cancellation (`runs.cancel`: `action`) carry more fields and pass.
+    The server sends a state update here with the thread's id alone (no values, no
+    `as_node`), so whether it would move past the review cannot be told: on a paused
+    thread every state update is refused, for everyone. A metadata patch and a run's
+    cancellation (`action`) carry more fields and pass.
     """
     if "metadata" in value or value.get("action") is not None:
         return

@@ -1,36 +1,7 @@
 """Deterministic, scripted chat models for testing LangGraph / LangChain code.
 
-`ScriptedChatModel` is a drop-in `BaseChatModel` that replies from a fixed script
-instead of calling a provider. It is modelled on the OpenAI Agents SDK's
-`agents.testing.ScriptedModel` and pydantic-ai's `FunctionModel`:
-
-* every call consumes exactly one step of the script, in order;
-* every call is recorded as an immutable `ScriptedCall` snapshot, so a test can
-  assert on what the model was shown (messages, bound tools, tool choice, ...);
-* steps can be plain text, a ready-made `AIMessage` (e.g. with tool calls), a
-  structured-output payload (`dict` or pydantic model instance), an exception to
-  raise, or a callable that decides the reply from the `ScriptedCall`;
-* `bind_tools` and the default `with_structured_output` work, and replies stream
-  token by token (also inside a LangGraph run with `stream_mode="messages"`).
-
-Example:
-    ```python
-    from langchain_core.messages import AIMessage
-    from langgraph_supervisor_pro.testing import ScriptedChatModel
-
-    model = ScriptedChatModel(
-        script=[
-            AIMessage(
-                content="",
-                tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "call_1"}],
-            ),
-            lambda call: f"I saw {len(call.messages)} messages",
-        ]
-    )
-    model.invoke("find x")                     # -> the AIMessage with the tool call
-    model.invoke(["find x", "result"]).content  # -> "I saw 2 messages"
-    model.assert_complete()
-    ```
+Modelled on the OpenAI Agents SDK's `ScriptedModel` and pydantic-ai's `FunctionModel`.
+Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/testing/
 """
 
 from __future__ import annotations
@@ -44,13 +15,10 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from langchain_core.caches import BaseCache
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -67,14 +35,6 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from langgraph_supervisor_pro.errors import ScriptExhaustedError
-
-__all__ = [
-    "FunctionChatModel",
-    "ScriptReply",
-    "ScriptStep",
-    "ScriptedCall",
-    "ScriptedChatModel",
-]
 
 _MAX_REPR = 200
 _TOOL_CHOICE_KEYWORDS = frozenset({"auto", "any", "required", "none"})
@@ -146,37 +106,24 @@ class _ScriptState:
 class ScriptedChatModel(BaseChatModel):
     """A deterministic chat model that replies from a fixed script.
 
-    Each call (`invoke`, `ainvoke`, `stream`, `astream`, `batch`, calls made by a
-    LangGraph node, ...) consumes the next step of `script`. A step is one of:
+    Each call (`invoke`, `ainvoke`, `stream`, `batch`, a LangGraph node's, ...) consumes
+    the next step of `script`, and is recorded in `calls`. A step is one of:
 
-    * `str`: the reply text (an `AIMessage` with that content);
+    * `str`: the reply text;
     * `AIMessage`: returned as is (a copy), e.g. to script tool calls;
-    * `dict` (any mapping) or pydantic `BaseModel` instance: a structured-output
-      reply, i.e. an `AIMessage` with a single tool call to the bound tool (the
-      one `with_structured_output` binds) whose `args` are the mapping, or the
-      model's `model_dump(mode="json", by_alias=True)`. The payload is *not*
-      validated, so invalid payloads can be scripted to exercise error handling.
-      If several tools are bound, `tool_choice` must name one of them, otherwise
-      use an `AIMessage` with explicit `tool_calls`. The tool call id is
-      `call_<index>` where `index` is the step's index;
+    * `dict` or pydantic `BaseModel` instance: a structured-output reply, an `AIMessage`
+      with one tool call (id `call_<step index>`) to the bound tool (the one
+      `with_structured_output` binds, or the one `tool_choice` names) whose `args` are
+      the mapping or `model_dump(mode="json", by_alias=True)`; it is *not* validated,
+      so invalid payloads can be scripted;
     * a `BaseException` instance: raised when the step is reached;
-    * a callable `(ScriptedCall) -> reply` returning any of the above (not another
-      callable, and not a coroutine), to compute the reply from what the model
-      was shown.
+    * a callable `(ScriptedCall) -> reply` returning any of the above (not a coroutine).
 
-    Every call is recorded in `calls`. When the script runs out the model raises
-    `ScriptExhaustedError`; `assert_complete()` checks that every step was used.
-    Taking a step is thread-safe, and the async methods run natively on the
-    event loop (no worker threads). With concurrent callers the order in which
-    they receive steps is the order in which their calls reach the model.
-
-    Streaming splits text into word-sized `AIMessageChunk`s (each word keeps the
-    whitespace that follows it), or into `stream_chunk_chars`-sized pieces if
-    set; tool calls arrive as `tool_call_chunks` on the final chunk. Joining the
-    chunks gives the same content and tool calls as the non-streamed reply.
-
-    `cache` defaults to `False` so a globally configured LLM cache never short-
-    circuits the script; `profile` is the regular `BaseChatModel` field.
+    When the script runs out the model raises `ScriptExhaustedError`; `assert_complete()`
+    checks that every step was used. Taking a step is thread-safe; the async methods run on
+    the event loop. Streaming yields word-sized `AIMessageChunk`s (or `stream_chunk_chars`
+    pieces), tool calls as `tool_call_chunks` on the last one. `cache` defaults to `False`
+    so a global LLM cache never short-circuits the script.
 
     Example:
         ```python
@@ -235,8 +182,6 @@ class ScriptedChatModel(BaseChatModel):
                 msg = f"ScriptedChatModel script step {index} {problem}"
                 raise TypeError(msg)
         return steps
-
-    # ------------------------------------------------------------------ public API
 
     @property
     def calls(self) -> tuple[ScriptedCall, ...]:
@@ -297,22 +242,11 @@ class ScriptedChatModel(BaseChatModel):
         tool_choice: str | dict[str, Any] | bool | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Bind tools (and optionally a tool choice) to the model.
+        """Bind tools (converted with `convert_to_openai_tool`) and a tool choice to the model.
 
-        Tools are converted with `convert_to_openai_tool`. Nothing is enforced at
-        call time: the bound tools, `tool_choice` and any extra keyword arguments
-        (e.g. `parallel_tool_calls`) are simply recorded on each `ScriptedCall`.
-
-        Args:
-            tools: Tools to bind: `BaseTool`s, functions, pydantic classes,
-                `TypedDict`s or tool/JSON-schema dicts.
-            tool_choice: The tool choice to record: `"auto"`, `"any"`,
-                `"required"`, `"none"`, a bound tool's name, an OpenAI-style
-                `{"type": "function", "function": {"name": ...}}` dict or a bool.
-            **kwargs: Extra keyword arguments to bind and record.
-
-        Returns:
-            A runnable that calls this model with the tools bound.
+        Nothing is enforced at call time: the tools, `tool_choice` (`"auto"`, `"any"`,
+        `"required"`, `"none"`, a bound tool's name, an OpenAI-style dict or a bool) and
+        any extra keyword arguments are recorded on each `ScriptedCall`.
 
         Raises:
             ValueError: If `tool_choice` names a tool that is not bound.
@@ -336,8 +270,6 @@ class ScriptedChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=formatted, **kwargs)
 
-    # ------------------------------------------------------ BaseChatModel contract
-
     @property
     def _llm_type(self) -> str:
         return "scripted-chat-model"
@@ -357,8 +289,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._reply(messages, stop, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, stop, kwargs))])
 
     async def _agenerate(
         self,
@@ -367,8 +298,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._reply(messages, stop, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, stop, kwargs))])
 
     def _stream(
         self,
@@ -393,8 +323,6 @@ class ScriptedChatModel(BaseChatModel):
         for chunk in self._to_chunks(message):
             yield ChatGenerationChunk(message=chunk)
             await asyncio.sleep(0)  # let other tasks interleave, like a real stream
-
-    # -------------------------------------------------------------------- internals
 
     def _label(self) -> str:
         return f"ScriptedChatModel {self.name!r}" if self.name else "ScriptedChatModel"
@@ -487,11 +415,8 @@ class ScriptedChatModel(BaseChatModel):
             return reply.model_copy(deep=True)
         if isinstance(reply, BaseModel):
             args: dict[str, Any] = reply.model_dump(mode="json", by_alias=True)
-        elif isinstance(reply, Mapping):
-            args = copy.deepcopy(dict(reply))
-        else:  # pragma: no cover - excluded by validation
-            msg = f"unsupported reply {reply!r}"
-            raise TypeError(msg)
+        else:  # a mapping: validation excludes anything else
+            args = copy.deepcopy(dict(cast(Mapping[str, Any], reply)))
         name = self._structured_tool_name(index, tools, tool_choice)
         tool_call = ToolCall(name=name, args=args, id=f"call_{index}", type="tool_call")
         return AIMessage(content="", tool_calls=[tool_call])
@@ -522,43 +447,18 @@ class ScriptedChatModel(BaseChatModel):
 
     def _to_chunks(self, message: AIMessage) -> list[AIMessageChunk]:
         content = message.content
-        pieces: list[str | list[str | dict[str, Any]]]
-        if isinstance(content, str):
-            pieces = list(self._split_text(content)) or [""]
-        else:
-            pieces = [copy.deepcopy(content)]
-
-        tool_call_chunks: list[ToolCallChunk] = []
-        for position, tc in enumerate(message.tool_calls):
-            try:
-                args_json = json.dumps(tc["args"])
-            except TypeError as exc:
-                msg = (
-                    f"{self._label()}: cannot stream tool call {tc['name']!r}: its args "
-                    f"are not JSON-serialisable ({exc})"
-                )
-                raise TypeError(msg) from exc
-            tool_call_chunks.append(
-                ToolCallChunk(
-                    name=tc["name"],
-                    args=args_json,
-                    id=tc["id"],
-                    index=position,
-                    type="tool_call_chunk",
-                )
-            )
-        offset = len(tool_call_chunks)
-        for position, itc in enumerate(message.invalid_tool_calls, start=offset):
-            tool_call_chunks.append(
-                ToolCallChunk(
-                    name=itc["name"],
-                    args=itc["args"],
-                    id=itc["id"],
-                    index=position,
-                    type="tool_call_chunk",
-                )
-            )
-
+        pieces: list[str | list[str | dict[str, Any]]] = (
+            [*self._split_text(content)] or [""]
+            if isinstance(content, str)
+            else [copy.deepcopy(content)]
+        )
+        calls: list[tuple[str | None, str | None, str | None]]
+        calls = [(tc["name"], self._args_json(tc), tc["id"]) for tc in message.tool_calls]
+        calls += [(tc["name"], tc["args"], tc["id"]) for tc in message.invalid_tool_calls]
+        tool_call_chunks = [
+            ToolCallChunk(name=name, args=args, id=id_, index=position, type="tool_call_chunk")
+            for position, (name, args, id_) in enumerate(calls)
+        ]
         chunks = [AIMessageChunk(content=piece, id=message.id) for piece in pieces[:-1]]
         chunks.append(
             AIMessageChunk(
@@ -574,6 +474,16 @@ class ScriptedChatModel(BaseChatModel):
         )
         return chunks
 
+    def _args_json(self, tool_call: ToolCall) -> str:
+        try:
+            return json.dumps(tool_call["args"])
+        except TypeError as exc:
+            msg = (
+                f"{self._label()}: cannot stream tool call {tool_call['name']!r}: its args "
+                f"are not JSON-serialisable ({exc})"
+            )
+            raise TypeError(msg) from exc
+
     def _split_text(self, text: str) -> list[str]:
         size = self.stream_chunk_chars
         if size is not None:
@@ -581,19 +491,12 @@ class ScriptedChatModel(BaseChatModel):
         return _WORD_RE.findall(text)
 
 
-# ------------------------------------------------------------------------- helpers
-
-
 class FunctionChatModel(ScriptedChatModel):
     """A chat model whose every reply is computed by a function of the call: no script.
 
-    For offline models that must serve any number of runs, such as a template's or an
-    example's under a long-lived `langgraph dev` server: `reply` decides from what the
-    model is shown (`call.messages`, `call.tools`), it never runs out, and calls are not
-    recorded (a server's memory stays flat); set `record=True` to keep them in `calls`
-    for a test. Everything else is `ScriptedChatModel`'s: the reply forms (text, an
-    `AIMessage`, a structured-output payload, an exception), `bind_tools`,
-    `with_structured_output` and token streaming.
+    For offline models that serve any number of runs (a template's under `langgraph dev`):
+    it never runs out, and calls are not recorded unless `record=True`. Everything else
+    (reply forms, `bind_tools`, `with_structured_output`, streaming) is `ScriptedChatModel`'s.
 
     Example:
         >>> from langgraph_supervisor_pro.testing import FunctionChatModel
@@ -713,9 +616,9 @@ def _describe_step(step: object) -> str:
         return _describe_message(step)
     if isinstance(step, BaseException):
         return f"raise {_short(repr(step))}"
-    if isinstance(step, Mapping):
-        return f"structured output {_short(repr(dict(step)))}"
-    if isinstance(step, BaseModel):
-        return f"structured output {_short(repr(step))}"
+    if isinstance(step, Mapping | BaseModel):
+        return (
+            f"structured output {_short(repr(dict(step) if isinstance(step, Mapping) else step))}"
+        )
     name = getattr(step, "__qualname__", None) or type(step).__name__
     return f"callable {name}"
