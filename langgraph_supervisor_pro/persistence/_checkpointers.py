@@ -461,13 +461,23 @@ _PARENT: LiteralString = (
 )
 
 
+_RUN_KEY = "__pregel_runtime"
+"""A `configurable` key LangGraph's run loop passes to every `put` of a graph run."""
+
+
 def _fenced(saver: _PostgresSaver | _AsyncPostgresSaver, config: RunnableConfig) -> bool:
-    """Whether `put` must check the parent: a root checkpoint, fence on, no `lgsp_fork`."""
+    """Whether `put` must check the parent: fence on, a root checkpoint, no `lgsp_fork`.
+
+    Only a child of a checkpoint (`config` names its parent), or a graph run's first
+    checkpoint (the run read the thread empty): a plain parentless `put` on a thread that
+    has checkpoints is the saver contract's, not a run's fork.
+    """
     configurable = config.get("configurable") or {}
     return (
         saver.fence
         and not configurable.get("checkpoint_ns")
         and configurable.get(FORK_KEY) is not True
+        and (_parent_of(config) is not None or _RUN_KEY in configurable)
     )
 
 
@@ -587,10 +597,11 @@ def _postgres_put(
 class _PostgresSaver(_NoSecretsInMetadata, PostgresSaver):
     """`PostgresSaver` without secrets in checkpoint metadata, fenced against forks.
 
-    With `fence` (the default), a root checkpoint (namespace `""`) is stored only if
-    its parent (`config`'s `checkpoint_id`) is the thread's head, the newest root
-    checkpoint; the check and the write are one transaction under a transaction-scoped
-    advisory lock on the thread, so two writers cannot both pass it. A stale parent
+    With `fence` (the default), a graph run's root checkpoint (namespace `""`, see
+    `_fenced`) is stored only if its parent (`config`'s `checkpoint_id`) is the thread's
+    head, the newest root checkpoint; the check and the write are one transaction
+    under a transaction-scoped advisory lock on the thread, so two writers cannot both
+    pass it. A stale parent
     raises `ThreadBusyError` and nothing is written. Fenced or not, a root checkpoint
     whose parent is gone (deleted by `delete_for_runs` after its run read the thread) is
     refused the same way, under the same lock, so the thread's history stays whole.

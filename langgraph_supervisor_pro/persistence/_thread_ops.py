@@ -32,6 +32,10 @@ FENCE_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended('lgsp
 SWEEP_LOCK: LiteralString = "SELECT pg_advisory_xact_lock(hashtextextended('lgsp_sweep:' || %s, 0))"
 """The lock they delete a thread's finished hops' agent checkpoints under."""
 
+_DELTA_KEYS = frozenset({"counters_since_delta_snapshot", "delta_writes_versioned"})
+"""The metadata keys of a checkpoint of a namespace using a `DeltaChannel` (LangGraph's
+`prune` recognises such threads by them)."""
+
 INPUT_TASK = "__input__"
 """The task name LangGraph derives the id of a run's stored `DeltaChannel` input from."""
 
@@ -139,6 +143,9 @@ class Stored:
     checkpoint_id: str
     parent_id: str | None
     run_id: str | None
+    delta: bool = True
+    """Whether its metadata shows a `DeltaChannel` (LangGraph's counters since a snapshot),
+    whose value is rebuilt from the checkpoint's ancestors; unknown counts as shown."""
 
 
 @dataclass(slots=True)
@@ -154,7 +161,11 @@ class DeletionPlan:
 def plan_deletion(
     thread_id: str, rows: Iterable[Stored], run_ids: Sequence[str], where: str
 ) -> DeletionPlan:
-    """Which of a thread's checkpoints go; refuse when a kept one descends from one of them.
+    """Which of a thread's checkpoints go; refuse when a kept one needs one of them.
+
+    A kept checkpoint whose parent goes keeps its own state, as LangGraph's in-memory
+    server deletes runs (its parent id then names a deleted checkpoint), unless its namespace uses a
+    `DeltaChannel`: that state is rebuilt from the ancestors, so the deletion is refused.
 
     Example:
         >>> rows = [Stored("", "1", None, "a"), Stored("", "2", "1", "b")]
@@ -171,9 +182,10 @@ def plan_deletion(
         if not doomed:
             continue
         kept = [row for row in stored if row.checkpoint_id not in doomed]
-        for row in kept:
-            if row.parent_id in doomed:
-                raise _orphaning(where, thread_id, namespace, row, doomed[row.parent_id])
+        if any(row.delta for row in stored):
+            for row in kept:
+                if row.parent_id in doomed:
+                    raise _orphaning(where, thread_id, namespace, row, doomed[row.parent_id])
         kept_ids = {row.checkpoint_id for row in kept}
         parents_of_kept = {row.parent_id for row in kept}
         reopened = {
@@ -195,8 +207,8 @@ def _orphaning(
     return ValueError(
         f"{where}: nothing was deleted. In thread {truncate(repr(thread_id), 60)} ({ns}), "
         f"checkpoint {kept.checkpoint_id} ({later}) would be kept but its parent "
-        f"{parent.checkpoint_id} (run {parent.run_id!r}) would go: a checkpoint's state "
-        "(every DeltaChannel, its history) is rebuilt from its ancestors. Delete a "
+        f"{parent.checkpoint_id} (run {parent.run_id!r}) would go: the namespace uses a "
+        "DeltaChannel, whose value a checkpoint rebuilds from its ancestors. Delete a "
         "thread's newest runs only, with every run after them"
         + (f" (add {kept.run_id!r} to run_ids)" if kept.run_id else "")
         + ", or delete the whole thread (delete_thread)"
@@ -281,7 +293,8 @@ _PG_RUN_THREADS: LiteralString = (
     "SELECT DISTINCT thread_id FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)"
 )
 _PG_THREAD_ROWS: LiteralString = (
-    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata ->> 'run_id' "
+    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata ->> 'run_id', "
+    "metadata ?| array['counters_since_delta_snapshot', 'delta_writes_versioned'] "
     "FROM checkpoints WHERE thread_id = %s"
 )
 _PG_DELETES: tuple[LiteralString, ...] = (
@@ -334,7 +347,8 @@ def _delete_for_runs(run_ids: list[str], run: Run, where: str, sql: _Dialect) ->
             yield run(lock, (thread_id,))
         rows = yield run(sql.thread_rows, (thread_id,))
         stored = [
-            Stored(str(ns), str(cid), _text(parent), _text(rid)) for ns, cid, parent, rid in rows
+            Stored(str(ns), str(cid), _text(parent), _text(rid), bool(delta))
+            for ns, cid, parent, rid, delta in rows
         ]
         plans.append((thread_id, plan_deletion(thread_id, stored, run_ids, where)))
     for thread_id, plan in plans:  # every thread checked before anything is deleted
@@ -387,17 +401,17 @@ _SQLITE_COPY = (
     (
         "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
         "parent_checkpoint_id, type, checkpoint, metadata) "
-        "SELECT ?1, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+        "SELECT :target, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
         "CASE WHEN json_type(CAST(metadata AS TEXT), '$.thread_id') IS NOT NULL "
-        "THEN CAST(json_set(CAST(metadata AS TEXT), '$.thread_id', ?1) AS BLOB) "
+        "THEN CAST(json_set(CAST(metadata AS TEXT), '$.thread_id', :target) AS BLOB) "
         "ELSE metadata END "
-        "FROM checkpoints WHERE thread_id = ?2"
+        "FROM checkpoints WHERE thread_id = :source"
     ),
     (
         "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, "
         "channel, type, value) "
-        "SELECT ?1, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value "
-        "FROM writes WHERE thread_id = ?2"
+        "SELECT :target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+        "value FROM writes WHERE thread_id = :source"
     ),
 )
 _SQLITE_BEGIN = "BEGIN IMMEDIATE"
@@ -413,14 +427,17 @@ def sqlite_copy(source: str, target: str, run: Run, where: str, begin: bool) -> 
     if not (yield run(_SQLITE_SOURCE, (source,)))[0][0]:
         raise _missing(where, source)
     for statement in _SQLITE_COPY:
-        yield run(statement, (target, source))
+        yield run(statement, {"target": target, "source": source})
 
 
 _SQLITE = _Dialect(
     run_threads="SELECT DISTINCT thread_id FROM checkpoints "
     "WHERE json_extract(CAST(metadata AS TEXT), '$.run_id') IN (SELECT value FROM json_each(?))",
     thread_rows="SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "json_extract(CAST(metadata AS TEXT), '$.run_id') FROM checkpoints WHERE thread_id = ?",
+    "json_extract(CAST(metadata AS TEXT), '$.run_id'), "
+    "json_type(CAST(metadata AS TEXT), '$.counters_since_delta_snapshot') IS NOT NULL "
+    "OR json_type(CAST(metadata AS TEXT), '$.delta_writes_versioned') IS NOT NULL "
+    "FROM checkpoints WHERE thread_id = ?",
     locks=(),
     deletes=tuple(
         f"DELETE FROM {table} WHERE thread_id = :thread AND checkpoint_ns = :ns "
@@ -495,8 +512,12 @@ def memory_delete_for_runs(
         for namespace, entries in list(namespaces.items()):
             for checkpoint_id, (_, metadata, parent) in list(entries.items()):
                 loaded = serde.loads_typed(metadata)
-                run_id = loaded.get("run_id") if isinstance(loaded, Mapping) else None
-                rows.append(Stored(namespace, checkpoint_id, parent, _text(run_id)))
+                if not isinstance(loaded, Mapping):
+                    loaded = {}
+                delta = not _DELTA_KEYS.isdisjoint(loaded)
+                rows.append(
+                    Stored(namespace, checkpoint_id, parent, _text(loaded.get("run_id")), delta)
+                )
         if any(row.run_id in runs for row in rows):
             plans.append((thread_id, plan_deletion(thread_id, rows, run_ids, where)))
     touched: list[tuple[str, str]] = []

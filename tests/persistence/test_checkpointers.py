@@ -585,6 +585,56 @@ def test_fence_refuses_a_stale_put_and_writes_nothing(pg_database):
         saver.put(sub, other, {}, {})  # type: ignore[arg-type]
 
 
+def test_fence_lets_plain_parentless_puts_through(pg_database):
+    # The saver contract (LangGraph's conformance suite) stores root checkpoints without a
+    # parent on a thread that has some: no graph run wrote them, so no run forks.
+    with open_checkpointer(pg_database) as saver:
+        cfg = {"configurable": {"thread_id": "roots", "checkpoint_ns": ""}}
+        first = {**empty_checkpoint(), "id": "1fffffff-ffff-6fff-8fff-fffffffffff2"}
+        second = {**empty_checkpoint(), "id": "1fffffff-ffff-6fff-8fff-fffffffffff3"}
+        saver.put(cfg, first, {"source": "input", "step": -1}, {})
+        saver.put(cfg, second, {"source": "input", "step": -1}, {})
+        assert [t.checkpoint["id"] for t in saver.list(cfg)] == [second["id"], first["id"]]
+
+
+@pytest.mark.parametrize("durability", ["sync", "exit"])
+def test_fence_two_runs_starting_a_fresh_thread_one_is_refused(pg_database, durability):
+    # Both runs read the thread empty, then both store a first checkpoint: a graph run's
+    # (LangGraph passes its run's config to `put`), so the second is refused.
+    with open_checkpointer(pg_database) as saver:
+        graph = build(saver)
+        barrier = threading.Barrier(2)
+        read = saver.get_tuple
+
+        def get_tuple(cfg):
+            found = read(cfg)
+            if cfg["configurable"]["thread_id"] == "fresh-race":
+                barrier.wait(timeout=30)
+            return found
+
+        saver.get_tuple = get_tuple  # type: ignore[method-assign]
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            name = threading.current_thread().name
+            try:
+                outcome[name] = graph.invoke(RUN_INPUT, config("fresh-race"), durability=durability)
+            except Exception as exc:
+                outcome[name] = exc
+
+        callers = [threading.Thread(target=run, name=name) for name in ("A", "B")]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+        del saver.get_tuple  # the saver's own again
+        refused = [v for v in outcome.values() if isinstance(v, ThreadBusyError)]
+        assert len(refused) == 1 and AFTER_ONE in outcome.values(), outcome
+        assert "read no checkpoint (a fresh thread)" in str(refused[0])
+        assert_chain(graph, config("fresh-race"))
+        assert graph.get_state(config("fresh-race")).values == AFTER_ONE
+
+
 def test_time_travel_needs_lgsp_fork(pg_database):
     with open_checkpointer(pg_database) as saver:
         graph = build(saver)

@@ -11,6 +11,7 @@ walk over many pages, and every edge of the contract. A spy on the statements co
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import operator
 import threading
 from collections.abc import Sequence
@@ -50,6 +51,20 @@ def _config(thread: str, **more: Any) -> RunnableConfig:
 
 def _ask(text: str) -> dict[str, Any]:
     return {"messages": [HumanMessage(content=text)]}
+
+
+# The comparisons' oracle is LangGraph's own reader, which before langgraph-checkpoint-postgres
+# 3.1.2 read a seed kept in `checkpoint_blobs` (not inline) as missing; the server extra's
+# langgraph-runtime-pg pins 3.1.0, so the package supports it, and those cells skip the
+# comparisons with the wrong oracle (the latest cells run them).
+_UPSTREAM = tuple(
+    int(p) for p in importlib.metadata.version("langgraph-checkpoint-postgres").split(".")[:3]
+)
+upstream_reads_blob_seeds = pytest.mark.skipif(
+    _UPSTREAM < (3, 1, 2),
+    reason="langgraph-checkpoint-postgres < 3.1.2 reads a seed kept in checkpoint_blobs as "
+    "missing (fixed in 3.1.2): LangGraph's reader is the wrong oracle there",
+)
 
 
 def _every_checkpoint(upstream: PostgresSaver, thread: str) -> list[RunnableConfig]:
@@ -110,6 +125,7 @@ class Spy:
 # -- what is read ----------------------------------------------------------------------
 
 
+@upstream_reads_blob_seeds
 @pytest.mark.usefixtures("small_copies")
 def test_a_supervisor_thread_reads_as_langgraphs_at_every_checkpoint(pg_database, pages):
     with open_checkpointer(pg_database) as saver:
@@ -123,6 +139,7 @@ def test_a_supervisor_thread_reads_as_langgraphs_at_every_checkpoint(pg_database
         assert app.get_state(_config("t")).values["ledger"][-1]["step"] == 7
 
 
+@upstream_reads_blob_seeds
 @pytest.mark.usefixtures("small_copies")
 def test_a_domains_namespace_reads_as_langgraphs(pg_database):
     root = ops_tree(pages=4)
@@ -256,6 +273,7 @@ def _counting(schema: Any, saver: BaseCheckpointSaver[Any]) -> Any:
     return g.compile(checkpointer=saver)
 
 
+@upstream_reads_blob_seeds
 def test_a_thread_written_before_its_channels_were_delta_channels(pg_database):
     # A plain channel's value is a blob at every version, an int stays inline: both are
     # seeds; the thread then carries on as a delta channel.
@@ -341,6 +359,7 @@ def test_pages_grow_and_the_walk_crosses_them(pg_database, monkeypatch):
 # -- async ------------------------------------------------------------------------------
 
 
+@upstream_reads_blob_seeds
 @pytest.mark.usefixtures("small_copies")
 async def test_the_async_saver_reads_as_langgraphs_and_its_sync_bridge_too(pg_database):
     async with aopen_checkpointer(pg_database) as saver:

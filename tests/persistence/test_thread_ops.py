@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.channels import DeltaChannel, EphemeralValue
+from langgraph.graph import START, StateGraph
 from langgraph.pregel import NodeBuilder, Pregel
 from langgraph.types import Command, interrupt
 
@@ -471,6 +472,42 @@ def test_deleting_runs_of_several_threads_is_one_transaction(url):
         assert stored(saver, "b") == []
 
 
+class Trail(TypedDict):
+    trail: Annotated[list[str], operator.add]
+
+
+def trail_graph(saver: Any) -> Any:
+    """A graph without a `DeltaChannel`: each checkpoint holds its whole state."""
+    builder = StateGraph(Trail)
+    builder.add_node("step", lambda state: {"trail": ["step"]})
+    builder.add_edge(START, "step")
+    return builder.compile(checkpointer=saver)
+
+
+def test_deleting_an_earlier_run_keeps_the_later_ones_without_delta_channels(url):
+    # As LangGraph's savers do (and its conformance suite asks): the later run's
+    # checkpoints stay, whole, and the thread goes on from its head.
+    with open_checkpointer(url) as saver:
+        app = trail_graph(saver)
+        app.invoke({"trail": ["a"]}, _config("t", "r1"))
+        app.invoke({"trail": ["b"]}, _config("t", "r2"))
+        head = app.get_state(_config("t"))
+        saver.delete_for_runs(["r1"])
+        runs = {t.metadata.get("run_id") for t in saver.list(_config("t"))}
+        assert runs == {"r2"}
+        assert app.get_state(_config("t")).values == head.values
+        out = app.invoke({"trail": ["c"]}, _config("t", "r3"))
+        assert out["trail"] == ["a", "step", "b", "step", "c", "step"]
+        # A DeltaChannel's value is rebuilt from the ancestors: there, still refused.
+        graph = delta_graph(saver)
+        graph.invoke({"items": ["a"], "go": 1}, _config("d", "d1"))
+        graph.invoke({"items": ["b"], "go": 1}, _config("d", "d2"))
+        before = stored(saver, "d")
+        with pytest.raises(ValueError, match=r"nothing was deleted.*uses a DeltaChannel"):
+            saver.delete_for_runs(["d1"])
+        assert stored(saver, "d") == before
+
+
 async def test_delete_refusal_async(url):
     async with aopen_checkpointer(url) as saver:
         app = team().compile(checkpointer=saver)
@@ -510,6 +547,9 @@ def test_plan_deletion_reopens_the_parent_and_refuses_an_orphan():
     assert plan.reopened == {"": ["2"]}
     with pytest.raises(ValueError, match=r"checkpoint 4 \(no run id\).*delete_thread"):
         plan_deletion("t", rows, ["r2"], "delete_for_runs")
+    # Without a DeltaChannel a kept checkpoint holds its state: its parent may go.
+    plain = [Stored(r.namespace, r.checkpoint_id, r.parent_id, r.run_id, False) for r in rows]
+    assert plan_deletion("t", plain, ["r2"], "delete_for_runs").doomed == plan.doomed
     # A parent that keeps another child (a fork) is not reopened: its writes stay.
     forked = [*rows[:3], Stored("", "3b", "2", "r3")]
     assert plan_deletion("t", forked, ["r2"], "delete_for_runs").reopened == {}
