@@ -26,6 +26,7 @@ from typing import Literal
 from typing_extensions import TypedDict
 
 from langgraph_supervisor_pro._internal.checks import check_seconds, is_count
+from langgraph_supervisor_pro._internal.text import store_label
 
 BREAKER_LOGGER = "langgraph_supervisor_pro.breakers"
 """The logger of every breaker transition (opened: WARNING; half-open and closed: INFO)."""
@@ -117,11 +118,6 @@ class BreakerState(TypedDict):
     """When the state last changed."""
 
 
-def _label(text: str) -> str:
-    """A store namespace label: no `.` and no NUL (percent-encoded), never empty."""
-    return text.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00") or "%"
-
-
 def breaker_namespace(supervisor: str, path: Sequence[str]) -> tuple[str, ...]:
     """The store namespace of a worker's breaker: `("lgsp", "breakers", supervisor, *path)`.
 
@@ -133,4 +129,4 @@ def breaker_namespace(supervisor: str, path: Sequence[str]) -> tuple[str, ...]:
         >>> breaker_namespace("desk.v2", ("ops", "pager"))
         ('lgsp', 'breakers', 'desk%2Ev2', 'ops', 'pager')
     """
-    return ("lgsp", "breakers", _label(supervisor), *(_label(p) for p in path))
+    return ("lgsp", "breakers", store_label(supervisor), *(store_label(p) for p in path))

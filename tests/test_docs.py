@@ -213,11 +213,7 @@ def test_the_readmes_links_reach_pages_that_exist() -> None:
     site_pages = 0
     for link in links:
         if link.startswith(SITE_URL):
-            path = urlsplit(link).path.removeprefix(urlsplit(SITE_URL).path).strip("/")
-            candidates = (
-                [DOCS / f"{path}.md", DOCS / path / "index.md"] if path else [DOCS / "index.md"]
-            )
-            assert any(c.is_file() for c in candidates), link
+            assert any(c.is_file() for c in _site_page(link)), link
             site_pages += 1
         elif link.startswith(("http://", "https://")):
             raise AssertionError(f"README links outside the docs site: {link}")
@@ -225,6 +221,21 @@ def test_the_readmes_links_reach_pages_that_exist() -> None:
             target = (ROOT / link.split("#")[0]).resolve()
             assert target.is_relative_to(ROOT) and target.exists(), link
     assert site_pages >= 20
+
+
+def _site_page(link: str) -> list[Path]:
+    path = urlsplit(link).path.removeprefix(urlsplit(SITE_URL).path).strip("/")
+    return [DOCS / f"{path}.md", DOCS / path / "index.md"] if path else [DOCS / "index.md"]
+
+
+def test_the_packages_docs_links_reach_pages_that_exist() -> None:
+    # Docstrings and error messages say what a name does and link the page that explains it.
+    links = set()
+    for module in (ROOT / "langgraph_supervisor_pro").rglob("*.py"):
+        links |= set(re.findall(re.escape(SITE_URL) + r"[\w./#-]*", module.read_text()))
+    assert len(links) >= 20  # the error pages are checked by tests/test_errors.py
+    missing = sorted(link for link in links if not any(p.is_file() for p in _site_page(link)))
+    assert not missing, missing
 
 
 def test_the_readme_sections_the_site_includes_exist() -> None:

@@ -10,6 +10,11 @@ from langchain_core.messages import BaseMessage
 _WORD = re.compile(r"\S+")
 
 
+def store_label(text: str) -> str:
+    """A store namespace label: no `.` and no NUL (percent-encoded), never empty."""
+    return text.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00") or "%"
+
+
 def truncate(text: str, limit: int) -> str:
     """Cut `text` to at most `limit` characters, marking the cut with an ellipsis."""
     if len(text) <= limit:

@@ -17,15 +17,11 @@ from langchain_core.messages import BaseMessage, messages_from_dict, messages_to
 from langgraph.store.base import BaseStore
 
 from langgraph_supervisor_pro._internal.storable import storable_value
+from langgraph_supervisor_pro._internal.text import store_label
 from langgraph_supervisor_pro._internal.twins import Call, Steps
 from langgraph_supervisor_pro.compaction._compactor import CompactionOutcome
 
 _log = logging.getLogger("langgraph_supervisor_pro.compaction")
-
-
-def _label(text: str) -> str:
-    """A store namespace label: no `.` (percent-encoded), never empty."""
-    return text.replace("%", "%25").replace(".", "%2E") or "%"
 
 
 def archive_namespace(thread_id: str, path: Sequence[str]) -> tuple[str, ...]:
@@ -35,7 +31,7 @@ def archive_namespace(thread_id: str, path: Sequence[str]) -> tuple[str, ...]:
         >>> archive_namespace("t-1", ("ops", "pager"))
         ('lgsp', 'compacted', 't-1', 'ops', 'pager')
     """
-    return ("lgsp", "compacted", _label(thread_id), *(_label(p) for p in path))
+    return ("lgsp", "compacted", store_label(thread_id), *(store_label(p) for p in path))
 
 
 def archive(

@@ -29,10 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from langgraph_supervisor_pro._breakers import Breaker
 from langgraph_supervisor_pro._graph.circuit import Admission, Transact, admit, report
-from langgraph_supervisor_pro._internal.checks import check_seconds
+from langgraph_supervisor_pro._internal.checks import check_seconds, is_count
 from langgraph_supervisor_pro._internal.model_calls import calling_as
 from langgraph_supervisor_pro._internal.storable import storable
-from langgraph_supervisor_pro._internal.text import message_text, truncate
+from langgraph_supervisor_pro._internal.text import message_text, store_label, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Invoke, Sleep, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import InvalidSummaryError
 
@@ -40,36 +40,20 @@ TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
 """Counts the tokens of a list of messages (e.g. `count_tokens_approximately`)."""
 
 
-def _positive(value: object, minimum: int = 1) -> bool:
-    """An integer >= `minimum` (a bool is not one here)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
 def _profile_window(model: object) -> int | None:
     profile = getattr(model, "profile", None)
     value = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
-    return value if _positive(value) else None
+    return value if is_count(value) else None
 
 
-_BASE_COUNTERS = frozenset(
-    {
-        BaseLanguageModel.get_num_tokens_from_messages,
-        BaseChatModel.get_num_tokens_from_messages,
-    }
+_BASE_COUNTERS = (  # the base counters need a download: use a model's own, if its class has one
+    BaseLanguageModel.get_num_tokens_from_messages,
+    BaseChatModel.get_num_tokens_from_messages,
 )
 
 
-def _own_counter(model: BaseChatModel) -> TokenCounter | None:
-    """The model's own counter, if its class overrides the base one (which needs a download)."""
-    method = getattr(type(model), "get_num_tokens_from_messages", None)
-    if method is None or method in _BASE_COUNTERS:
-        return None
-    return lambda messages: model.get_num_tokens_from_messages(list(messages))
-
-
 DEFAULT_SUMMARIZER_BREAKER = Breaker(failures=3, window=600.0, cooldown=60.0)
-"""`Compaction.breaker` by default: 3 failed compactions within 10 minutes skip the
-summarizer for a minute."""
+"""The default `Compaction.breaker`: 3 failures within 10 minutes skip the summarizer a minute."""
 
 _ADVICE = {
     "summarizer": "a chat model (e.g. a cheaper model than the worker's) or a Runnable "
@@ -98,10 +82,6 @@ _TYPED = frozenset({"summarizer", "model", "token_counter", "breaker"})
 class Compaction:
     """When and how to compact a context: the configuration of the compaction step.
 
-    The window is the model's `profile["max_input_tokens"]` when the model has one,
-    else `max_context_tokens`; when neither is known, `window()` (and so building
-    a graph that compacts) fails with an error saying which to set.
-
     Example:
         >>> from langgraph_supervisor_pro.testing import ScriptedChatModel
         >>> config = Compaction(summarizer=ScriptedChatModel(script=[]),
@@ -116,12 +96,10 @@ class Compaction:
     """
 
     summarizer: BaseChatModel | Runnable[Any, Any]
-    """The model that writes the summary (may differ from the worker's). Chat models
-    are called through `with_structured_output(ContextSummary)`; any other Runnable
-    gets the prompt messages and must return a `ContextSummary` or a dict of one."""
+    """Writes the summary: a chat model (through `with_structured_output(ContextSummary)`),
+    or a Runnable given the prompt messages that returns a `ContextSummary` or its dict."""
     trigger: float = 0.7
-    """Compact when the context reaches this fraction of the window, strictly between
-    0 and 1 (0.6-0.8 is recommended)."""
+    """Compact at this fraction of the window, strictly between 0 and 1 (0.6-0.8 recommended)."""
     every_n_steps: int | None = None
     """Also compact every n steps (e.g. 3: at steps 3, 6, 9, ...), whatever the size."""
     keep: int = 6
@@ -132,20 +110,17 @@ class Compaction:
     model: BaseChatModel | None = None
     """The model whose window and token counter apply (`window(model)` overrides it)."""
     token_counter: TokenCounter | None = None
-    """Counts tokens; by default the model's own counter when its class has one,
-    else LangChain's `count_tokens_approximately`."""
+    """Counts tokens; by default the model's own counter, else `count_tokens_approximately`."""
     max_attempts: int = 3
     """Summarizer attempts (exceptions or invalid summaries) before giving up (>= 1)."""
     retry_delay: float = 0.0
     """Seconds to wait between summarizer attempts (>= 0 and finite)."""
     summarizer_window: int | None = None
-    """The summarizer's input window in tokens, for a summarizer whose profile lacks
-    `max_input_tokens` (else the worker's window applies). A larger history is
-    summarised in chunks that each fit (map, then reduce)."""
+    """The summarizer's input window, if its profile lacks `max_input_tokens` (else the
+    worker's applies). A larger history is summarised in chunks that fit (map, then reduce)."""
     breaker: Breaker | None = DEFAULT_SUMMARIZER_BREAKER
-    """The summarizer's circuit breaker: after `failures` failed compactions within
-    `window` seconds, compactions truncate instead for `cooldown` seconds (then one
-    probes it). None calls the summarizer on every compaction."""
+    """The summarizer's circuit breaker: after `failures` failed compactions within `window`
+    seconds, truncate for `cooldown` seconds (then one probes). None: always summarise."""
 
     def __post_init__(self) -> None:
         trigger = self.trigger
@@ -154,15 +129,14 @@ class Compaction:
             "trigger": not isinstance(trigger, bool)
             and isinstance(trigger, int | float)
             and 0 < trigger < 1,
-            "every_n_steps": self.every_n_steps is None or _positive(self.every_n_steps),
-            "keep": _positive(self.keep),
+            "every_n_steps": self.every_n_steps is None or is_count(self.every_n_steps),
+            "keep": is_count(self.keep),
             "max_context_tokens": self.max_context_tokens is None
-            or _positive(self.max_context_tokens),
+            or is_count(self.max_context_tokens),
             "model": self.model is None or isinstance(self.model, BaseChatModel),
             "token_counter": self.token_counter is None or callable(self.token_counter),
-            "max_attempts": _positive(self.max_attempts),
-            "summarizer_window": self.summarizer_window is None
-            or _positive(self.summarizer_window),
+            "max_attempts": is_count(self.max_attempts),
+            "summarizer_window": self.summarizer_window is None or is_count(self.summarizer_window),
             "breaker": self.breaker is None or isinstance(self.breaker, Breaker),
         }
         for name, ok in valid.items():
@@ -217,8 +191,10 @@ class Compaction:
         if self.token_counter is not None:
             return self.token_counter
         chosen = model if model is not None else self.model
-        own = _own_counter(chosen) if chosen is not None else None
-        return own if own is not None else count_tokens_approximately
+        method = getattr(type(chosen), "get_num_tokens_from_messages", None)
+        if chosen is None or method is None or method in _BASE_COUNTERS:
+            return count_tokens_approximately
+        return lambda messages: chosen.get_num_tokens_from_messages(list(messages))
 
     def summarizer_limit(self) -> int | None:
         """The summarizer's own input window: its profile's, else `summarizer_window`.
@@ -272,17 +248,12 @@ SUMMARY_HEADER = "[Summary of earlier work]"
 TRUNCATION_HEADER = "[Earlier work truncated]"
 """The start of a truncation marker's content (the fallback when the summarizer fails)."""
 
-_SUMMARY_NAME = "compaction"
 _SUMMARY_KEY = "lgsp_summary"
 _TRUNCATED_KEY = "lgsp_truncated"
 _ID_NAMESPACE = uuid.uuid5(
     uuid.NAMESPACE_URL, "https://pypi.org/project/langgraph-supervisor-pro/compaction"
 )
-_ERROR_MAX_CHARS = 500
-_JSON_OBJECT_RE = re.compile(r"\{.*\}", re.DOTALL)
-_MESSAGES_TITLE = "Messages to compact (oldest first):"
 _CUT = "[cut]"
-_SUMMARIZER_SHARE = 0.9
 _CHUNK_TITLE = (
     "Messages to compact (oldest first; one part of a longer history, summarise this part):"
 )
@@ -303,12 +274,10 @@ def _clean_text(value: Any) -> Any:
 
 
 class ContextSummary(BaseModel):
-    """The structured summary that replaces compacted history.
+    """The structured summary that replaces compacted history (its message's content is `render()`).
 
-    Strings are folded to single spaces, with U+FFFD in place of a NUL or a lone
-    surrogate (Postgres stores neither); empty list items are dropped. The summary
-    message's content is `render()`; the message also carries the summary as a
-    dict, so a later compaction can read it back and fold it in.
+    Strings are folded to single spaces, with U+FFFD for a NUL or a lone surrogate (Postgres
+    stores neither); empty list items are dropped.
 
     Example:
         >>> s = ContextSummary(task="Refund ORDER-7", done=["Found ORDER-7"],
@@ -410,30 +379,12 @@ def is_summary_message(message: BaseMessage) -> bool:
 
 
 def summarizer_breaker_namespace(scope: Sequence[str]) -> tuple[str, ...]:
-    """The store namespace of a summarizer's breaker state (the item `"state"`).
-
-    `scope` is whose summarizer: `(supervisor name, *worker path)` in a supervisor graph;
-    each label is made store-safe.
-
-    Example:
-        >>> summarizer_breaker_namespace(("supervisor", "research"))
-        ('lgsp', 'summarizer_breakers', 'supervisor', 'research')
-    """
-    return ("lgsp", "summarizer_breakers", *(_label(part) for part in scope))
-
-
-def _label(text: str) -> str:
-    return text.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00") or "%"
+    """The store namespace of the breaker state of `scope`'s summarizer (supervisor, *path)."""
+    return ("lgsp", "summarizer_breakers", *(store_label(part) for part in scope))
 
 
 def is_truncation_marker(message: BaseMessage) -> bool:
-    """Whether `message` marks where a truncation (the fallback) dropped older messages.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> is_truncation_marker(HumanMessage("hello"))
-        False
-    """
+    """Whether `message` marks where a truncation (the fallback) dropped older messages."""
     return _marked(message, _TRUNCATED_KEY)
 
 
@@ -447,7 +398,7 @@ def _replacement(content: str, key: str, kwargs: dict[str, Any]) -> HumanMessage
     """A summary or marker message; its id derives from what it replaces (a re-run matches)."""
     return HumanMessage(
         content=content,
-        name=_SUMMARY_NAME,
+        name="compaction",
         id=str(uuid.uuid5(_ID_NAMESPACE, key)),
         additional_kwargs=kwargs,
     )
@@ -460,23 +411,10 @@ def truncate_history(
     budget: int,
     token_counter: TokenCounter,
 ) -> tuple[list[BaseMessage], list[BaseMessage]]:
-    """The deterministic fallback: drop the oldest turns of `messages[:cut]`.
+    """The fallback: drop the oldest of `messages[:cut]`, returning (kept, dropped) in order.
 
-    Kept: the task (the first human message, when no summary precedes it), the latest
-    summary, and `messages[cut:]` (a safe cut: no tool call is parted from its result).
-    When that still exceeds `budget` tokens, the task and then the summary are dropped too.
-
-    Returns the messages kept and those dropped, each in order (a marker goes where the
-    first dropped message was).
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> history = [HumanMessage("task", id="t"), AIMessage("a", id="a"),
-        ...            AIMessage("b", id="b"), AIMessage("c", id="c")]
-        >>> kept, dropped = truncate_history(history, 3, budget=10_000,
-        ...                                  token_counter=count_tokens_approximately)
-        >>> [m.id for m in kept], [m.id for m in dropped]
-        (['t', 'c'], ['a', 'b'])
+    Kept: the task (first human message, no summary before it), the latest summary and
+    `messages[cut:]`; over `budget` tokens, the task and then the summary go too.
     """
     head, tail = list(messages[:cut]), list(messages[cut:])
     summaries = [i for i, m in enumerate(head) if is_summary_message(m)]
@@ -532,29 +470,13 @@ def split_for_compaction(
 ) -> int:
     """Where to cut a history: `messages[:i]` is compacted, `messages[i:]` kept (0: none).
 
-    The cut never parts an AI message's tool calls from their tool messages, keeps at
-    least one message, and folds a leading summary with at least one newer message. By
-    count it is the latest such cut keeping at least `keep` messages; if the kept messages
-    exceed `max_tail_tokens`, it moves to the earliest safe cut whose tail fits (or the
-    latest safe cut when none does).
-
-    Raises:
-        ValueError: If `keep` is not an integer >= 1 or `max_tail_tokens` is negative.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-        >>> history = [
-        ...     HumanMessage("find ORDER-1"),
-        ...     AIMessage("", tool_calls=[{"name": "find", "args": {}, "id": "c1"}]),
-        ...     ToolMessage("found", tool_call_id="c1"),
-        ...     AIMessage("done"),
-        ... ]
-        >>> split_for_compaction(history, keep=2)  # keeps the tool pair together
-        1
+    Never parts a tool call from its result, keeps a message, and folds a leading summary
+    with a newer one. The latest cut keeping `keep` messages; if they exceed
+    `max_tail_tokens`, the earliest safe cut whose tail fits (else the latest safe cut).
     """
-    if not _positive(keep):
+    if not is_count(keep):
         raise ValueError(f"keep: got {keep!r}; give an integer >= 1")
-    if max_tail_tokens is not None and not _positive(max_tail_tokens, 0):
+    if max_tail_tokens is not None and not is_count(max_tail_tokens, 0):
         raise ValueError(f"max_tail_tokens: got {max_tail_tokens!r}; give an integer >= 0")
     history = list(messages)
     n = len(history)
@@ -584,15 +506,7 @@ def split_for_compaction(
 
 @dataclass(frozen=True, kw_only=True)
 class CompactionOutcome:
-    """What one compaction did.
-
-    Example:
-        >>> outcome = CompactionOutcome(messages=[], removed_ids=[], summary=None,
-        ...                             tokens_before=0, tokens_after=0, error=None,
-        ...                             attempts=0)
-        >>> outcome.compacted
-        False
-    """
+    """What one compaction did."""
 
     messages: list[BaseMessage]
     """The new history: `[summary message, *kept]`, or the unchanged history."""
@@ -605,8 +519,7 @@ class CompactionOutcome:
     tokens_after: int
     """Tokens of `messages`."""
     error: str | None
-    """Why the summarizer failed on every attempt, or why it was not called (its breaker
-    is open); the history was then truncated instead (`kind == "truncated"`)."""
+    """Why the summarizer failed every attempt or was not called (breaker open): truncated."""
     attempts: int
     """Summarizer calls made (0 when nothing was compacted or its breaker was open)."""
     kind: Literal["summary", "truncated"] | None = None
@@ -648,21 +561,12 @@ def _unchanged(
     )
 
 
-def _structured_summarizer(summarizer: Runnable[Any, Any]) -> Runnable[Any, Any]:
-    method = getattr(summarizer, "with_structured_output", None)
-    try:
-        structured = method(ContextSummary) if callable(method) else summarizer
-    except NotImplementedError:
-        return summarizer
-    return structured if isinstance(structured, Runnable) else summarizer
-
-
 def _coerce_summary(raw: object) -> ContextSummary:
     """Turn what the summarizer returned into a `ContextSummary`, or raise why it cannot."""
     if isinstance(raw, AIMessage):
         raw = raw.tool_calls[0]["args"] if raw.tool_calls else message_text(raw)
     if isinstance(raw, str):
-        match = _JSON_OBJECT_RE.search(raw)
+        match = re.search(r"\{.*\}", raw, re.DOTALL)
         try:
             raw = json.loads(match.group(0)) if match else None
         except ValueError:
@@ -757,7 +661,7 @@ class Compactor:
             raise TypeError(
                 f"Compactor.config: got {type(config).__name__}; give a Compaction(...)"
             )
-        if not _positive(window):
+        if not is_count(window):
             raise ValueError(
                 f"Compactor.window: got {window!r}; give the input window in tokens, an "
                 "integer >= 1 (Compaction.window(model) resolves it)"
@@ -779,7 +683,12 @@ class Compactor:
             config.counter(summarizer) if summarizer is not None else self.counter
         )
         """Counts the summarizer's input tokens (its own counter when it has one)."""
-        self._structured = _structured_summarizer(config.summarizer)
+        method = getattr(config.summarizer, "with_structured_output", None)
+        try:
+            structured = method(ContextSummary) if callable(method) else None
+        except NotImplementedError:
+            structured = None
+        self._structured = structured if isinstance(structured, Runnable) else config.summarizer
         self._breaker_states: dict[tuple[str, ...], dict[str, Any]] = {}
         self._breaker_lock = threading.Lock()
 
@@ -791,7 +700,7 @@ class Compactor:
     @property
     def summarizer_budget(self) -> int:
         """Most input tokens one summarizer call may take: 90% of its window."""
-        return max(1, int(self.summarizer_window * _SUMMARIZER_SHARE))
+        return max(1, int(self.summarizer_window * 0.9))
 
     def tokens(self, messages: Sequence[BaseMessage]) -> int:
         """Count the tokens of `messages`.
@@ -914,10 +823,7 @@ class Compactor:
     def _chunks(
         self, lines: Sequence[str], previous: Sequence[ContextSummary], task: str, title: str
     ) -> list[list[str]]:
-        """Pack `lines` in order into the fewest prompts that each fit the summarizer.
-
-        A line that does not fit on its own is cut to fit (its start is kept).
-        """
+        """Pack `lines` in order into the fewest prompts that fit; a line too long alone is cut."""
 
         def fits(part: list[str]) -> bool:
             return self._fits(self._prompt(part, previous, task, title))
@@ -975,14 +881,10 @@ class Compactor:
         task: str,
         call_config: RunnableConfig,
     ) -> Steps[tuple[ContextSummary | None, int, str]]:
-        """Summarise `head`: in one call when it fits the summarizer, else map-reduce.
-
-        Map: a partial summary per chunk that fits; reduce: combine them in groups that fit,
-        round after round. Every key fact of the previous and partials is carried over.
-        """
+        """Summarise `head` in one call if it fits, else map-reduce; every key fact is carried."""
         older = [m for m in head if not is_summary_message(m)]
         lines = [f"[{i}] {_render_message(m)}" for i, m in enumerate(older, start=1)]
-        prompt = self._prompt(lines, previous, task, _MESSAGES_TITLE)
+        prompt = self._prompt(lines, previous, task, "Messages to compact (oldest first):")
         if not self._chunked or self._fits(prompt):
             new, calls, error = yield from self._summarising(prompt, call_config)
             return (_merge(new, previous, task) if new is not None else None), calls, error
@@ -1053,11 +955,7 @@ class Compactor:
         store: BaseStore | None = None,
         scope: tuple[str, ...] = (),
     ) -> Steps[CompactionOutcome]:
-        """`compact` as steps for `_internal.twins` (nodes yield from it amid their own I/O).
-
-        The breaker is asked first (open: straight to the fallback); an interrupt
-        (`GraphBubbleUp`) passes through.
-        """
+        """`compact` as `_internal.twins` steps; an open breaker goes straight to the fallback."""
         call_config = merge_configs(
             config,
             {
@@ -1148,7 +1046,7 @@ class Compactor:
         self, history: list[BaseMessage], cut: int, before: int, attempts: int, why: str
     ) -> CompactionOutcome:
         """The fallback: drop the oldest turns (see `truncate_history`), marking the place."""
-        error = truncate(why, _ERROR_MAX_CHARS)
+        error = truncate(why, 500)
         budget = int(self.window * self.config.trigger)
         kept, dropped = truncate_history(history, cut, budget=budget, token_counter=self.counter)
         if not dropped:

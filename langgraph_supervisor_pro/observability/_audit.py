@@ -1,18 +1,8 @@
 """The audit trail of one run: a readable, typed timeline for a compliance reader.
 
-`audit_trail(checkpointer_or_graph, thread_id)` reads the thread's checkpoint history (the
-root namespace and each domain's, listed once by `_history.History`) and returns an
-`AuditTrail`: one frozen event per thing that happened (turn, decision, hop, review, refusal,
-effect, compaction, end, judgement), oldest first. The trail scrubs the secrets registered
-in this process once more.
+One frozen event per thing that happened, oldest first, from the thread's checkpoint history
+(`_history.History`); the trail scrubs the secrets registered in this process once more.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/audit/
-
-Example:
-    ```python
-    with open_checkpointer("postgresql://app@db/app") as saver:
-        for event in audit_trail(saver, "order-7").events:
-            print(event.at, event.kind, event.line())
-    ```
 """
 
 from __future__ import annotations
@@ -54,13 +44,10 @@ class AuditEvent:
     """
 
     kind: EventKind = field(init=False)
-    """The event's kind (its class)."""
     at: datetime | None
     """When the checkpoint that recorded it was written (UTC)."""
     turn: int | None
-    """The conversation turn (at the level that recorded it)."""
     step: int | None
-    """The hop number within the turn, when the event belongs to a hop."""
     path: tuple[str, ...]
     """Where it happened: () at the root, else the domain workers from the root down."""
 
@@ -95,10 +82,8 @@ class TurnEvent(AuditEvent):
 
     kind: EventKind = field(default="turn", init=False)
     task: str
-    """The turn's task (the text of the user's message)."""
 
     def line(self) -> str:
-        """One sentence: the turn and its task."""
         return f"turn {self.turn}: {self.task}"
 
 
@@ -108,14 +93,11 @@ class DecisionEvent(AuditEvent):
 
     kind: EventKind = field(default="decision", init=False)
     worker: str
-    """The chosen worker, or `FINISH`."""
     instructions: str
-    """What the supervisor asked the worker to do."""
     decided_by: str
     """Who decided: `router`, `model` or `fallback`."""
 
     def line(self) -> str:
-        """One sentence: who chose which worker."""
         said = f": {self.instructions}" if self.instructions else ""
         return f"{self.decided_by} chose {self.worker}{said}"
 
@@ -127,14 +109,12 @@ class HopEvent(AuditEvent):
     kind: EventKind = field(default="hop", init=False)
     worker: str
     status: str
-    """success, partial, failed, needs_input (a `WorkerStatus`)."""
     summary: str
     error: str | None
     fallback: str | None
     """Why the worker's fallback answered the hop, when it did."""
 
     def line(self) -> str:
-        """One sentence: the worker, its status, its summary and error."""
         text = f"{self.worker}: {self.status}"
         if self.summary and not (self.error and self.error in self.summary):
             text += f": {self.summary}"  # (a failed hop's summary is often its error)
@@ -153,20 +133,15 @@ class ReviewEvent(AuditEvent):
     action: str
     """The tool's name, or `dispatch:<worker>`."""
     review_kind: str
-    """`tool` or `dispatch`."""
     worker: str | None
     decision: str
-    """approve, edit, reject or respond."""
     reviewer: str | None
-    """Who answered; None when nobody was named."""
     answered_at: str
-    """When it was answered (ISO 8601), as the review recorded it."""
     interrupt_id: str
     review_path: tuple[str, ...]
     """Where the review paused (worker names from the root down)."""
 
     def line(self) -> str:
-        """One sentence: the decision, by whom, on what."""
         who = self.reviewer or "nobody named"
         where = f" in {'/'.join(self.review_path)}" if len(self.review_path) > 1 else ""
         return f"{self.decision} by {who} on {self.action}{where} at {self.answered_at}"
@@ -182,7 +157,6 @@ class RefusalEvent(AuditEvent):
     reason: str
 
     def line(self) -> str:
-        """One sentence: which tool was refused to whom, and why."""
         return f"{self.worker} was refused {self.tool}: {self.reason}"
 
 
@@ -192,16 +166,12 @@ class EffectEvent(AuditEvent):
 
     kind: EventKind = field(default="effect", init=False)
     key: str
-    """The full idempotency key (`<thread>/<turn>/<step>/<worker>/<name>`)."""
     worker: str | None
     name: str
-    """The caller's name for the effect (the key's last part)."""
     outcome: Any
-    """The recorded outcome (JSON values)."""
     state: str = "done"
-    """`done`, or how an external effect in doubt stands (`run_external`): `intent` (no
-    outcome yet: in flight, or its execution died after the call), `in_doubt` (paused
-    on a review), `reconciled`, `redone`, `confirmed` or `skipped`."""
+    """`done`, or how an external effect in doubt stands (`run_external`): `intent`,
+    `in_doubt`, `reconciled`, `redone`, `confirmed` or `skipped`."""
 
     @property
     def in_doubt(self) -> bool:
@@ -209,7 +179,6 @@ class EffectEvent(AuditEvent):
         return self.state != "done"
 
     def line(self) -> str:
-        """One sentence: the effect, its key and its outcome (and its doubt, if any)."""
         outcome = json.dumps(self.outcome, ensure_ascii=False, default=str)
         doubt = {
             "intent": " (IN DOUBT: intent recorded, no outcome)",
@@ -230,23 +199,18 @@ class CompactionEvent(AuditEvent):
     removed: int
     error: str | None
     how: str = "summary"
-    """`summary`, or `truncated` (the summarizer failed or its breaker was open: the
-    oldest turns were dropped)."""
+    """`summary`, or `truncated` (the summarizer failed or its breaker was open)."""
 
     def line(self) -> str:
-        """One sentence: whose history, why, and how much."""
-        if self.how == "truncated":
-            text = (
-                f"{self.worker}'s history truncated ({self.reason}): "
-                f"{self.tokens_before} -> {self.tokens_after} tokens, "
-                f"{self.removed} messages dropped"
-            )
-            return text + (f" (summarizer: {self.error})" if self.error else "")
+        truncated = self.how == "truncated"
         text = (
-            f"{self.worker}'s history compacted ({self.reason}): "
-            f"{self.tokens_before} -> {self.tokens_after} tokens, {self.removed} messages"
+            f"{self.worker}'s history {'truncated' if truncated else 'compacted'} "
+            f"({self.reason}): {self.tokens_before} -> {self.tokens_after} tokens, "
+            f"{self.removed} messages{' dropped' if truncated else ''}"
         )
-        return text + (f" (failed: {self.error})" if self.error else "")
+        if self.error:
+            text += f" ({'summarizer' if truncated else 'failed'}: {self.error})"
+        return text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,7 +223,6 @@ class EndEvent(AuditEvent):
     halt_detail: str | None
 
     def line(self) -> str:
-        """One sentence: the status, and why it halted."""
         text = f"run {self.status}"
         if self.halt_reason:
             text += f": {self.halt_reason}"
@@ -274,16 +237,13 @@ class JudgementEvent(AuditEvent):
 
     kind: EventKind = field(default="judgement", init=False)
     judge: str
-    """The judge model, as provider/model name."""
     score: float | None
     """From 0 to 1; None when the judge gave no verdict (see `error`)."""
     threshold: float
     queued: bool
-    """Queued for human review (`lgsp judge list`)."""
     reasons: tuple[str, ...]
     error: str | None
     key: str
-    """The judgement's key in the store's queue."""
 
     def line(self) -> str:
         """One sentence: the score against the threshold, queued or not, and why.
@@ -316,7 +276,6 @@ class AuditTrail:
 
     thread_id: str
     events: tuple[AuditEvent, ...]
-    """What happened, oldest first."""
     pending_reviews: int = 0
     """Reviews the run is paused on now (its latest events are not its end)."""
 
@@ -330,19 +289,6 @@ class AuditTrail:
 
 
 # -- reading ---------------------------------------------------------------------------
-
-
-def _saver(source: object) -> BaseCheckpointSaver[Any]:
-    if isinstance(source, BaseCheckpointSaver):
-        return source
-    checkpointer = getattr(source, "checkpointer", None)
-    if isinstance(checkpointer, BaseCheckpointSaver):
-        return checkpointer
-    raise TypeError(
-        "audit_trail(checkpointer_or_graph, ...): give a checkpointer (e.g. from "
-        "open_checkpointer) or a graph compiled with one, got "
-        f"{type(source).__name__}"
-    )
 
 
 def _clean(text: object) -> str:
@@ -456,10 +402,7 @@ class _Level:
         score = entry.get("score")
         threshold = entry.get("threshold")
         return JudgementEvent(
-            at=at,
-            turn=whole_int(entry.get("turn")),
-            step=None,
-            path=self.path,
+            **self._where(entry, at),  # (a judgement has no step)
             judge=_clean(entry.get("judge")),
             score=float(score) if isinstance(score, int | float) else None,
             threshold=float(threshold) if isinstance(threshold, int | float) else 0.5,
@@ -510,35 +453,17 @@ class _Level:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_PAGE = 500
-"""Effects read from a store per search."""
+_PAGE = 500  # effects read from a store per search
 
 EffectsSource = PostgresEffects | StoreEffects | BaseStore
 """Where side effects were recorded: `open_effects(url)`, a `StoreEffects`, or its store."""
-
-_CHANNELS = frozenset(
-    {
-        "turn",
-        "task",
-        "route",
-        "fanout",
-        "ledger",
-        "reviews",
-        "security",
-        "compactions",
-        "status",
-        "halt_reason",
-        "halt_detail",
-        "judgements",
-    }
-)
 
 
 def _events_of(namespace: str, chain: Sequence[CheckpointTuple]) -> list[AuditEvent]:
     """A namespace's events: the writes pending on checkpoint N formed checkpoint N+1."""
     level = _Level(namespace_path(namespace))
     for index, item in enumerate(chain):
-        writes = [(str(w[1]), w[2]) for w in (item.pending_writes or ()) if str(w[1]) in _CHANNELS]
+        writes = [(str(w[1]), w[2]) for w in item.pending_writes or ()]
         if not writes:
             continue
         recorded = chain[index + 1] if index + 1 < len(chain) else item
@@ -569,7 +494,6 @@ def _effect(key: str, outcome: Any, at: object, state: object = "done") -> Effec
     )
 
 
-_STATE: LiteralString = "state"
 _HAS_STATE: LiteralString = (
     "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('lgsp_effects') "
     "AND attname = 'state' AND NOT attisdropped) AS found"
@@ -589,7 +513,7 @@ def _effects(effects: EffectsSource, thread_ids: Sequence[str]) -> list[EffectEv
             if not _found(conn, "SELECT to_regclass('lgsp_effects') IS NOT NULL AS found"):
                 return []  # no effect was ever recorded in this database
             # A table made before effects had a state (setup=False skips the migration).
-            state = _STATE if _found(conn, _HAS_STATE) else "'done'"
+            state: LiteralString = "state" if _found(conn, _HAS_STATE) else "'done'"
             rows = conn.execute(
                 "SELECT key, outcome, created_at, " + state + " AS state FROM lgsp_effects "
                 "WHERE thread_id = ANY(%s) ORDER BY created_at, key",
@@ -598,10 +522,7 @@ def _effects(effects: EffectsSource, thread_ids: Sequence[str]) -> list[EffectEv
         return [
             _effect(str(key), outcome, created, state)
             for key, outcome, created, state in (
-                (row["key"], row["outcome"], row["created_at"], row["state"])
-                if isinstance(row, dict)
-                else row
-                for row in rows
+                row.values() if isinstance(row, dict) else row for row in rows
             )
         ]
     store = effects.store if isinstance(effects, StoreEffects) else effects
@@ -627,8 +548,7 @@ def recorded_effects(
 ) -> list[EffectEvent]:
     """The effects recorded for some threads in one or several sources, oldest first per source.
 
-    `effects` is `open_effects(url)` (one query for every thread), a `StoreEffects` or its
-    store, or a list of them; None reads nothing. Raises TypeError for anything else.
+    None reads nothing; anything but effects sources (see `EffectsSource`) raises TypeError.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -655,11 +575,10 @@ def recorded_effects(
 
 
 def _with_effects(events: list[AuditEvent], effects: list[EffectEvent]) -> list[AuditEvent]:
-    """Each effect just before the end of the hop that performed it (with the hop's path).
+    """Each effect just before the end of the hop its key names (with the hop's path).
 
-    An effect store's clock is not the checkpoints' (SQLite's is to the second), so an
-    effect is placed by its key's turn, step and worker; one whose hop never ended
-    (the hop crashed after it) is placed by its own time.
+    Not by time: an effect store's clock is not the checkpoints' (SQLite's is to the second).
+    An effect whose hop never ended (the hop crashed after it) is placed by its own time.
     """
     pending: dict[tuple[int | None, int | None, str | None], list[EffectEvent]] = {}
     for effect in effects:
@@ -671,15 +590,10 @@ def _with_effects(events: list[AuditEvent], effects: list[EffectEvent]) -> list[
                 out.append(replace(effect, path=event.path))
         out.append(event)
     for effect in (e for group in pending.values() for e in group):
-        index = next(
-            (
-                i
-                for i, e in enumerate(out)
-                if effect.at is not None and e.at is not None and e.at > effect.at
-            ),
-            len(out),
+        at = effect.at
+        out.insert(
+            next((i for i, e in enumerate(out) if at and e.at and e.at > at), len(out)), effect
         )
-        out.insert(index, effect)
     return out
 
 
@@ -715,18 +629,22 @@ def audit_trail(
         # [('turn', 'turn 1: Refund A1001'), ('decision', 'router chose cashier')]
         ```
     """
-    saver = _saver(checkpointer_or_graph)
+    saver = checkpointer_or_graph
+    if not isinstance(saver, BaseCheckpointSaver):
+        saver = getattr(saver, "checkpointer", None)
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise TypeError(
+            "audit_trail(checkpointer_or_graph, ...): give a checkpointer (e.g. from "
+            "open_checkpointer) or a graph compiled with one, got "
+            f"{type(checkpointer_or_graph).__name__}"
+        )
     thread = str(thread_id)
     history = History.read(saver, thread)
     levels = history.namespaces(thread)
     if not levels:
         raise LookupError(f"thread {shown_id(thread)} has no checkpoints")
-    events: list[AuditEvent] = []
-    for namespace, chain in levels.items():
-        events.extend(_events_of(namespace, chain))
-    events.sort(
-        key=lambda e: (e.at is None, e.at or datetime.min)
-    )  # stable: equal times as written
+    events = [e for namespace, chain in levels.items() for e in _events_of(namespace, chain)]
+    events.sort(key=lambda e: (e.at is None, e.at or datetime.min))  # stable: equal times kept
     recorded = recorded_effects(effects, [thread])
     if recorded:
         events = _with_effects(events, recorded)

@@ -1,17 +1,7 @@
 """Delegation metrics computed from a checkpoint database (`lgsp metrics` and its Python API).
 
-Everything is read from one listing of the checkpoints (`_history.History`), without the
-graph: completion, routing, handoffs per edge, workers, context utilisation (per role and per
-hop), compactions, refused tools, reviews and, with `effects=`, the effects in doubt.
+Everything is read from one listing of the checkpoints (`_history.History`), without the graph.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
-
-Example:
-    ```python
-    with open_checkpointer("postgresql://app@db/app") as saver:
-        report = delegation_metrics(saver, since="24h",
-                                    expected={"order-7": ["billing", "writer"]})
-    print(report.completion.completion_rate, report.utilisation[0].alert)
-    ```
 """
 
 from __future__ import annotations
@@ -41,11 +31,7 @@ from langgraph_supervisor_pro._state import (
     SecurityEntry,
     UsageEntry,
 )
-from langgraph_supervisor_pro.observability._audit import (
-    EffectEvent,
-    EffectsSource,
-    recorded_effects,
-)
+from langgraph_supervisor_pro.observability._audit import EffectsSource, recorded_effects
 from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.observability._history_rows import reads_tables
 from langgraph_supervisor_pro.persistence._effects import DONE, IN_DOUBT, INTENT
@@ -62,9 +48,6 @@ DEFAULT_LOOP_VISITS = 3
 REVIEW_TIME_BUCKETS: tuple[float, ...] = (60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
 """The upper bounds (seconds, exclusive) of the time-in-review histogram's buckets (and more)."""
 
-ROOT = "supervisor"
-"""The source of the root's edges (`supervisor -> <worker>`)."""
-
 _DELTA = ("ledger", "usage", "security", "reviews", "compactions")
 _ROLES = ("supervisor", "worker", "summarizer", "synthesis")
 
@@ -80,23 +63,18 @@ class DomainRecord:
     """One domain of a tree, as its newest checkpoint holds it."""
 
     path: tuple[str, ...]
-    """The worker names from the root down to the domain (`("ops", "incident")`)."""
     ledger: tuple[LedgerEntry, ...]
-    """The domain's own hops (across every visit)."""
     usage: tuple[UsageEntry, ...]
     compactions: tuple[CompactionEntry, ...]
     security: tuple[SecurityEntry, ...]
-    """Its refused tool calls."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReviewOpening:
-    """When a run first paused on a review, and the deadline the review then had."""
+    """When a run first paused on a review, and its deadline then (before any escalation)."""
 
     first_seen: datetime | None
-    """The time of the first root checkpoint whose pending writes hold the review's interrupt."""
     first_deadline: datetime | None
-    """The payload's deadline or, once escalated (which moves it), the first `previous_deadline`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,24 +86,18 @@ class ThreadRecord:
     """The run's status (`running`, `done`, `failed`, `halted`), or `-` when unknown."""
     halt_reason: str | None
     last_activity: datetime | None
-    """When its newest root checkpoint was written."""
     graph_id: str | None
-    """The `graph_id` of its newest root checkpoint's metadata that has one."""
     ledger: tuple[LedgerEntry, ...] = ()
-    """The root's hops (and below: its model calls, compactions, refused tool calls)."""
     usage: tuple[UsageEntry, ...] = ()
     compactions: tuple[CompactionEntry, ...] = ()
     security: tuple[SecurityEntry, ...] = ()
     reviews: tuple[ReviewEntry, ...] = ()
     """Every answered review of the tree."""
     domains: tuple[DomainRecord, ...] = ()
-    """The domains of a tree, by path."""
     pending_reviews: int = 0
-    """Reviews the run is paused on."""
     overdue_reviews: int = 0
-    """Those whose deadline has passed."""
     openings: Mapping[str, ReviewOpening] = field(default_factory=dict, repr=False)
-    """By interrupt id: when the run first paused on it and the deadline it first had."""
+    """By interrupt id."""
 
 
 def parse_since(value: str, *, now: datetime | None = None, where: str = "since") -> datetime:
@@ -161,25 +133,6 @@ def _values(history: History, item: CheckpointTuple) -> dict[str, tuple[Any, ...
     return {name: tuple(values.get(name) or ()) for name in _DELTA}
 
 
-def _interrupts(writes: Iterable[Sequence[Any]]) -> Iterable[Interrupt]:
-    for write in writes:
-        if len(write) < 3 or write[1] != INTERRUPT_CHANNEL:
-            continue
-        value = write[2]
-        for item in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(item, Interrupt):
-                yield item
-
-
-def _graph_id(chain: Sequence[CheckpointTuple]) -> str | None:
-    """The newest checkpoint's `graph_id` that has one (a resume by `lgsp review` writes none)."""
-    for item in reversed(chain):
-        graph_id = (item.metadata or {}).get("graph_id")
-        if graph_id is not None:
-            return str(graph_id)
-    return None
-
-
 def _record(
     history: History, thread_id: str, graph_id: str | None, pending: int, overdue: int
 ) -> ThreadRecord:
@@ -189,8 +142,13 @@ def _record(
     openings: dict[str, ReviewOpening] = {}
     for item in chain:
         seen = aware_time(item.checkpoint.get("ts"))
-        for interrupt in _interrupts(item.pending_writes or ()):
-            openings[interrupt.id] = _earliest(openings.get(interrupt.id), seen, interrupt.value)
+        for write in item.pending_writes or ():
+            if len(write) < 3 or write[1] != INTERRUPT_CHANNEL:
+                continue
+            for interrupt in write[2] if isinstance(write[2], list | tuple) else [write[2]]:
+                if isinstance(interrupt, Interrupt):
+                    opening = _earliest(openings.get(interrupt.id), seen, interrupt.value)
+                    openings[interrupt.id] = opening
     domains: list[DomainRecord] = []
     for namespace, items in history.namespaces(thread_id).items():
         if namespace and "ledger" in (items[-1].checkpoint.get("channel_versions") or {}):
@@ -246,15 +204,16 @@ def _records(
         overdue[review.thread_id] += review.expired(moment)
     records: list[ThreadRecord] = []
     for thread_id, root in latest.items():
-        graph_id = _graph_id(history.chain(thread_id))
+        # The newest `graph_id` (a resume by `lgsp review` writes none).
+        ids = ((item.metadata or {}).get("graph_id") for item in reversed(history.chain(thread_id)))
+        graph_id = next((str(found) for found in ids if found is not None), None)
         last = aware_time(root.checkpoint.get("ts"))
-        if graph is not None and graph_id != graph:
-            continue
-        if start is not None and (last is None or last < start):
-            continue
-        records.append(
-            _record(history, thread_id, graph_id, pending[thread_id], overdue[thread_id])
-        )
+        if (graph is None or graph_id == graph) and (
+            start is None or (last is not None and last >= start)
+        ):
+            records.append(
+                _record(history, thread_id, graph_id, pending[thread_id], overdue[thread_id])
+            )
     records.sort(key=lambda r: (r.last_activity is not None, r.last_activity, r.thread_id))
     return records[::-1]  # newest first
 
@@ -275,9 +234,6 @@ def read_threads(
             `parse_since`).
         graph: Keep the threads whose checkpoints' metadata has this `graph_id`.
         now: The time durations count back from and overdue reviews are judged at.
-
-    Returns:
-        One record per thread.
 
     Raises:
         ValueError: If `since`, `graph` or `now` is invalid (naming the field).
@@ -316,11 +272,7 @@ async def aread_threads(
 def _active_threads(
     saver: BaseCheckpointSaver[Any], start: datetime | None
 ) -> Steps[list[str] | None]:
-    """On Postgres with `since`: the threads whose newest root checkpoint is at or after it.
-
-    So the listing reads only those threads. None (every thread) without `since` or on
-    another saver: `_records` filters after the listing.
-    """
+    """On Postgres with `since`, the threads active since then (to list only those), else None."""
     if start is None or not reads_tables(saver):
         return None
     heads = yield from indexed_heads(saver)
@@ -414,15 +366,7 @@ def expected_routes(value: object, *, where: str = "expected") -> dict[str, tupl
 
 
 def load_expected(path: str | Path) -> dict[str, tuple[str, ...]]:
-    """Read expected routes from a JSON file (either form `expected_routes` takes).
-
-    Raises ValueError if the file cannot be read, is not JSON, or is not a labelled set.
-
-    Example:
-        ```python
-        routes = load_expected("labels.json")   # {"order-7": ["billing", "writer"]}
-        ```
-    """
+    """Read expected routes (either form `expected_routes` takes) from JSON, or raise ValueError."""
     where = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -446,10 +390,6 @@ def _ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
 class _Figures:
     """`to_dict` for the figures: `_keys` (the fields, then the `_extra` properties)."""
 
@@ -466,7 +406,7 @@ class _Figures:
 
     def _plain(self, name: str, value: Any) -> Any:
         if name in self._rounded:
-            return _round(value)
+            return None if value is None else round(value, 6)
         if isinstance(value, _Figures):
             return value.to_dict()
         if isinstance(value, Mapping):
@@ -487,13 +427,7 @@ class _Figures:
 
 @dataclass(frozen=True, kw_only=True)
 class CompletionMetrics(_Figures):
-    """Runs by how they ended.
-
-    Example:
-        >>> CompletionMetrics(runs=2, by_status={"done": 1, "halted": 1},
-        ...                   by_halt_reason={"max_steps": 1}).completion_rate
-        0.5
-    """
+    """Runs by how they ended."""
 
     _extra = ("completion_rate",)
     _rounded = frozenset(_extra)
@@ -501,7 +435,6 @@ class CompletionMetrics(_Figures):
     runs: int
     by_status: Mapping[str, int]
     by_halt_reason: Mapping[str, int]
-    """Runs per halt reason (halted and failed runs that have one)."""
 
     @property
     def completion_rate(self) -> float | None:
@@ -525,10 +458,8 @@ class RoutingScore(_Figures):
 
     worker: str
     true_positives: int
-    """Hops that were expected (per thread, min of actual and expected visits)."""
     false_positives: int
     false_negatives: int
-    """Expected hops that did not happen."""
 
     @property
     def precision(self) -> float | None:
@@ -554,14 +485,7 @@ def _f1(precision: float | None, recall: float | None) -> float | None:
 
 @dataclass(frozen=True, kw_only=True)
 class RoutingMetrics(_Figures):
-    """The root's routes against expected routes.
-
-    Example:
-        >>> m = RoutingMetrics(labelled=1, missing=("t",), exact_matches=1, per_worker=(
-        ...     RoutingScore(worker="a", true_positives=1, false_positives=0, false_negatives=0),))
-        >>> m.micro_f1, m.to_dict()["missing"]
-        (1.0, ['t'])
-    """
+    """The root's routes against expected routes."""
 
     _keys = (
         "labelled",
@@ -575,13 +499,9 @@ class RoutingMetrics(_Figures):
     _rounded = frozenset({"micro_precision", "micro_recall", "micro_f1"})
 
     labelled: int
-    """Labelled threads found in the database (and kept by the filters)."""
     missing: tuple[str, ...]
-    """Labelled threads not found."""
     exact_matches: int
-    """Threads whose root route is exactly the expected sequence."""
     per_worker: tuple[RoutingScore, ...]
-    """One score per worker seen or expected, by name."""
 
     @property
     def micro_precision(self) -> float | None:
@@ -603,15 +523,13 @@ class RoutingMetrics(_Figures):
 
 @dataclass(frozen=True, kw_only=True)
 class EdgeMetrics(_Figures):
-    """Handoffs along one edge of the delegation tree."""
+    """Handoffs along one edge of the delegation tree (`supervisor` or a domain's path)."""
 
     _extra = ("success_rate",)
     _rounded = frozenset(_extra)
 
     source: str
-    """`supervisor` at the root, else the domain's path (`ops/incident`)."""
     target: str
-    """The worker handed to."""
     hops: int
     succeeded: int
     failed: int
@@ -628,27 +546,17 @@ class WorkerMetrics(_Figures):
     """One worker's visits (by path in a tree)."""
 
     worker: str
-    """The worker's path from the root (`billing`, `ops/incident/pager`)."""
     visits: int
     succeeded: int
     failed: int
     retries: int
-    """Visits after a failed hop of the same worker in the same turn."""
     loop_flags: int
-    """Turns in which the worker ran `loop_visits` times or more."""
     refused_tools: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class UtilisationMetrics(_Figures):
-    """Context utilisation of one role's model calls.
-
-    Example:
-        >>> u = UtilisationMetrics(role="worker", calls=2, average=0.5, p99=0.8, peak=0.8,
-        ...                        over_threshold=1, threshold=0.7)
-        >>> u.alert
-        True
-    """
+    """Context utilisation of one role's model calls (p99 by nearest rank)."""
 
     _extra = ("alert",)
     _rounded = frozenset({"average", "p99", "peak"})
@@ -657,10 +565,8 @@ class UtilisationMetrics(_Figures):
     calls: int
     average: float
     p99: float
-    """The 99th percentile (nearest rank)."""
     peak: float
     over_threshold: int
-    """Calls at or over `threshold`."""
     threshold: float
 
     @property
@@ -671,23 +577,10 @@ class UtilisationMetrics(_Figures):
 
 @dataclass(frozen=True, kw_only=True)
 class HopUtilisation(_Figures):
-    """Context utilisation of the model calls serving the Nth hop of a run, per role.
-
-    A call belongs to the hop its usage record names (by turn and step); a decision no hop
-    followed (`FINISH`) counts as the next hop.
-
-    Example:
-        >>> hop = HopUtilisation(hop=2, roles=(UtilisationMetrics(
-        ...     role="worker", calls=1, average=0.4, p99=0.4, peak=0.4, over_threshold=0,
-        ...     threshold=0.7),))
-        >>> hop.peak, hop.to_dict()["roles"][0]["role"]
-        (0.4, 'worker')
-    """
+    """Context utilisation of the model calls serving the Nth hop of a run, per role."""
 
     hop: int
-    """The hop's number in its run, from 1, counting across turns."""
     roles: tuple[UtilisationMetrics, ...]
-    """One per role that made calls for the hop, in the order of `DelegationMetrics.utilisation`."""
 
     @property
     def peak(self) -> float:
@@ -702,11 +595,8 @@ class CompactionMetrics(_Figures):
     total: int
     by_reason: Mapping[str, int]
     failed: int
-    """Compactions whose summarizer failed or was skipped (its breaker open)."""
     tokens_saved: int
-    """Sum of tokens_before - tokens_after over the summaries and the truncations."""
     truncated: int = 0
-    """Compactions that fell back to dropping the oldest turns (`kind="truncated"`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -715,7 +605,6 @@ class RefusalMetrics(_Figures):
 
     total: int
     by_worker: Mapping[str, int]
-    """By worker path."""
     by_tool: Mapping[str, int]
 
 
@@ -726,16 +615,13 @@ class ReviewTimeBucket(_Figures):
     Example:
         >>> ReviewTimeBucket(lower_seconds=60.0, upper_seconds=300.0, reviews=2).label
         '1 min - 5 min'
-        >>> ReviewTimeBucket(lower_seconds=0.0, upper_seconds=60.0, reviews=1).to_dict()
-        {'lower_seconds': 0.0, 'upper_seconds': 60.0, 'reviews': 1, 'label': '< 1 min'}
     """
 
     _extra = ("label",)
 
     lower_seconds: float
-    """The bucket's lower bound (inclusive)."""
     upper_seconds: float | None
-    """Its upper bound (exclusive); None for the last bucket."""
+    """Exclusive; None for the last bucket."""
     reviews: int
 
     @property
@@ -770,34 +656,22 @@ def _histogram(durations: Sequence[float]) -> tuple[ReviewTimeBucket, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class ReviewMetrics(_Figures):
-    """Human reviews: decisions, escalations, time in review, deadlines.
-
-    Example:
-        >>> r = ReviewMetrics(answered=2, by_decision={"approve": 2}, escalated=1,
-        ...                   timed=2, average_seconds=30.0, p99_seconds=50.0,
-        ...                   max_seconds=50.0, deadline_breaches=1, pending=0, overdue=0)
-        >>> r.escalation_rate, r.to_dict()["time_in_review"]["timed"]
-        (0.5, 2)
-    """
+    """Human reviews: decisions, escalations, time in review, deadlines."""
 
     _rounded = frozenset({"escalation_rate", "average_seconds", "p99_seconds", "max_seconds"})
 
     answered: int
     by_decision: Mapping[str, int]
     escalated: int
-    """Answered reviews that were escalated before their answer."""
     timed: int
     """Answered reviews whose opening was found in the history."""
     average_seconds: float | None
     p99_seconds: float | None
     max_seconds: float | None
     deadline_breaches: int
-    """Answered at or after their first deadline, plus pending reviews already overdue."""
     pending: int
     overdue: int
-    """Pending reviews whose deadline has passed."""
     histogram: tuple[ReviewTimeBucket, ...] = ()
-    """The timed reviews by time in review, one bucket per `REVIEW_TIME_BUCKETS` bound and more."""
 
     @property
     def escalation_rate(self) -> float | None:
@@ -827,9 +701,7 @@ class EffectMetrics(_Figures):
     _keys = ("recorded", "doubted", "in_doubt", "settled_after_doubt", "by_state")
 
     recorded: int
-    """Effects recorded for the reported runs."""
     by_state: Mapping[str, int]
-    """By state: `done`, `intent`, `in_doubt`, ... (see `PostgresEffects.run_external`)."""
 
     @property
     def doubted(self) -> int:
@@ -955,9 +827,6 @@ def compute_metrics(
             `StoreEffects`, or its store; or a list of them), to count them and those in
             doubt (`report.effects`); None leaves effects out.
 
-    Returns:
-        The figures.
-
     Raises:
         ValueError: If a setting or the expected routes are invalid (naming the field).
         TypeError: If `effects` is not an effects source.
@@ -974,20 +843,7 @@ def compute_metrics(
     recorded = (
         None if effects is None else recorded_effects(effects, [r.thread_id for r in records])
     )
-    return _compute(records, expected, float(utilisation_alert), loop_visits, recorded)
-
-
-def _sorted(counts: Mapping[str, int]) -> dict[str, int]:
-    return dict(sorted(counts.items()))
-
-
-def _compute(
-    records: Sequence[ThreadRecord],
-    expected: ExpectedRoutes | Sequence[Mapping[str, Any]] | None,
-    utilisation_alert: float,
-    loop_visits: int,
-    recorded: Sequence[EffectEvent] | None,
-) -> DelegationMetrics:
+    utilisation_alert = float(utilisation_alert)
     labels = None if expected is None else expected_routes(expected)
     edges: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     workers: dict[str, Counter[str]] = defaultdict(Counter)
@@ -999,7 +855,7 @@ def _compute(
     refused_by_tool: Counter[str] = Counter()
     hops = 0
     for level in (level for record in records for level in _levels(record)):
-        source = "/".join(level.path) or ROOT
+        source = "/".join(level.path) or "supervisor"  # the root's edges: supervisor -> worker
         failed_before: set[tuple[int, str]] = set()
         per_turn: Counter[tuple[int, str]] = Counter()
         for entry in level.ledger:
@@ -1014,7 +870,9 @@ def _compute(
                 failed_before.add(turn_key)
             per_turn[turn_key] += 1
             figures["loop_flags"] += per_turn[turn_key] == loop_visits
-        numbers = _hop_numbers(level.ledger, level.usage)
+        # Each (turn, step) of the level's run: its hop number, from 1, across turns.
+        steps = sorted({(e["turn"], e["step"]) for e in (*level.ledger, *level.usage)})
+        numbers = {key: index for index, key in enumerate(steps, start=1)}
         for call in level.usage:
             utilisation = float(call["utilisation"])
             calls[call["role"]].append(utilisation)
@@ -1083,12 +941,8 @@ def _compute(
     )
 
 
-def _hop_numbers(
-    ledger: Sequence[LedgerEntry], usage: Sequence[UsageEntry]
-) -> dict[tuple[int, int], int]:
-    """Each (turn, step) of one level's run: its hop number, from 1, across turns."""
-    keys = {(e["turn"], e["step"]) for e in ledger} | {(c["turn"], c["step"]) for c in usage}
-    return {key: index for index, key in enumerate(sorted(keys), start=1)}
+def _sorted(counts: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
 
 
 def _utilisation(
@@ -1205,9 +1059,6 @@ def delegation_metrics(
             `StoreEffects`, or its store; or a list of them), to count those not `done`
             (`report.effects`: in doubt, or settled after a doubt); None leaves them out.
 
-    Returns:
-        The figures.
-
     Raises:
         ValueError: If an argument is invalid (naming it).
         TypeError: If `effects` is not an effects source.
@@ -1255,9 +1106,11 @@ async def adelegation_metrics(
     _check_settings(utilisation_alert, loop_visits)
     labels = None if expected is None else expected_routes(expected)
     records = await aread_threads(checkpointer, since=since, graph=graph, now=now)
-    recorded = (
-        None
-        if effects is None
-        else await asyncio.to_thread(recorded_effects, effects, [r.thread_id for r in records])
+    return await asyncio.to_thread(
+        compute_metrics,
+        records,
+        expected=labels,
+        utilisation_alert=utilisation_alert,
+        loop_visits=loop_visits,
+        effects=effects,
     )
-    return _compute(records, labels, float(utilisation_alert), loop_visits, recorded)

@@ -1,9 +1,7 @@
 """Side effects that run once per idempotency key, even across a crash and a resume.
 
-`effect_key` names the current hop's effect. `PostgresEffects.run` records the outcome in
-the effect's own transaction (exactly-once), `run_external` commits an intent before the
-call and the outcome after it (never silently twice), and `StoreEffects` records outcomes
-in a LangGraph store (at-least-once across a crash).
+`PostgresEffects.run` is exactly-once, `run_external` never silently twice, `StoreEffects`
+at-least-once across a crash.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/effects/
 """
 
@@ -82,13 +80,10 @@ def _thread_of(key: str) -> str | None:
 def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     """Build the idempotency key of a side effect performed by the current hop.
 
-    Inside a worker hop the key is `"<thread_id>/<turn>/<step>/<worker>@<digest>/<key>"`,
-    the digest 16 hex digits of the hop's prompt: a re-run of the hop (a crash, a retry, a
-    replay) gets the same key, any other hop a new one. In any other LangGraph node it is
-    `"<thread_id>/0/<langgraph_step>/<node>/<key>"` (a subgraph's steps restart at each
-    invocation: put what tells its invocations apart into `key`). A `/` or `%` in the
-    thread id or the worker's name is percent-encoded. Use a distinct `key` for each
-    effect of one hop.
+    In a worker hop: `"<thread_id>/<turn>/<step>/<worker>@<digest>/<key>"` (the digest of
+    the hop's prompt: a re-run of the hop gets the same key, any other hop a new one); in
+    another node: `"<thread_id>/0/<langgraph_step>/<node>/<key>"` (a subgraph's steps
+    restart at each invocation: put what tells them apart into `key`).
 
     Args:
         key: The caller's name for the effect within the hop, e.g. `"send-email"`.
@@ -127,21 +122,17 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
             "config={'configurable': {'thread_id': ...}}"
         )
     metadata = config.get("metadata") or {}
+    turn, step, node = 0, metadata.get("langgraph_step"), metadata.get("langgraph_node")
     hop = hop_context(config)
-    step: Any
-    node: Any
     if hop is not None:  # inside a worker hop: the hop the worker node passed down
-        turn, step, node = hop.turn, hop.step, hop.worker
-        if hop.digest is not None:
-            node = f"{node}@{hop.digest}"
+        digest = "" if hop.digest is None else f"@{hop.digest}"
+        turn, step, node = hop.turn, hop.step, f"{hop.worker}{digest}"
     elif metadata.get("lgsp_step") is not None:  # a config given by hand (nodes clear it)
         turn, step, node = (
             metadata.get("lgsp_turn", 0),
             metadata["lgsp_step"],
             metadata.get("lgsp_worker"),
         )
-    else:
-        turn, step, node = 0, metadata.get("langgraph_step"), metadata.get("langgraph_node")
     if step is None or not node:
         raise ValueError(
             f"effect_key({key!r}): the config names no step and node (metadata "
@@ -151,10 +142,9 @@ def effect_key(key: str, *, config: RunnableConfig | None = None) -> str:
     return f"{_part(str(thread_id))}/{turn}/{step}/{_part(str(node))}/{key}"
 
 
+# A key `effect_key` built inside a hop: its worker part ends with the prompt's digest.
 _DIGEST = r"@[0-9a-f]{16}"
-"""How a hop's worker part ends in a key `effect_key` built inside it (`prompt_digest`)."""
 _DIGESTED = re.compile(rf"([^/]*/[0-9]+/[0-9]+/[A-Za-z][A-Za-z0-9_-]{{0,63}}){_DIGEST}/(.+)", re.S)
-"""A key `effect_key` built inside a hop: its worker part carries the prompt's digest."""
 
 
 def _legacy_key(key: str) -> str | None:
@@ -208,8 +198,7 @@ _CLAIM: LiteralString = (
     "INSERT INTO lgsp_effects (key, thread_id, outcome) VALUES (%s, %s, 'null'::jsonb) "
     "ON CONFLICT (key) DO NOTHING RETURNING true"
 )
-_LOOKUP: LiteralString = "SELECT outcome FROM lgsp_effects WHERE key = %s"
-_RECORD: LiteralString = "UPDATE lgsp_effects SET outcome = %s::jsonb WHERE key = %s RETURNING true"
+_LOOKUP: LiteralString = "SELECT outcome, state FROM lgsp_effects WHERE key = %s"
 _DELETE_THREAD: LiteralString = "DELETE FROM lgsp_effects WHERE thread_id = %s RETURNING true"
 
 # `run_external`: the intent is committed before the call, the outcome after it. A
@@ -222,7 +211,6 @@ _INTENT: LiteralString = (
     "INSERT INTO lgsp_effects (key, thread_id, outcome, state) "
     "VALUES (%s, %s, 'null'::jsonb, 'intent') ON CONFLICT (key) DO NOTHING RETURNING true"
 )
-_LOOKUP_STATE: LiteralString = "SELECT outcome, state FROM lgsp_effects WHERE key = %s"
 _MARK: LiteralString = "UPDATE lgsp_effects SET state = %s WHERE key = %s RETURNING true"
 _SETTLE: LiteralString = (
     "UPDATE lgsp_effects SET outcome = %s::jsonb, state = %s WHERE key = %s RETURNING true"
@@ -231,17 +219,13 @@ _FORGET_INTENT: LiteralString = (
     "DELETE FROM lgsp_effects WHERE key = %s AND state IN ('intent', 'in_doubt') RETURNING true"
 )
 
-# The states of an effect's row: recorded after the call (or by `run`); the call about to
-# run (in flight, or died before the record); found so by a re-run, which paused on a
-# review; then settled by `reconcile` (it happened), run again, confirmed or skipped by a
-# reviewer (the outcome is the reviewer's message, or null).
-DONE = "done"
-INTENT = "intent"
-IN_DOUBT = "in_doubt"
-RECONCILED = "reconciled"
-REDONE = "redone"
-CONFIRMED = "confirmed"
-SKIPPED = "skipped"
+DONE = "done"  # an effect row's states: recorded after the call (or by `run`)
+INTENT = "intent"  # about to call (in flight, or died before the record)
+IN_DOUBT = "in_doubt"  # an intent a re-run found, paused on a review
+RECONCILED = "reconciled"  # settled by `reconcile`: it happened
+REDONE = "redone"  # settled by running it again
+CONFIRMED = "confirmed"  # a reviewer said it happened (the outcome is their message)
+SKIPPED = "skipped"  # a reviewer skipped it (the outcome is null)
 
 
 _Cursor: TypeAlias = "Cursor[TupleRow] | AsyncCursor[TupleRow]"
@@ -253,19 +237,17 @@ class _Statement:
 
     cursor: _Cursor
     query: LiteralString
-    params: tuple[Any, ...]
-    fetch: bool = True
-    """False for a statement that returns no rows (DDL)."""
+    params: tuple[Any, ...] = ()
 
     def run(self) -> Any:
         cursor = cast(Cursor[TupleRow], self.cursor)
         cursor.execute(self.query, self.params)
-        return cursor.fetchone() if self.fetch else None
+        return cursor.fetchone() if cursor.description else None  # DDL returns no rows
 
     async def arun(self) -> Any:
         cursor = cast(AsyncCursor[TupleRow], self.cursor)
         await cursor.execute(self.query, self.params)
-        return await cursor.fetchone() if self.fetch else None
+        return await cursor.fetchone() if cursor.description else None
 
 
 def _effect(fn: Callable[[], Any]) -> Call:
@@ -273,59 +255,47 @@ def _effect(fn: Callable[[], Any]) -> Call:
     return Call(fn, fn)
 
 
-def _exactly_once(key: str, cursor: _Cursor, effect: Call) -> Steps[Any]:
-    """`run` (and `arun`) inside its transaction; a failure rolls the transaction back."""
-    legacy = _legacy_key(key)
-    if legacy is not None:  # recorded by an earlier version, before keys had the digest
-        row = yield _Statement(cursor, _LOOKUP, (legacy,))
-        if row is not None:
-            return row[0]
-    while True:
-        if (yield _Statement(cursor, _CLAIM, (key, _thread_of(key)))) is not None:
-            break  # the key is ours until we commit
+def _claim(key: str, cursor: _Cursor, insert: LiteralString) -> Steps[tuple[Any, str] | None]:
+    """Insert the key's row (`_CLAIM` or `_INTENT`): None, else the recorded (outcome, state)."""
+    legacy = _legacy_key(key)  # an earlier version's key (no digest) is looked up first
+    row = None if legacy is None else (yield _Statement(cursor, _LOOKUP, (legacy,)))
+    if row is not None:
+        return row[0], DONE
+    while (yield _Statement(cursor, insert, (key, _thread_of(key)))) is None:
         row = yield _Statement(cursor, _LOOKUP, (key,))
         if row is not None:
-            return row[0]  # recorded by an earlier (committed) execution
-        # The row was deleted between the two statements (delete_thread): claim again.
-    payload = _to_json(key, (yield effect))
-    yield _Statement(cursor, _RECORD, (payload, key))
-    return json.loads(payload)
+            return cast(tuple[Any, str], row)  # recorded by an earlier execution
+        # Deleted between the two statements (delete_thread): claim again.
+    return None  # the key is ours (under `run`, until we commit)
+
+
+def _exactly_once(key: str, cursor: _Cursor, effect: Call) -> Steps[Any]:
+    """`run` (and `arun`) inside its transaction; a failure rolls the transaction back."""
+    row = yield from _claim(key, cursor, _CLAIM)
+    if row is not None:
+        return row[0]
+    return (yield from _settle(key, cursor, (yield effect), DONE))
 
 
 def _setup_steps(cursor: _Cursor, seconds: float) -> Steps[bool]:
-    """Create or migrate `lgsp_effects` in the caller's transaction, skipping what is there.
-
-    False when nothing needed doing (no lock taken); DDL waits at most `seconds` for its
-    locks, else `LockNotAvailable` propagates.
-    """
-    if all((yield _Statement(cursor, _PRESENT, ()))):
-        return False
+    """Create or migrate `lgsp_effects` in the caller's transaction; False if all was there."""
+    if all((yield _Statement(cursor, _PRESENT))):
+        return False  # no lock taken
     yield _Statement(cursor, LOCK_TIMEOUT, lock_timeout_params(seconds))
-    yield _Statement(cursor, "SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")", ())
+    yield _Statement(cursor, "SELECT pg_advisory_xact_lock(" + _SETUP_KEY + ")")
     # Under the lock: what a concurrent setup left (it may have done everything).
-    table, index, column = yield _Statement(cursor, _PRESENT, ())
+    table, index, column = yield _Statement(cursor, _PRESENT)
     if not table:
-        yield _Statement(cursor, _CREATE_TABLE, (), fetch=False)
+        yield _Statement(cursor, _CREATE_TABLE)
     elif not column:
-        yield _Statement(cursor, _ADD_STATE, (), fetch=False)
+        yield _Statement(cursor, _ADD_STATE)
     if not index:
-        yield _Statement(cursor, _CREATE_INDEX, (), fetch=False)
+        yield _Statement(cursor, _CREATE_INDEX)
     return True
 
 
-_DOUBT_DESCRIPTION = (
-    "This call may already have happened: an earlier execution stopped between the call "
-    "and the record of its outcome. Confirm (respond with its outcome, recorded as done), "
-    "run again (approve), or skip (reject)."
-)
-
-
 def _ask_reviewer(key: str) -> tuple[str, Any]:
-    """Pause on a review of an in-doubt effect; return (the state to record, its outcome).
-
-    `REDONE` (run again), `CONFIRMED` (the reviewer's message, as JSON if it parses, else
-    the text) or `SKIPPED` (None).
-    """
+    """Pause on a review of an in-doubt effect; return (the state to record, its outcome)."""
     from langgraph_supervisor_pro.review._gate import request_review, review_payload
 
     try:
@@ -339,7 +309,11 @@ def _ask_reviewer(key: str) -> tuple[str, Any]:
         kind="tool",
         action=f"effect:{name}",
         args={"key": key},
-        description=_DOUBT_DESCRIPTION,
+        description=(
+            "This call may already have happened: an earlier execution stopped between the "
+            "call and the record of its outcome. Confirm (respond with its outcome, recorded "
+            "as done), run again (approve), or skip (reject)."
+        ),
         allowed=["approve", "respond", "reject"],
         context={
             "task": hop.task if hop else "",
@@ -373,9 +347,8 @@ def _settle(key: str, cursor: _Cursor, outcome: object, state: str) -> Steps[Any
 def _call_and_record(key: str, cursor: _Cursor, effect: Call, state: str) -> Steps[Any]:
     """Call the effect (its intent is committed), then record its outcome as `state`.
 
-    An effect that raises leaves no record (the intent is withdrawn: the next execution
-    calls it again). An outcome that is not JSON keeps the intent: the call happened but
-    its outcome could not be recorded, so the next execution finds it in doubt.
+    An effect that raises withdraws the intent (the next execution calls it again); an
+    outcome that is not JSON keeps it (the call happened: the next execution is in doubt).
     """
     try:
         result = yield effect
@@ -388,26 +361,13 @@ def _call_and_record(key: str, cursor: _Cursor, effect: Call, state: str) -> Ste
 def _at_least_once(
     key: str, cursor: _Cursor, effect: Call, reconcile: Callable[[str], Any] | None
 ) -> Steps[Any]:
-    """`run_external` (and its twin) under the key's advisory lock.
-
-    Each statement commits on its own (autocommit): the intent before the call, the
-    outcome after it.
-    """
-    legacy = _legacy_key(key)
-    if legacy is not None:  # recorded by an earlier version, before keys had the digest
-        row = yield _Statement(cursor, _LOOKUP, (legacy,))
-        if row is not None:
-            return row[0]
-    while True:
-        if (yield _Statement(cursor, _INTENT, (key, _thread_of(key)))) is not None:
-            return (yield from _call_and_record(key, cursor, effect, DONE))
-        row = yield _Statement(cursor, _LOOKUP_STATE, (key,))
-        if row is None:
-            continue  # deleted between the two statements (delete_thread): claim again
-        outcome, state = row
-        if state not in (INTENT, IN_DOUBT):
-            return outcome  # recorded (or settled) by an earlier execution
-        break
+    """`run_external` under the key's lock; autocommit: the intent before the call commits."""
+    row = yield from _claim(key, cursor, _INTENT)
+    if row is None:
+        return (yield from _call_and_record(key, cursor, effect, DONE))
+    outcome, state = row
+    if state not in (INTENT, IN_DOUBT):
+        return outcome  # recorded (or settled) by an earlier execution
     # Under the key's lock, an intent without an outcome was left by an execution that
     # died between the call and the record: the call may have happened.
     if state == INTENT:
@@ -442,12 +402,9 @@ class PostgresEffects:
     def setup(self, *, lock_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
         """Create or migrate the `lgsp_effects` table and its index if missing (idempotent).
 
-        What the catalog shows is there is skipped without a lock; DDL that must run
-        waits at most `lock_timeout` seconds for its locks.
-
         Raises:
-            SetupLockError: The DDL waited longer than `lock_timeout`; the error names
-                the sessions holding the lock.
+            SetupLockError: DDL waited longer than `lock_timeout` seconds for its locks (the
+                error names the sessions holding them).
         """
         with self.pool.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
@@ -460,10 +417,9 @@ class PostgresEffects:
     def run(self, key: str, effect: Callable[[Connection[Any]], T]) -> T:
         """Run `effect(conn)` once for `key`, atomically with the record of its outcome.
 
-        In one transaction: claim the key (waiting for a concurrent execution of it),
-        return the recorded outcome if there is one, else call `effect(conn)` and record
-        what it returns. The effect writes with `conn` and must not commit: its writes and
-        the record commit together or not at all.
+        In one transaction: claim the key (a concurrent execution waits), return the
+        recorded outcome, else call `effect(conn)` and record its outcome. The effect must
+        not commit: its writes and the record commit together or not at all.
 
         Args:
             key: The idempotency key, usually `effect_key("...")`.
@@ -497,12 +453,10 @@ class PostgresEffects:
     ) -> T:
         """Run an effect outside the database once for `key`, recording its outcome after.
 
-        `effect(key)` gets the key to forward as the remote's idempotency key. An intent
-        is committed before the call and the outcome after it, under a session advisory
-        lock on the key. An intent found without an outcome means the call is in doubt:
-        it is logged, then settled by `reconcile(key)` when given, else by a review
-        (`respond`: it happened, `approve`: run again, `reject`: skip), else
-        `EffectInDoubtError`. An effect that raises leaves no record.
+        An intent commits before `effect(key)` and the outcome after it, under a session
+        advisory lock on the key. An intent found without an outcome is in doubt: settled
+        by `reconcile(key)`, else by a review (`respond`: it happened, `approve`: run again,
+        `reject`: skip), else `EffectInDoubtError`. An effect that raises leaves no record.
 
         Args:
             key: The idempotency key, usually `effect_key("...")`.
@@ -544,11 +498,7 @@ class PostgresEffects:
 
 
 class AsyncPostgresEffects:
-    """The async twin of `PostgresEffects`, over an `AsyncConnectionPool` (`aopen_effects`).
-
-    Its effects are async functions of an `AsyncConnection` (`arun`) or of the key
-    (`arun_external`).
-    """
+    """The async twin of `PostgresEffects`, over an `AsyncConnectionPool` (`aopen_effects`)."""
 
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
         self.pool = pool
@@ -687,8 +637,7 @@ def _on(store: BaseStore, method: str, *args: Any, **kwargs: Any) -> Call:
 class StoreEffects:
     """Records side-effect outcomes in a LangGraph store: for runs without Postgres.
 
-    Each outcome is stored as `{"outcome": ...}` under the full key, in the namespace
-    `("lgsp", "effects", <thread_id>)` (a `.` in the thread id becomes `%2E`).
+    Each outcome is stored as `{"outcome": ...}` under its key, in `thread_namespace`.
     At-least-once: a crash between the effect's return and the store write runs the
     effect again; concurrent executions of one key are not serialised.
 
@@ -721,9 +670,8 @@ class StoreEffects:
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> int:
         """Copy the outcomes recorded for one thread's keys to another's; return how many.
 
-        For a thread copied with the checkpointer's `copy_thread` on SQLite or memory (on
-        Postgres the saver copies the `lgsp_effects` rows itself): each key's thread part
-        becomes the target's, so a hop resumed in the copy gets the recorded outcome.
+        For a thread copied by the checkpointer's `copy_thread` on SQLite or memory (on
+        Postgres the saver copies `lgsp_effects` itself), so the copy finds them.
 
         Raises:
             ValueError: The target already has outcomes, or the ids are equal, empty or
@@ -770,20 +718,15 @@ class StoreEffects:
             if len(page) < _PAGE:
                 break
         part = _part(target)
-        copied = 0
-        for item in items:
-            _, sep, rest = item.key.partition("/")
-            if tuple(item.namespace) != source_ns or not sep:
-                continue
-            yield _on(store, "put", target_ns, f"{part}/{rest}", item.value)
-            copied += 1
-        return copied
+        copied = [i for i in items if tuple(i.namespace) == source_ns and "/" in i.key]
+        for item in copied:
+            yield _on(store, "put", target_ns, f"{part}/{item.key.split('/', 1)[1]}", item.value)
+        return len(copied)
 
     def run(self, key: str, effect: Callable[[str], T]) -> T:
         """Return the outcome recorded for `key`, or run `effect(key)` and record it.
 
-        `effect` gets the key, and returns a JSON-serialisable outcome, returned as it reads
-        back from JSON (else `TypeError`, and nothing is recorded).
+        The outcome must be JSON-serialisable (else `TypeError`, nothing recorded).
 
         Example:
             ```python
@@ -806,14 +749,10 @@ class StoreEffects:
         """`run` for both drivers: the recorded outcome, or the effect's, recorded."""
         store = self.store
         namespace = _store_namespace(_checked_key(key))
-        legacy = _legacy_key(key)
-        if legacy is not None:  # recorded by an earlier version (same thread namespace)
-            old = yield _on(store, "get", namespace, legacy)
-            if old is not None:
-                return old.value["outcome"]
-        item = yield _on(store, "get", namespace, key)
-        if item is not None:
-            return item.value["outcome"]
+        for recorded in (_legacy_key(key), key):  # an earlier version's key (no digest) first
+            item = None if recorded is None else (yield _on(store, "get", namespace, recorded))
+            if item is not None:
+                return item.value["outcome"]
         outcome = json.loads(_to_json(key, (yield effect)))
         yield _on(store, "put", namespace, key, {"outcome": outcome})
         return outcome

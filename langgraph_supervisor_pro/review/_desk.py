@@ -1,14 +1,12 @@
 """The review desk: list pending reviews across threads, resolve them, sweep expired ones.
 
-A review gate's pause lives in the checkpointer until a human answers it, maybe days later
-and in another process: this module is that other side (with async twins).
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/review-desk/
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias, cast
 
@@ -75,10 +73,9 @@ class Reject:
 
 @dataclass(frozen=True, kw_only=True)
 class Edit:
-    """Run the reviewed action with the reviewer's `args`.
+    """Run the reviewed action with the reviewer's `args` (`name`: default the action's).
 
-    `name` defaults to the reviewed action; a dispatch review may name another worker
-    (`dispatch:<worker>`), a tool review may not name another tool.
+    A dispatch review may name another worker (`dispatch:<worker>`), a tool review not.
     """
 
     args: Mapping[str, Any]
@@ -96,9 +93,6 @@ DecisionInput: TypeAlias = Approve | Reject | Edit | Respond | ReviewDecision | 
 """A decision: `Approve()`, `Reject(message=...)`, `Edit(args=...)`, `Respond(message=...)`,
 a `ReviewDecision` model, or its dict (`{"type": "approve"}`, ...)."""
 
-SweepKind: TypeAlias = Literal["reject", "escalate", "error"]
-"""What the sweep did with one expired review (`error`: it could not resolve it)."""
-
 Graph: TypeAlias = Pregel[Any, Any, Any, Any]
 """A compiled graph with a checkpointer: `create_supervisor(...).compile(checkpointer=...)`."""
 
@@ -110,15 +104,10 @@ _ROOT_NS = ""
 
 
 def _pending_interrupts(writes: Iterable[Sequence[Any]]) -> list[Interrupt]:
-    """The interrupts still waiting for an answer, from a checkpoint's pending writes.
-
-    As LangGraph reads task status: `INTERRUPT` holds the task's latest question; a task
-    with any output write finished, so its question was answered.
-    """
+    """The interrupts of a checkpoint's pending writes whose task wrote no output (answered)."""
     finished: set[str] = set()
     asked: dict[str, list[Interrupt]] = {}
-    for write in writes:
-        task_id, channel, value = write[0], write[1], write[2]
+    for task_id, channel, value, *_ in writes:
         if task_id == _NULL_TASK_ID:
             continue
         if channel == INTERRUPT:
@@ -130,8 +119,9 @@ def _pending_interrupts(writes: Iterable[Sequence[Any]]) -> list[Interrupt]:
 
 
 def _reviews_in(
-    thread_id: str, interrupts: Iterable[Interrupt], checkpoint_id: str | None
+    thread_id: str, interrupts: Iterable[Interrupt], config: RunnableConfig
 ) -> list[PendingReview]:
+    checkpoint_id = (config.get("configurable") or {}).get("checkpoint_id") or None
     return [
         PendingReview.from_payload(
             i.value, thread_id=thread_id, interrupt_id=i.id, checkpoint_id=checkpoint_id
@@ -167,33 +157,22 @@ def _latest(items: Iterable[CheckpointTuple]) -> dict[str, CheckpointTuple]:
 
 
 def reviews_of_tuple(thread_id: str, item: CheckpointTuple) -> list[PendingReview]:
-    checkpoint_id = str(item.config["configurable"].get("checkpoint_id", "")) or None
-    return _reviews_in(thread_id, _pending_interrupts(item.pending_writes or ()), checkpoint_id)
+    return _reviews_in(thread_id, _pending_interrupts(item.pending_writes or ()), item.config)
 
 
 def reviews_pending_at(latest: Mapping[str, CheckpointTuple]) -> list[PendingReview]:
     """What `list_reviews` finds, from each thread's newest root checkpoint, listed already."""
     reviews = [r for thread_id, item in latest.items() for r in reviews_of_tuple(thread_id, item)]
-    return _finish_listing(reviews, now=None, expired_only=False)
+    return _by_deadline(reviews)
 
 
 def _reviews_of_snapshot(thread_id: str, snapshot: StateSnapshot) -> list[PendingReview]:
-    checkpoint_id = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
-    return _reviews_in(thread_id, snapshot.interrupts, checkpoint_id)
+    return _reviews_in(thread_id, snapshot.interrupts, snapshot.config)
 
 
-def _finish_listing(
-    reviews: list[PendingReview], *, now: datetime | None, expired_only: bool
-) -> list[PendingReview]:
-    moment = aware_or_now(now, "now")
-    if expired_only:
-        reviews = [r for r in reviews if r.expired(moment)]
+def _by_deadline(reviews: Iterable[PendingReview]) -> list[PendingReview]:
     far = datetime.max.replace(tzinfo=UTC)
     return sorted(reviews, key=lambda r: (r.deadline or far, r.thread_id, r.interrupt_id))
-
-
-# Each operation is a generator of the I/O it needs (`_internal.twins`): `drive` performs
-# it with the sync methods, `adrive` awaits the async ones.
 
 
 def _get_state(graph: Graph, config: RunnableConfig) -> Call:
@@ -226,9 +205,7 @@ def _each_newest(
 ) -> Steps[None]:
     """`take(thread_id, newest root checkpoint)` for each thread (all, or `thread_ids`).
 
-    Postgres: a page of threads at a time (`_thread_index.each_head`); SQLite: threads
-    listed by query, then `get_tuple` each, so the whole history is never in memory at
-    once; other savers: `list(None)`.
+    Postgres and SQLite never hold the whole history in memory; other savers: `list(None)`.
     """
     given = list(dict.fromkeys(thread_ids)) if thread_ids is not None else None
     if heads_read_by_page(checkpointer):
@@ -252,10 +229,9 @@ def _each_newest(
 def _paused_threads(
     checkpointer: BaseCheckpointSaver[Any], thread_ids: Iterable[str] | None
 ) -> Steps[list[str]]:
-    """The threads to read through the graph: those given, else those paused at all.
+    """The threads to read through the graph: those given, else every paused one.
 
-    An interrupt raised anywhere below the root is on the root task's writes too, so
-    only threads paused there cost a `get_state`.
+    An interrupt raised below the root is on the root's writes too: only those need `get_state`.
     """
     if thread_ids is not None:
         return list(dict.fromkeys(thread_ids))
@@ -285,12 +261,11 @@ def _listing(
             snapshot = yield _get_state(graph, _thread_config(thread_id))
             reviews.extend(_reviews_of_snapshot(thread_id, snapshot))
     else:
-
-        def take(thread_id: str, item: CheckpointTuple) -> None:
-            reviews.extend(reviews_of_tuple(thread_id, item))
-
-        yield from _each_newest(checkpointer, thread_ids, take)
-    return _finish_listing(reviews, now=now, expired_only=expired_only)
+        yield from _each_newest(
+            checkpointer, thread_ids, lambda t, item: reviews.extend(reviews_of_tuple(t, item))
+        )
+    moment = aware_or_now(now, where)
+    return _by_deadline(r for r in reviews if not expired_only or r.expired(moment))
 
 
 def each_newest_root(
@@ -310,9 +285,8 @@ def list_reviews(
 ) -> list[PendingReview]:
     """The reviews pending in a checkpoint database, across threads, soonest deadline first.
 
-    Reads each thread's latest root checkpoint and the interrupts its tasks still wait
-    on, and keeps the review payloads; no graph is needed (an interrupt raised inside a
-    worker's agent is recorded on the parent's checkpoint too).
+    Reads each thread's latest root checkpoint (an interrupt raised inside a worker's agent
+    is recorded there too): no graph is needed.
 
     Args:
         checkpointer: A sync checkpointer (see `alist_reviews` for async ones).
@@ -354,27 +328,19 @@ async def alist_reviews(
     )
 
 
-# -- resolving -------------------------------------------------------------------------------
-
-
 def _decision_field(loc: Sequence[int | str]) -> str:
     """Where in one decision an error is (`decisions.0.edit.edited_action.args` -> `args`)."""
-    where = ".".join(str(p) for p in loc[2:] if not isinstance(p, int))
-    return where.split(".", 1)[-1] if "." in where else where
+    return ".".join(str(p) for p in loc[2:] if not isinstance(p, int)).split(".", 1)[-1]
 
 
 def _as_dict(review: PendingReview, decision: object) -> object:
     """A desk decision (`Approve()`, `Edit(...)`, ...) as its dict; anything else as is."""
-    if isinstance(decision, Approve):
-        return {"type": "approve"}
-    if isinstance(decision, Reject):
-        return {"type": "reject", "message": decision.message}
     if isinstance(decision, Edit):
         name = review.action if decision.name is None else decision.name
         args = dict(decision.args) if isinstance(decision.args, Mapping) else decision.args
         return {"type": "edit", "edited_action": {"name": name, "args": args}}
-    if isinstance(decision, Respond):
-        return {"type": "respond", "message": decision.message}
+    if isinstance(decision, Approve | Reject | Respond):
+        return {"type": type(decision).__name__.lower(), **asdict(decision)}
     return decision
 
 
@@ -392,11 +358,10 @@ def check_decision(review: PendingReview, decision: object) -> dict[str, Any]:
     elif isinstance(decision, Mapping):
         data = dict(decision)
     else:
-        text = repr(decision)
-        preview = text if len(text) <= 60 else text[:59] + "…"
         raise InvalidDecisionError(
             f"invalid decision for {where}: got {type(decision).__name__} "
-            f"{preview}; give a decision like {{'type': 'approve'}} (allowed: {allowed})",
+            f"{shown_id(decision, 60)}; give a decision like {{'type': 'approve'}} "
+            f"(allowed: {allowed})",
             review=review,
         )
     kind = data.get("type")
@@ -449,14 +414,10 @@ def _select(thread_id: str, snapshot: StateSnapshot, interrupt_id: str | None) -
                 f"with its interrupt id: {ids}"
             )
         return reviews[0]
-    matches = (
-        [r for r in reviews if r.interrupt_id.startswith(interrupt_id)] if interrupt_id else []
-    )
+    matches = [r for r in reviews if interrupt_id and r.interrupt_id.startswith(interrupt_id)]
     exact = [r for r in matches if r.interrupt_id == interrupt_id]
-    if exact:
-        return exact[0]
-    if len(matches) == 1:
-        return matches[0]
+    if exact or len(matches) == 1:
+        return (exact or matches)[0]
     pending = ", ".join(r.interrupt_id for r in reviews)
     if matches:
         raise ReviewNotFoundError(
@@ -486,11 +447,10 @@ def _resume_config(
 ) -> RunnableConfig:
     """The resume's config: the tier the run recorded unless `config` names a stricter one.
 
-    The per-run tier is not stored in the checkpoint's config, so without this a resume
-    would fall back to the deployment's tier.
+    The checkpoint's config does not keep the run's tier: a resume would take the deployment's.
     """
     run = _thread_config(thread_id, config)
-    configurable = dict(run.get("configurable") or {})
+    configurable = run["configurable"]  # a copy (`_thread_config`)
     values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
     recorded = values.get("autonomy")
     asked = configurable.get(AUTONOMY_CONFIG_KEY)
@@ -507,17 +467,14 @@ def _resume_config(
                 f"loosen a run's tier: leave configurable.{AUTONOMY_CONFIG_KEY} unset (the "
                 "run's own tier is used) or name a stricter one (the run was not changed)"
             )
-    run["configurable"] = configurable
     return run
 
 
 def _resume_command(snapshot: StateSnapshot, answers: Mapping[str, Any]) -> Command[Any]:
     """The resume command for `answers` (interrupt id -> resume value), always keyed by id.
 
-    A value sent without an id is stored with the checkpoint as the thread's answer and
-    LangGraph hands it again to the next pause of that task on a later `invoke(None)`, so
-    an escalation sent that way would escalate twice; keyed by id it answers that pause
-    only. Every id must be pending (`_select` checks it).
+    LangGraph hands a value sent without an id to the task's next pause again (an escalation
+    would escalate twice); keyed by id it answers that pause only.
     """
     pending = {i.id for i in snapshot.interrupts}
     unknown = sorted(set(answers) - pending)
@@ -571,16 +528,14 @@ def _answer(
 def _refused_by_graph(result: Any, review: PendingReview, reviewer: str | None) -> None:
     """Raise `ReviewerNotAllowedError` when the run paused again on `review`, refused.
 
-    The decision was checked against the review's schema before the run was resumed, so
-    a gate that posts the same review again (same interrupt id, `invalid_answer`) refused
-    who answered: its own policy restricts who may answer.
+    The decision was checked before the resume, so a gate posting the same review again
+    (same interrupt id, `invalid_answer`) refused who answered, by its own policy.
     """
     pending = result.get(INTERRUPT) if isinstance(result, Mapping) else None
     for item in pending or ():
         if not isinstance(item, Interrupt) or item.id != review.interrupt_id:
             continue
-        value = item.value if is_review_payload(item.value) else None
-        problem = value["context"].get("invalid_answer") if value is not None else None
+        problem = is_review_payload(item.value) and item.value["context"].get("invalid_answer")
         if problem:
             raise ReviewerNotAllowedError(
                 f"{problem} (refused by the graph's review policy; the run is paused on the "
@@ -633,12 +588,10 @@ def resolve_review(
     durability: Durability | None = None,
     policy: ReviewPolicy | None = None,
 ) -> Any:
-    """Answer one pending review and resume the run.
+    """Answer one pending review and resume the run (in this process, to its end or next pause).
 
-    The decision and who answers are checked first; only then is the run resumed with
-    `Command(resume={interrupt_id: {"decisions": [decision], "reviewer": reviewer,
-    "answered_at": <now, UTC>}})`. It runs on, in this process, to its end or next pause.
-    Every error but the graph's gate refusing the answer leaves the run untouched.
+    The decision and who answers are checked first: every error but the graph's gate
+    refusing the answer leaves the run untouched.
 
     Args:
         graph: The run's graph, compiled with a checkpointer on the run's database.
@@ -702,20 +655,16 @@ async def aresolve_review(
     )
 
 
-# -- the deadline sweep ------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, kw_only=True)
 class SweepAction:
     """What the sweep did with one expired review (`line()`: one line for people).
 
-    `action` is `reject`, `escalate` or `error` (the decision could not be applied, see
-    `error`); `decision` the decision sent; `message` what happened; `to` the group it
-    was escalated to; `result` what resuming the run returned.
+    `decision` is the decision sent, `to` the group escalated to, `result` what resuming
+    the run returned; `action="error"`: the decision could not be applied (see `error`).
     """
 
     review: PendingReview
-    action: SweepKind
+    action: Literal["reject", "escalate", "error"]
     decision: Mapping[str, Any] | None
     message: str
     to: str | None = None
@@ -771,16 +720,13 @@ def _timeout_decision(review: PendingReview) -> SweepAction:
         )
     message = f"review deadline passed at {deadline}; rejected by the sweep"
     if "reject" not in review.allowed:
+        error = (
+            f"review deadline passed at {deadline}, but the review does not allow "
+            f"'reject' (it allows {', '.join(review.allowed)}) and cannot be escalated; "
+            "left pending for a human"
+        )
         return SweepAction(
-            review=review,
-            action="error",
-            decision=None,
-            message=message,
-            error=(
-                f"review deadline passed at {deadline}, but the review does not allow "
-                f"'reject' (it allows {', '.join(review.allowed)}) and cannot be escalated; "
-                "left pending for a human"
-            ),
+            review=review, action="error", decision=None, message=message, error=error
         )
     rejection = RejectDecision(type="reject", message=message).model_dump()
     return SweepAction(review=review, action="reject", decision=rejection, message=message)
@@ -793,13 +739,8 @@ def _sweeping(
     durability: Durability | None,
     now: datetime | None,
 ) -> Steps[list[SweepAction]]:
-    """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time.
-
-    Each answer is the sweep's (`SWEEP_REVIEWER`), answered at `now` (default: now). A
-    thread whose resume fails is reported (`action="error"`); the sweep goes on.
-    """
-    expired = yield from listing
-    planned = [_timeout_decision(r) for r in expired]
+    """`sweep_reviews`: the expired reviews `listing` finds, answered one thread at a time."""
+    planned = [_timeout_decision(r) for r in (yield from listing)]
     by_thread: dict[str, list[SweepAction]] = {}
     for action in planned:
         if action.decision is not None:
@@ -835,12 +776,10 @@ def sweep_reviews(
 ) -> list[SweepAction]:
     """Apply the on-timeout action of every review whose deadline has passed.
 
-    Each expired review gets its payload's `on_timeout`: `reject` (the default, fail
-    closed), or `escalate` to `escalate_to` (the review re-opens for that group with a new
-    deadline); an already escalated review is rejected. The sweep answers as
-    `lgsp:sweep`, one resume per thread, and the run goes on in this process. Returns one
-    `SweepAction` per expired review, soonest deadline first; a thread that fails to
-    resume is reported (`action="error"`) and the sweep goes on.
+    `reject` (the default, fail closed), or `escalate` to `escalate_to` once (the review
+    re-opens for that group). The sweep answers as `lgsp:sweep`, one resume per thread, in
+    this process. Returns one `SweepAction` per expired review, soonest deadline first; a
+    thread that fails to resume is reported (`action="error"`) and the sweep goes on.
 
     Args:
         graph: The runs' graph, compiled with a checkpointer on the same database.

@@ -1,6 +1,5 @@
 """Deterministic, scripted chat models for testing LangGraph / LangChain code.
 
-Modelled on the OpenAI Agents SDK's `ScriptedModel` and pydantic-ai's `FunctionModel`.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/how-to/testing/
 """
 
@@ -43,22 +42,18 @@ _WORD_RE = re.compile(r"\s*\S+\s*|\s+")
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
-    """Immutable record of one call made to a `ScriptedChatModel`.
+    """Immutable record of one call made to a `ScriptedChatModel` (a callable step gets it).
 
-    Snapshots are taken when the call arrives, from deep copies of the input, so
-    mutating the caller's messages afterwards does not change the record. A
-    callable script step receives the snapshot of the call it answers.
+    Taken when the call arrives, from deep copies, so later changes to the input don't show.
 
     Attributes:
-        index: Zero-based position of the call. For calls that consumed a step this
-            is also the index of that step in the script; calls made after the
-            script ran out have `index >= len(script)`.
+        index: Zero-based position of the call: the index of the step it consumed
+            (`>= len(script)` once the script ran out).
         messages: The messages the model received (deep copies).
         tools: Names of the tools bound to the model for this call, in order.
         tool_choice: The bound `tool_choice` (`None` when none was bound).
-        kwargs: Read-only mapping of every other keyword the model was called with
-            (e.g. `parallel_tool_calls` from `bind_tools`, or anything passed to
-            `bind`). `tools`, `tool_choice` and `stop` are not repeated here.
+        kwargs: Read-only mapping of every other keyword the model was called with (e.g.
+            `parallel_tool_calls` from `bind_tools`, or anything passed to `bind`).
         stop: Stop sequences passed to the call, if any.
 
     Example:
@@ -119,11 +114,9 @@ class ScriptedChatModel(BaseChatModel):
     * a `BaseException` instance: raised when the step is reached;
     * a callable `(ScriptedCall) -> reply` returning any of the above (not a coroutine).
 
-    When the script runs out the model raises `ScriptExhaustedError`; `assert_complete()`
-    checks that every step was used. Taking a step is thread-safe; the async methods run on
-    the event loop. Streaming yields word-sized `AIMessageChunk`s (or `stream_chunk_chars`
-    pieces), tool calls as `tool_call_chunks` on the last one. `cache` defaults to `False`
-    so a global LLM cache never short-circuits the script.
+    Past the script's end it raises `ScriptExhaustedError`; `assert_complete()` checks every
+    step was used. Taking a step is thread-safe; the async methods run on the event loop.
+    Streaming yields word-sized chunks (or `stream_chunk_chars` pieces), tool calls last.
 
     Example:
         ```python
@@ -170,17 +163,15 @@ class ScriptedChatModel(BaseChatModel):
                 if isinstance(value, str | bytes | bytearray | Mapping | BaseModel)
                 else ""
             )
-            msg = (
+            raise TypeError(
                 "ScriptedChatModel script must be a sequence of steps (e.g. a list), "
                 f"got {type(value).__name__}{hint}"
             )
-            raise TypeError(msg)
         steps = tuple(value)
         for index, step in enumerate(steps):
             problem = _step_problem(step, allow_callable=True)
             if problem is not None:
-                msg = f"ScriptedChatModel script step {index} {problem}"
-                raise TypeError(msg)
+                raise TypeError(f"ScriptedChatModel script step {index} {problem}")
         return steps
 
     @property
@@ -229,11 +220,10 @@ class ScriptedChatModel(BaseChatModel):
         unused = list(enumerate(self.script))[position:]
         if unused:
             listing = "\n".join(f"  [{i}] {_describe_step(step)}" for i, step in unused)
-            msg = (
+            raise AssertionError(
                 f"{self._label()}: {len(unused)} of {len(self.script)} script steps "
                 f"were not used:\n{listing}"
             )
-            raise AssertionError(msg)
 
     def bind_tools(
         self,
@@ -331,29 +321,21 @@ class ScriptedChatModel(BaseChatModel):
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
     ) -> AIMessage:
         """Record the call, take the next step and turn it into an `AIMessage`."""
-        call_kwargs = dict(kwargs)
-        raw_tools = call_kwargs.pop("tools", None) or []
-        tool_choice = call_kwargs.pop("tool_choice", None)
-        tools = [_as_openai_tool(t) for t in raw_tools]
+        tools = [_as_openai_tool(t) for t in kwargs.pop("tools", None) or []]
+        tool_choice = kwargs.pop("tool_choice", None)
         # Copy outside the lock; only the cursor update and the log append are locked.
-        copied_messages = tuple(copy.deepcopy(m) for m in messages)
-        frozen_kwargs = MappingProxyType(_copy_or_keep(call_kwargs))
-        tool_names = tuple(_tool_name(t) for t in tools)
-        frozen_choice = _copy_or_keep(tool_choice)
-        frozen_stop = tuple(stop) if stop is not None else None
-
+        snapshot = (
+            tuple(copy.deepcopy(m) for m in messages),
+            tuple(_tool_name(t) for t in tools),
+            _copy_or_keep(tool_choice),
+            MappingProxyType(_copy_or_keep(kwargs)),
+            tuple(stop) if stop is not None else None,
+        )
         state = self._state
         with state.lock:
             index = state.position
             state.position += 1
-            call = ScriptedCall(
-                index=index,
-                messages=copied_messages,
-                tools=tool_names,
-                tool_choice=frozen_choice,
-                kwargs=frozen_kwargs,
-                stop=frozen_stop,
-            )
+            call = ScriptedCall(index, *snapshot)
             if self._records():
                 state.calls.append(call)
 
@@ -365,16 +347,14 @@ class ScriptedChatModel(BaseChatModel):
                 close = getattr(reply, "close", None)
                 if callable(close):
                     close()  # avoid a "coroutine was never awaited" warning
-                msg = (
+                raise TypeError(
                     f"{self._label()} step {index}: the callable returned an "
                     "awaitable; async callables are not supported, return the reply "
                     "directly"
                 )
-                raise TypeError(msg)
             problem = _step_problem(reply, allow_callable=False)
             if problem is not None:
-                msg = f"{self._label()} step {index}: the callable returned {problem}"
-                raise TypeError(msg)
+                raise TypeError(f"{self._label()} step {index}: the callable returned {problem}")
         return self._to_message(reply, index, tools, tool_choice)
 
     def _records(self) -> bool:
@@ -387,12 +367,14 @@ class ScriptedChatModel(BaseChatModel):
             last = messages[-1] if messages else None
             shown = _describe_message(last) if last is not None else "(no messages)"
             n = len(self.script)
-            msg = (
+            raise ScriptExhaustedError(
                 f"{self._label()} script exhausted: the script had {n} "
                 f"step{'' if n == 1 else 's'} and all were used, but the model was "
-                f"called again (call index {index}). Last message received: {shown}"
+                f"called again (call index {index}). Last message received: {shown}",
+                script_length=n,
+                call_index=index,
+                last_message=last,
             )
-            raise ScriptExhaustedError(msg, script_length=n, call_index=index, last_message=last)
         return self.script[index]
 
     def _to_message(
@@ -417,41 +399,32 @@ class ScriptedChatModel(BaseChatModel):
             args: dict[str, Any] = reply.model_dump(mode="json", by_alias=True)
         else:  # a mapping: validation excludes anything else
             args = copy.deepcopy(dict(cast(Mapping[str, Any], reply)))
-        name = self._structured_tool_name(index, tools, tool_choice)
-        tool_call = ToolCall(name=name, args=args, id=f"call_{index}", type="tool_call")
-        return AIMessage(content="", tool_calls=[tool_call])
-
-    def _structured_tool_name(
-        self, index: int, tools: list[dict[str, Any]], tool_choice: object
-    ) -> str:
         names = [_tool_name(t) for t in tools]
-        if len(names) == 1:
-            return names[0]
-        named = _named_tool_choice(tool_choice)
-        if named is not None and named in names:
-            return named
-        where = f"{self._label()} script step {index}"
-        if not names:
-            msg = (
-                f"{where} is a structured-output reply (dict / BaseModel) but no tool "
-                "is bound; call the model through with_structured_output(...) or "
+        named = names[0] if len(names) == 1 else _named_tool_choice(tool_choice)
+        if named is None or named not in names:
+            problem = (
+                f"{len(names)} tools are bound ({names}) and tool_choice does not name one; "
+                "script an AIMessage with explicit tool_calls instead"
+                if names
+                else "no tool is bound; call the model through with_structured_output(...) or "
                 "bind_tools(...), or script an AIMessage with explicit tool_calls"
             )
-        else:
-            msg = (
-                f"{where} is a structured-output reply (dict / BaseModel) but "
-                f"{len(names)} tools are bound ({names}) and tool_choice does not name "
-                "one; script an AIMessage with explicit tool_calls instead"
+            raise ValueError(
+                f"{self._label()} script step {index} is a structured-output reply "
+                f"(dict / BaseModel) but {problem}"
             )
-        raise ValueError(msg)
+        tool_call = ToolCall(name=named, args=args, id=f"call_{index}", type="tool_call")
+        return AIMessage(content="", tool_calls=[tool_call])
 
     def _to_chunks(self, message: AIMessage) -> list[AIMessageChunk]:
-        content = message.content
-        pieces: list[str | list[str | dict[str, Any]]] = (
-            [*self._split_text(content)] or [""]
-            if isinstance(content, str)
-            else [copy.deepcopy(content)]
-        )
+        content, size = message.content, self.stream_chunk_chars
+        pieces: list[str | list[str | dict[str, Any]]]
+        if not isinstance(content, str):
+            pieces = [copy.deepcopy(content)]
+        elif size is not None:
+            pieces = [content[i : i + size] for i in range(0, len(content), size)] or [""]
+        else:
+            pieces = _WORD_RE.findall(content) or [""]
         calls: list[tuple[str | None, str | None, str | None]]
         calls = [(tc["name"], self._args_json(tc), tc["id"]) for tc in message.tool_calls]
         calls += [(tc["name"], tc["args"], tc["id"]) for tc in message.invalid_tool_calls]
@@ -478,17 +451,10 @@ class ScriptedChatModel(BaseChatModel):
         try:
             return json.dumps(tool_call["args"])
         except TypeError as exc:
-            msg = (
+            raise TypeError(
                 f"{self._label()}: cannot stream tool call {tool_call['name']!r}: its args "
                 f"are not JSON-serialisable ({exc})"
-            )
-            raise TypeError(msg) from exc
-
-    def _split_text(self, text: str) -> list[str]:
-        size = self.stream_chunk_chars
-        if size is not None:
-            return [text[i : i + size] for i in range(0, len(text), size)]
-        return _WORD_RE.findall(text)
+            ) from exc
 
 
 class FunctionChatModel(ScriptedChatModel):
@@ -520,11 +486,10 @@ class FunctionChatModel(ScriptedChatModel):
     @classmethod
     def _validate_reply(cls, value: Any) -> Callable[[ScriptedCall], ScriptReply]:
         if not _is_callable_step(value):
-            msg = (
-                f"FunctionChatModel reply must be a function (ScriptedCall) -> reply, "
+            raise TypeError(
+                "FunctionChatModel reply must be a function (ScriptedCall) -> reply, "
                 f"got {type(value).__name__}"
             )
-            raise TypeError(msg)
         return value  # type: ignore[no-any-return]
 
     def _label(self) -> str:
