@@ -244,9 +244,9 @@ def read_threads(
             records = read_threads(saver, since="7d", graph="support")
         ```
     """
-    _, start = _filters(since, graph, now)
+    now, start = _filters(since, graph, now)  # one clock for the listing and the records
     threads = drive(_active_threads(checkpointer, start))
-    return _records(History.read(checkpointer, threads), since, graph, now)
+    return _records(History.read(checkpointer, threads), start, graph, now)
 
 
 async def aread_threads(
@@ -264,9 +264,9 @@ async def aread_threads(
             records = await aread_threads(saver, since="24h")
         ```
     """
-    _, start = _filters(since, graph, now)
+    now, start = _filters(since, graph, now)  # one clock for the listing and the records
     threads = await adrive(_active_threads(checkpointer, start))
-    return _records(await History.aread(checkpointer, threads), since, graph, now)
+    return _records(await History.aread(checkpointer, threads), start, graph, now)
 
 
 def _active_threads(
@@ -1095,7 +1095,7 @@ async def adelegation_metrics(
     now: datetime | None = None,
     effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> DelegationMetrics:
-    """Async twin of `delegation_metrics` (`effects` are read in a worker thread).
+    """Async twin of `delegation_metrics` (the figures, `effects` included, in a worker thread).
 
     Example:
         ```python

@@ -26,6 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
+from packaging.version import Version
 from psycopg.rows import dict_row
 from typing_extensions import TypedDict
 
@@ -57,11 +58,9 @@ def _ask(text: str) -> dict[str, Any]:
 # 3.1.2 read a seed kept in `checkpoint_blobs` (not inline) as missing; the server extra's
 # langgraph-runtime-pg pins 3.1.0, so the package supports it, and those cells skip the
 # comparisons with the wrong oracle (the latest cells run them).
-_UPSTREAM = tuple(
-    int(p) for p in importlib.metadata.version("langgraph-checkpoint-postgres").split(".")[:3]
-)
+_UPSTREAM = Version(importlib.metadata.version("langgraph-checkpoint-postgres"))
 upstream_reads_blob_seeds = pytest.mark.skipif(
-    _UPSTREAM < (3, 1, 2),
+    Version("3.1.2") > _UPSTREAM,
     reason="langgraph-checkpoint-postgres < 3.1.2 reads a seed kept in checkpoint_blobs as "
     "missing (fixed in 3.1.2): LangGraph's reader is the wrong oracle there",
 )
