@@ -25,11 +25,12 @@ Example:
 
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
+from typing import Any
 
+from langgraph_supervisor_pro._budget import Budget
 from langgraph_supervisor_pro._builder import create_supervisor
 from langgraph_supervisor_pro._contracts import FINISH, RouteDecision, WorkerResult, WorkerTask
 from langgraph_supervisor_pro._redaction import register_secret
-from langgraph_supervisor_pro._state import SupervisorState
 from langgraph_supervisor_pro._supervisor import SupervisorView
 from langgraph_supervisor_pro._workers import Worker
 from langgraph_supervisor_pro.compaction._compactor import Compaction
@@ -48,10 +49,10 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 __all__ = [
     "FINISH",
+    "Budget",
     "Compaction",
     "ReviewPolicy",
     "RouteDecision",
-    "SupervisorState",
     "SupervisorView",
     "Worker",
     "WorkerResult",
@@ -64,3 +65,23 @@ __all__ = [
     "register_secret",
     "risk",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`SupervisorState`, moved to `langgraph_supervisor_pro.types` in 0.2.
+
+    Importable here with a DeprecationWarning until 0.3.
+    """
+    if name == "SupervisorState":
+        import warnings
+
+        from langgraph_supervisor_pro._state import SupervisorState
+
+        warnings.warn(
+            "langgraph_supervisor_pro.SupervisorState moved to "
+            "langgraph_supervisor_pro.types.SupervisorState; import it from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return SupervisorState
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,9 @@ from langgraph.pregel import Pregel
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
+from langgraph_supervisor_pro._budget import Budget, looser, register_budget, registered_budget
 from langgraph_supervisor_pro._contracts import FINISH, route_decision_model
+from langgraph_supervisor_pro._graph.budgets import Budgets
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.judge_node import JudgeNode, refuse_same_model
 from langgraph_supervisor_pro._graph.names import (
@@ -35,6 +37,7 @@ from langgraph_supervisor_pro._internal.model_identity import (
     ModelUse,
     agent_models,
     chat_models,
+    fingerprint,
     register_models,
 )
 from langgraph_supervisor_pro._state import SupervisorInput, SupervisorState
@@ -71,6 +74,7 @@ def create_supervisor(
     parallel: bool = False,
     context_schema: type[Any] | None = None,
     judge: OnlineJudge | None = None,
+    budget: Budget | None = None,
 ) -> SupervisorGraph:
     """Build a supervisor/worker graph: the supervisor routes, workers work, synthesis answers.
 
@@ -105,6 +109,9 @@ def create_supervisor(
         judge: An online judge (`evals.OnlineJudge`) that scores a sample of the turns
             that end `done`, queueing low scores for human review; its model may not be
             any model of the graph.
+        budget: Limits on tokens and cost per turn or thread, with the price table that
+            turns each call's usage into cost (`Budget`); past the limit the run halts
+            with `budget_exceeded`. Every call's usage is recorded in `usage` either way.
 
     Returns:
         An uncompiled `StateGraph`; compile it with your checkpointer.
@@ -196,13 +203,17 @@ def create_supervisor(
     uses = _model_uses(
         workers, model=model, router=router, synthesizer=synthesizer, compaction=compaction
     )
-    judge_node = _judge_node(judge, workers, uses, name)
+    judge_node = _judge_node(judge, workers, uses, name, budget)
+    judged = (ModelUse("the online judge of this graph", judge.model),) if judge else ()
+    budgets = _budgets(budget, workers, (*uses, *judged))
     policy = review if review is not None else ReviewPolicy()
     compactors = _compactors(workers, compaction)
     agents = {w.name: _agent_of(w, policy, compactors.get(w.name), name) for w in workers}
     by_name = {w.name: w for w in workers}
     compaction_node = (
-        CompactionNode(compactors, reads={w.name: w.reads for w in workers}, supervisor=name)
+        CompactionNode(
+            compactors, reads={w.name: w.reads for w in workers}, supervisor=name, prices=budget
+        )
         if compactors
         else None
     )
@@ -224,6 +235,7 @@ def create_supervisor(
         compaction=compaction_node,
         policy=policy,
         floor=review.tier if review is not None else None,
+        budgets=budgets,
     )
     review_node = DispatchReviewNode(
         policy=policy,
@@ -237,6 +249,7 @@ def create_supervisor(
         answer_name=name,
         meter=_meter(compaction, synth_model) if synth_model is not None else None,
         trigger=compaction.trigger if compaction is not None else 0.7,
+        prices=budget,
     )
 
     graph: SupervisorGraph = StateGraph(
@@ -285,6 +298,7 @@ def create_supervisor(
             summarizer_meter=(
                 UsageMeter(counter=c.summarizer_counter, window=c.summarizer_window) if c else None
             ),
+            budgets=budgets,
         )
         graph.add_node(
             worker.name,
@@ -316,8 +330,9 @@ def create_supervisor(
     graph.add_edge(START, name)
     graph.add_edge(supervisor_handler, SYNTHESIS_NODE)
     graph.add_edge(synthesis_handler, END)
-    judged = (ModelUse("the online judge of this graph", judge.model),) if judge else ()
     register_models(graph, (*uses, *judged))
+    if budget is not None:
+        register_budget(graph, budget)
     return graph
 
 
@@ -356,7 +371,11 @@ def _model_uses(
 
 
 def _judge_node(
-    judge: OnlineJudge | None, workers: Sequence[Worker], uses: Sequence[ModelUse], name: str
+    judge: OnlineJudge | None,
+    workers: Sequence[Worker],
+    uses: Sequence[ModelUse],
+    name: str,
+    budget: Budget | None,
 ) -> JudgeNode | None:
     """The judge step, after checking the judge is none of the graph's own models."""
     if judge is None:
@@ -370,7 +389,54 @@ def _judge_node(
             "the worker (or the supervisor node) that uses it"
         )
     refuse_same_model(judge, uses)
-    return JudgeNode(judge, graph=name)
+    return JudgeNode(judge, graph=name, prices=budget)
+
+
+def _budgets(budget: Budget | None, workers: Sequence[Worker], uses: Sequence[ModelUse]) -> Budgets:
+    """The graph's budgets, once its prices name its models and nothing below is looser."""
+    check_type(budget, Budget | None, "budget", "a Budget(...) or None")
+    if budget is not None:
+        _check_prices(budget, uses)
+    for worker in workers:
+        own = worker.budget
+        domain = registered_budget(worker.agent) if worker.agent is not None else None
+        for where, child in (
+            (f"Worker.budget: worker {worker.name!r}", own),
+            (f"budget: the domain {worker.name!r} (its create_supervisor(budget=...))", domain),
+        ):
+            for parent, whose in ((budget, "the supervisor's"), (own, "its worker's")):
+                if child is None or parent is None or child is parent:
+                    continue
+                why = looser(child, parent)
+                if why is not None:
+                    raise ValueError(
+                        f"{where} is looser than {whose} budget: {why}; a budget below "
+                        "another may only be stricter (lower limits, the same or shorter "
+                        "scope, an earlier warning)"
+                    )
+    return Budgets(budget, {w.name: w.budget for w in workers if w.budget is not None})
+
+
+def _check_prices(budget: Budget, uses: Sequence[ModelUse]) -> None:
+    """Every price names a model of the graph; with a cost limit, every model has a price."""
+    marks = {use.place: fingerprint(use.model) for use in uses}
+    known = {key for mark in marks.values() if mark for key in (mark[1], "/".join(mark))}
+    unknown = sorted(set(budget.table) - known)
+    if unknown:
+        names = sorted({mark[1] for mark in marks.values() if mark}) or ["(none found)"]
+        raise ValueError(
+            f"Budget.prices: {unknown} name no model of this graph (its models: {names}); "
+            "fix the names (a model's `model_name`, or `provider/model_name`) or remove them"
+        )
+    if budget.max_cost is None:
+        return
+    for place, mark in marks.items():
+        if mark is None or budget.price(*mark) is None:
+            shown = "/".join(mark) if mark else "a model that does not name itself"
+            raise ValueError(
+                f"Budget.prices: {place} is {shown}, which has no price; with max_cost every "
+                "model needs one (add it to prices, or limit max_tokens only)"
+            )
 
 
 def _error_handler_node(node: str) -> str:

@@ -35,6 +35,7 @@ RunStatus = Literal["running", "done", "failed", "halted"]
 """Where a run stands: `done` after synthesis, `halted` by a guard, `failed` on an error."""
 
 HaltReason = Literal[
+    "budget_exceeded",
     "invalid_input",
     "invalid_route",
     "max_steps",

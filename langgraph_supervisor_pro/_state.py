@@ -89,8 +89,8 @@ class ReviewEntry(TypedDict):
     """The hop's step (at the level that records it)."""
     interrupt_id: str
     """The id of the interrupt the answer resumed."""
-    kind: Literal["tool", "dispatch"]
-    """A worker's tool call, or the supervisor's dispatch of a worker."""
+    kind: Literal["tool", "dispatch", "budget"]
+    """A worker's tool call, the supervisor's dispatch of a worker, or a budget warning."""
     action: str
     """The tool's name, or `dispatch:<worker>`."""
     worker: str | None
@@ -108,12 +108,15 @@ class ReviewEntry(TypedDict):
     """The escalations before the answer, oldest first (from, to, reason, by, at, ...)."""
 
 
-UsageRole = Literal["supervisor", "worker", "summarizer", "synthesis"]
+UsageRole = Literal["supervisor", "worker", "summarizer", "synthesis", "judge"]
 """Who made a model call."""
 
 
 class UsageEntry(TypedDict):
-    """The context utilisation of one model call."""
+    """One model call: its tokens as the provider reported them, its model, where, its cost.
+
+    Entries of threads from before 0.2 carry only `turn` to `utilisation`.
+    """
 
     turn: int
     step: int
@@ -123,9 +126,45 @@ class UsageEntry(TypedDict):
     """The worker whose hop (or history, for the summarizer) the call served."""
     tokens: int
     """Input tokens the model received (by the configured counter)."""
-    window: int
-    """The model's input window."""
-    utilisation: float
+    window: NotRequired[int]
+    """The model's input window (when compaction gives one)."""
+    utilisation: NotRequired[float]
+    """`tokens / window` (when compaction gives a window)."""
+    input_tokens: NotRequired[int]
+    """Input tokens as the provider reported them (cached ones included), else counted."""
+    output_tokens: NotRequired[int]
+    cache_read: NotRequired[int]
+    cache_creation: NotRequired[int]
+    reasoning: NotRequired[int]
+    estimated: NotRequired[bool]
+    """True when the provider reported no usage and the tokens were counted here."""
+    provider: NotRequired[str | None]
+    model: NotRequired[str | None]
+    """The model's name as it reports it (LangSmith's `ls_model_name`)."""
+    path: NotRequired[list[str]]
+    """Worker names from the root down to where the call was made ([]: this level's own)."""
+    cost: NotRequired[float | None]
+    """The call's cost by the budget's price table; None: its model has no price (unpriced,
+    not free); absent: the graph has no price table."""
+
+
+class BudgetEvent(TypedDict):
+    """A budget warning, a reviewer's answer to one, or a halt (`create_supervisor(budget=...)`)."""
+
+    turn: int
+    step: int
+    kind: Literal["warning", "approved", "rejected", "exceeded"]
+    measure: Literal["tokens", "cost"]
+    spent: float
+    limit: float
+    """The limit in force (for `approved`: the raised one)."""
+    scope: Literal["turn", "thread"]
+    worker: str | None
+    """The worker whose own budget it is (`Worker(budget=...)`), else None: the graph's."""
+    path: list[str]
+    """The level that recorded it: worker names from the root down ([]: the root)."""
+    at: str
+    reviewer: NotRequired[str | None]
 
 
 class CompactionEntry(TypedDict):
@@ -290,7 +329,7 @@ class SupervisorState(SupervisorInput, total=False):
     workers: Annotated[dict[str, WorkerSlot], _delta(_merge_worker_slots)]
     """One namespaced slot per worker that has run."""
     usage: Annotated[list[UsageEntry], _delta(_append)]
-    """Context utilisation of every model call the graph saw, oldest first."""
+    """Every model call the graph saw (tokens, model, cost), oldest first."""
     security: Annotated[list[SecurityEntry], _delta(_append)]
     """Every refused tool call (least privilege), oldest first."""
     reviews: Annotated[list[ReviewEntry], _delta(_append)]
@@ -301,6 +340,8 @@ class SupervisorState(SupervisorInput, total=False):
     """Every compaction of a worker's history (and every failed one), oldest first."""
     judgements: Annotated[list[JudgementEntry], _delta(_append)]
     """The online judge's verdicts, one per judged turn, oldest first."""
+    budget_events: Annotated[list[BudgetEvent], _delta(_append)]
+    """Budget warnings, reviewers' answers to them and halts, oldest first."""
     route: RouteState | None
     """The hop in flight (None when none is, or when a parallel decision is in flight)."""
     fanout: Annotated[dict[str, FanoutRoute], _merge_fanout]

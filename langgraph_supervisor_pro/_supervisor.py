@@ -44,8 +44,14 @@ class SupervisorView:
     workers: tuple[str, ...]
     """The worker names, in catalogue order."""
     unavailable: Mapping[str, str] = field(default_factory=dict)
-    """Workers whose circuit breaker is open, and why; a route to one is invalid unless it
-    has a `fallback`."""
+    """Workers whose circuit breaker is open (or whose own budget is spent), and why; a
+    route to one is invalid unless it has a `fallback`."""
+    spent: Mapping[str, float] = field(default_factory=dict)
+    """With a budget: `{"tokens": ..., "cost": ...}` spent in the budget's scope (this turn
+    or this thread), as recorded; empty without one."""
+    remaining: Mapping[str, float] = field(default_factory=dict)
+    """With a budget: what is left of each limit (`tokens`, `cost`), counting the budgets of
+    the levels above a domain; empty without one."""
 
 
 _Decision: TypeAlias = str | RouteDecision | Mapping[str, Any]

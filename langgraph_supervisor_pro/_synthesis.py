@@ -19,6 +19,7 @@ from langgraph.config import get_store
 from langgraph.errors import NodeError
 from pydantic import BaseModel, ConfigDict
 
+from langgraph_supervisor_pro._budget import Budget
 from langgraph_supervisor_pro._contracts import FINISH, HaltReason, RunStatus, WorkerResult
 from langgraph_supervisor_pro._graph.names import SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
@@ -207,9 +208,11 @@ class SynthesisNode:
         answer_name: str,
         meter: UsageMeter | None = None,
         trigger: float = 0.7,
+        prices: Budget | None = None,
     ) -> None:
         self.answer_name = answer_name
         self.meter = meter
+        self.prices = prices
         self.trigger = trigger
         self._takes_messages = isinstance(synthesizer, Runnable)
         self._runnable: Runnable[Any, Any] | None = None
@@ -234,10 +237,9 @@ class SynthesisNode:
         budget = int(self.meter.window * self.trigger)
         return _model_messages(inp, budget=budget, counter=self.meter.counter)
 
-    def _config(self, config: RunnableConfig) -> tuple[RunnableConfig, UsageRecorder | None]:
-        if self.meter is None or not self._takes_messages:
-            return config, None
-        recorder = UsageRecorder(self.meter)
+    def _config(self, config: RunnableConfig) -> tuple[RunnableConfig, UsageRecorder]:
+        # Never checked against a budget: a halted run's answer is still written.
+        recorder = UsageRecorder(self.meter if self._takes_messages else None, budget=self.prices)
         return merge_configs(config, {"callbacks": [recorder]}), recorder
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from langgraph.graph import StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._breakers import Breaker
+from langgraph_supervisor_pro._budget import Budget
 from langgraph_supervisor_pro._contracts import FINISH, WorkerTask
 from langgraph_supervisor_pro._internal.checks import (
     check_retry_policy,
@@ -119,6 +120,10 @@ class Worker:
     breaker: Breaker | None = None
     """A circuit breaker: after `failures` failed hops within `window` seconds, the worker
     is out of rotation for `cooldown` seconds, then one probe hop decides."""
+    budget: Budget | None = None
+    """This worker's own limit, stricter than the supervisor's `budget` (no `prices`: the
+    supervisor's price the calls); when spent, the worker is unavailable for the rest of
+    the budget's scope."""
 
     def __post_init__(self) -> None:
         name = self.name
@@ -190,6 +195,12 @@ class Worker:
         self._check_fallback(who)
         breaker = "a Breaker(failures=..., window=..., cooldown=...) or None"
         check_type(self.breaker, Breaker | None, "Worker.breaker", breaker, who=who)
+        check_type(self.budget, Budget | None, "Worker.budget", "a Budget(...) or None", who=who)
+        if self.budget is not None and self.budget.prices:
+            raise ValueError(
+                f"Worker.budget: {who} gives prices; give the price table once, on "
+                "create_supervisor(budget=Budget(prices=...)), and only limits here"
+            )
         if isinstance(self.reads, str) or not all(
             isinstance(read, str) and _NAME_RE.fullmatch(read) for read in self.reads
         ):

@@ -330,3 +330,18 @@ class DemoError(LGSPError, RuntimeError):
 
 class ExportError(LGSPError):
     """The figures could not be exported; the message says why and what to do."""
+
+
+class BudgetExceededError(LGSPError, RuntimeError):
+    """A model call refused before it was made: a budget's limit is spent.
+
+    Raised by the usage recorder inside a hop (any agent, at any depth); the worker node
+    records the hop `failed` and the supervisor halts with `budget_exceeded`. Not retried.
+    """
+
+    def __init__(self, label: str, measure: str, spent: float, limit: float) -> None:
+        super().__init__(f"{label} is spent: {measure} {spent:,.6g} of {limit:,.6g}")
+        self.label = label
+        self.measure = measure
+        self.spent = spent
+        self.limit = limit

@@ -15,7 +15,13 @@ from langgraph_supervisor_pro._contracts import (
     WorkerStatus,
     route_decision_model,
 )
-from langgraph_supervisor_pro._state import LedgerEntry, ReviewEntry, SupervisorInput, WorkerSlot
+from langgraph_supervisor_pro._state import (
+    LedgerEntry,
+    ReviewEntry,
+    SupervisorInput,
+    SupervisorState,
+    WorkerSlot,
+)
 from langgraph_supervisor_pro._supervisor import Router
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "RunStatus",
     "SupervisorGraph",
     "SupervisorInput",
+    "SupervisorState",
     "WorkerSlot",
     "WorkerStatus",
     "route_decision_model",

@@ -13,11 +13,11 @@ from langgraph_supervisor_pro._breakers import Breaker
 
 PUBLIC: dict[str, set[str]] = {
     "": {
+        "Budget",
         "Compaction",
         "FINISH",
         "ReviewPolicy",
         "RouteDecision",
-        "SupervisorState",
         "SupervisorView",
         "Worker",
         "WorkerResult",
@@ -38,6 +38,7 @@ PUBLIC: dict[str, set[str]] = {
         "RunStatus",
         "SupervisorGraph",
         "SupervisorInput",
+        "SupervisorState",
         "WorkerSlot",
         "WorkerStatus",
         "route_decision_model",
@@ -121,7 +122,6 @@ PUBLIC: dict[str, set[str]] = {
         "answer_traits",
         "evaluate",
         "judge_reviews",
-        "judged",
         "route_exact_match",
         "routing_f1",
         "status_done",
@@ -247,7 +247,8 @@ def test_signatures_are_pinned():
         "ledger_window: 'int' = 6, ping_pong_window: 'int | None' = 4, "
         "compaction: 'Compaction | None' = None, review: 'ReviewPolicy | None' = None, "
         "supervisor_retry: 'RetryPolicy | None' = None, parallel: 'bool' = False, "
-        "context_schema: 'type[Any] | None' = None, judge: 'OnlineJudge | None' = None) "
+        "context_schema: 'type[Any] | None' = None, judge: 'OnlineJudge | None' = None, "
+        "budget: 'Budget | None' = None) "
         "-> 'SupervisorGraph'"
     )
     assert str(inspect.signature(lgsp.register_secret)) == "(value: 'str | SecretStr') -> 'None'"
@@ -269,6 +270,7 @@ def test_signatures_are_pinned():
         ("verify", True),
         ("fallback", True),
         ("breaker", True),
+        ("budget", True),
     ]
     assert [(f.name, f.kw_only) for f in dataclasses.fields(Breaker)] == [
         ("failures", True),

@@ -114,5 +114,6 @@ def test_every_root_delta_channel_is_copied_at_the_named_frequency():
         "reviews",
         "compactions",
         "judgements",
+        "budget_events",
     }
     assert {c.snapshot_frequency for c in deltas.values()} == {DELTA_SNAPSHOT_FREQUENCY}

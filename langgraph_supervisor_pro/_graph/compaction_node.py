@@ -19,6 +19,7 @@ from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from langgraph_supervisor_pro._budget import Budget
 from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
 from langgraph_supervisor_pro._graph.fanout import dispatched
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE
@@ -44,8 +45,10 @@ class CompactionNode:
         *,
         reads: Mapping[str, tuple[str, ...]] | None = None,
         supervisor: str = "supervisor",
+        prices: Budget | None = None,
     ) -> None:
         self.compactors = dict(compactors)
+        self.prices = prices
         self.reads = dict(reads or {})
         self.supervisor = supervisor
 
@@ -121,7 +124,7 @@ class CompactionNode:
         compactor = self.compactors[worker]
         # The summarizer's calls are metered against its own window.
         meter = UsageMeter(counter=compactor.summarizer_counter, window=compactor.summarizer_window)
-        recorder = UsageRecorder(meter, summarizer=meter)
+        recorder = UsageRecorder(meter, summarizer=meter, budget=self.prices)
         parent = hop_context(config)  # the worker's path from the root of a tree
         path = (*(parent.path if parent is not None else ()), worker)
         slot = (state.get("workers") or {}).get(worker)

@@ -30,8 +30,10 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END
 from pydantic import ValidationError
 
+from langgraph_supervisor_pro._budget import Budget
 from langgraph_supervisor_pro._graph.names import JUDGE_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
+from langgraph_supervisor_pro._graph.usage import UsageRecorder
 from langgraph_supervisor_pro._internal.model_identity import ModelUse, fingerprint, same_model
 from langgraph_supervisor_pro._internal.records import namespace_path
 from langgraph_supervisor_pro._internal.scrub import RunSecrets
@@ -133,8 +135,9 @@ class _Turn(NamedTuple):
 class JudgeNode:
     """The judge node. Built by `create_supervisor(judge=...)`; not public API."""
 
-    def __init__(self, judge: OnlineJudge, *, graph: str) -> None:
+    def __init__(self, judge: OnlineJudge, *, graph: str, prices: Budget | None = None) -> None:
         self.judge = judge
+        self.prices = prices
         self.graph = graph
         self.label = model_label(judge.model)
         try:
@@ -203,6 +206,15 @@ class JudgeNode:
         ]
 
     def _judging(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
+        """The verdict's update, with the judge's model calls in `usage`."""
+        recorder = UsageRecorder(budget=self.prices)
+        update = yield from self._verdict(state, merge_configs(config, {"callbacks": [recorder]}))
+        usage = recorder.entries(
+            turn=state.get("turn", 1), step=state.get("step", 0), role="judge", worker=None
+        )
+        return {**update, "usage": usage} if usage else update
+
+    def _verdict(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
         due = self._due(state, config)
         if due is None:
             return {}

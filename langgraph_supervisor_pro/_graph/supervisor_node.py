@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from langgraph_supervisor_pro._breakers import Breaker, breaker_namespace
 from langgraph_supervisor_pro._contracts import FINISH, SUMMARY_MAX_CHARS, RouteDecision
 from langgraph_supervisor_pro._graph import loop_guards as _guards
+from langgraph_supervisor_pro._graph.budgets import BudgetCheck, Budgets
 from langgraph_supervisor_pro._graph.circuit import Read, unavailable
 from langgraph_supervisor_pro._graph.compaction_node import CompactionNode
 from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, branches, with_stage
@@ -39,7 +40,13 @@ from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
 from langgraph_supervisor_pro._internal.text import message_text, one_line, truncate
 from langgraph_supervisor_pro._internal.twins import Invoke, MaybeAwait, Steps, adrive, drive
 from langgraph_supervisor_pro._internal.validation import validation_summary
-from langgraph_supervisor_pro._state import SCHEMA_VERSION, LedgerEntry, RouteState, SupervisorState
+from langgraph_supervisor_pro._state import (
+    SCHEMA_VERSION,
+    LedgerEntry,
+    RouteState,
+    SupervisorState,
+    UsageEntry,
+)
 from langgraph_supervisor_pro._supervisor import DEFAULT_SUPERVISOR_PROMPT, Router, SupervisorView
 from langgraph_supervisor_pro.errors import LGSPError
 from langgraph_supervisor_pro.review._policy import ReviewPolicy, Tier, strictest_tier
@@ -85,8 +92,10 @@ class SupervisorNode:
         floor: Tier | None = None,
         breakers: Mapping[str, Breaker] | None = None,
         fallbacks: frozenset[str] = frozenset(),
+        budgets: Budgets | None = None,
     ) -> None:
         self.name = name
+        self.budgets = budgets if budgets is not None else Budgets()
         self.breakers = dict(breakers or {})
         # A route to a worker with a fallback whose breaker is open is kept (it answers).
         self.fallbacks = fallbacks
@@ -142,6 +151,7 @@ class SupervisorNode:
         state: SupervisorState,
         intake: Mapping[str, Any],
         unavailable: Mapping[str, str] | None = None,
+        budget: BudgetCheck | None = None,
     ) -> SupervisorView:
         """The bounded view of the current turn."""
         turn = intake.get("turn", state.get("turn", 1))
@@ -157,6 +167,8 @@ class SupervisorNode:
             visits=visits,
             workers=self.worker_names,
             unavailable=dict(unavailable or {}),
+            spent=budget.spent if budget is not None else {},
+            remaining=budget.remaining if budget is not None else {},
         )
 
     def messages(self, view: SupervisorView) -> list[BaseMessage]:
@@ -304,7 +316,17 @@ class SupervisorNode:
             recorded = None if intake else state.get("autonomy")
             tier = self.policy.tier_for(config, recorded=recorded)
         unavailable = yield from self._unavailable(config)
-        view = self.view(state, intake, unavailable)
+        budget = None
+        if self.budgets.active or (parent is not None and parent.budgets):
+            step = int(intake.get("step", state.get("step", 0)))
+            budget = self.budgets.check(state, intake, config, policy=self.policy, step=step)
+            intake = {**intake, **budget.update()}
+            if budget.halt is not None:
+                return self._halt(intake, "budget_exceeded", budget.halt)
+            if budget.finish is not None:
+                return self._finish(intake, step, budget.finish)
+            unavailable = {**unavailable, **budget.unavailable}
+        view = self.view(state, intake, unavailable, budget)
         choice: _Decision | _Invalid | None = None
         if self.router is not None:
             router = self.router
@@ -313,10 +335,15 @@ class SupervisorNode:
                 choice = self._parse(raw, "router", view)
                 if isinstance(choice, _Invalid):
                     choice = _Invalid(f"the router returned an invalid route: {choice.error}")
-        sent: list[list[BaseMessage]] = []
+        usage: list[UsageEntry] = []
         if choice is None:
-            choice = yield from self._asking(view, config, tier, sent)
-        return self._command(state, intake, view, choice, sent, tier)
+            recorder = self.budgets.recorder({**state, **intake}, config, meter=self.meter)
+            asked = merge_configs(config, {"callbacks": [recorder]})
+            choice = yield from self._asking(view, asked, tier, [])
+            usage = recorder.entries(
+                turn=view.turn, step=view.step + 1, role="supervisor", worker=None
+            )
+        return self._command(state, intake, view, choice, usage, tier)
 
     def _asking(
         self,
@@ -405,23 +432,13 @@ class SupervisorNode:
         intake: dict[str, Any],
         view: SupervisorView,
         choice: _Decision | _Invalid,
-        sent: list[list[BaseMessage]] | None = None,
+        usage: list[UsageEntry] | None = None,
         tier: str = "supervised",
     ) -> Command[Any]:
         if state.get("autonomy") != tier:  # written when it changes, not every hop
             intake = {**intake, "autonomy": tier}
-        if self.meter is not None and sent:
-            meter = self.meter
-            intake["usage"] = [
-                meter.entry(
-                    turn=view.turn,
-                    step=view.step + 1,
-                    role="supervisor",
-                    worker=None,
-                    tokens=meter.counter(messages),
-                )
-                for messages in sent
-            ]
+        if usage:
+            intake["usage"] = usage
         choice = _storable(choice)
         if isinstance(choice, _Invalid):
             if self.fallback is None:
@@ -522,6 +539,11 @@ class SupervisorNode:
         ):
             return COMPACTION_NODE
         return route["next"]
+
+    def _finish(self, intake: dict[str, Any], step: int, why: str) -> Command[str]:
+        """Finish the turn now with what is done (a reviewer refused to spend more)."""
+        route = RouteState(next=FINISH, instructions=storable(why), step=step, decided_by="router")
+        return Command(goto=SYNTHESIS_NODE, update={**intake, "route": route})
 
     def _halt(self, intake: dict[str, Any], reason: str, detail: str) -> Command[str]:
         # An invalid route's detail quotes what the model or router answered.

@@ -34,6 +34,7 @@ from langgraph.types import RetryPolicy
 
 from langgraph_supervisor_pro._breakers import BREAKER_LOGGER, Breaker, breaker_namespace
 from langgraph_supervisor_pro._contracts import WorkerResult, WorkerTask
+from langgraph_supervisor_pro._graph.budgets import Budgets
 from langgraph_supervisor_pro._graph.circuit import Admission, Outcome, Transact, admit, report
 from langgraph_supervisor_pro._graph.coerce import (
     ERROR_MAX_CHARS,
@@ -44,7 +45,7 @@ from langgraph_supervisor_pro._graph.coerce import (
 from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
-from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+from langgraph_supervisor_pro._graph.usage import UsageMeter
 from langgraph_supervisor_pro._internal.aio import abandonable, run_sync
 from langgraph_supervisor_pro._internal.hop import (
     TRANSIENT_KEY,
@@ -87,7 +88,7 @@ from langgraph_supervisor_pro.compaction._compactor import (
     is_truncation_marker,
     truncation_note,
 )
-from langgraph_supervisor_pro.errors import LGSPError, WorkerTimeoutError
+from langgraph_supervisor_pro.errors import BudgetExceededError, LGSPError, WorkerTimeoutError
 from langgraph_supervisor_pro.observability._propagation import trace_context_metadata
 from langgraph_supervisor_pro.persistence._memory import (
     aload_result,
@@ -173,7 +174,6 @@ class _Ran:
     output: Any
     result: WorkerResult
     produced: list[BaseMessage]
-    recorder: UsageRecorder | None
     store: BaseStore | None
     refused: bool = False  # a check (`output_schema`, `verify`) refused a success
     allowed: frozenset[str] | None = None  # the allowlist of the agent that answered
@@ -197,6 +197,10 @@ class _Failure:
     mark: BreakerMark | None = None  # the breaker state that refused the hop
 
 
+_LEVELS_KEY = "lgsp_budget_levels"
+"""The `configurable` key under which a hop passes its budget levels to its attempts."""
+
+
 class WorkerNode:
     """Runs one worker hop; `invoke` and `ainvoke` share every part but the awaits."""
 
@@ -209,11 +213,13 @@ class WorkerNode:
         agent: Runnable[Any, Any] | Callable[..., Any],
         fallback: tuple[Worker, Runnable[Any, Any] | Callable[..., Any]] | None = None,
         summarizer_meter: UsageMeter | None = None,
+        budgets: Budgets | None = None,
     ) -> None:
         self.worker = worker
         self.supervisor = supervisor
         self.meter = meter
         self.summarizer_meter = summarizer_meter
+        self.budgets = budgets if budgets is not None else Budgets()
         where = f"Worker.output_schema: worker {worker.name!r}"
         self._schema = (
             SchemaCheck(worker.output_schema, where=where)
@@ -301,14 +307,10 @@ class WorkerNode:
         parent = hop_context(config)  # set when this graph is a domain of a tree
         return (*(parent.path if parent is not None else ()), name)
 
-    def _config(
-        self,
-        config: RunnableConfig,
-        hop: _Hop,
-        recorder: UsageRecorder | None,
-        runner: _Runner,
-    ) -> RunnableConfig:
+    def _config(self, config: RunnableConfig, hop: _Hop, runner: _Runner) -> RunnableConfig:
         # The agent's middleware reads the hop from this typed context.
+        parent = hop_context(config)
+        levels = (config.get("configurable") or {}).get(_LEVELS_KEY, ())
         context = HopContext(
             path=self._path(config, self.worker.name),
             worker=self.worker.name,
@@ -319,6 +321,7 @@ class WorkerNode:
             dispatched_at=hop.route.get("at"),
             tier=hop.autonomy,
             digest=prompt_digest(hop.prompt),
+            budgets=(*(parent.budgets if parent is not None else ()), *levels),
         )
         # The same facts for traces only, inherited below until a domain's nodes clear them.
         metadata: dict[str, Any] = {
@@ -339,8 +342,6 @@ class WorkerNode:
             metadata["lgsp_fallback"] = runner.name
             tags.append(f"lgsp:fallback:{runner.name}")
         extra: RunnableConfig = {"metadata": metadata, "tags": tags}
-        if recorder is not None:
-            extra["callbacks"] = [recorder]
         return with_hop(merge_configs(config, extra), context)
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
@@ -355,7 +356,25 @@ class WorkerNode:
         """The hop, for both drivers: admission, attempts, fallback, update.
 
         An interrupt (`GraphBubbleUp`) passes through; an invalid resume is re-raised.
+        Every model call of the hop (attempts, checks, fallback) is checked against the
+        budgets in force and recorded in its `usage`.
         """
+        name = self.worker.name
+        recorder = self.budgets.recorder(
+            state, config, worker=name, meter=self.meter, summarizer=self.summarizer_meter
+        )
+        config = merge_configs(config, {"callbacks": [recorder]})
+        config["configurable"] = {**config.get("configurable", {}), _LEVELS_KEY: recorder.levels}
+        update = yield from self._outcome(state, config)
+        route = route_of(state, name)
+        step = route["step"] if route is not None else state.get("step", 0)
+        usage = recorder.entries(turn=state.get("turn", 1), step=step, role="worker", worker=name)
+        if usage:
+            update["usage"] = usage
+        return update
+
+    def _outcome(self, state: SupervisorState, config: RunnableConfig) -> Steps[dict[str, Any]]:
+        """The hop's update: its own answer, else its fallback's, else a failed hop."""
         first, mark = yield from self._guarded(state, config, self._own, verify=True)
         why = first.why
         if why is None or (self._fallback_runner is None and self._fallback_fn is None):
@@ -477,6 +496,8 @@ class WorkerNode:
         """
         if is_invalid_resume(exc):
             raise exc
+        if isinstance(exc, BudgetExceededError):  # spending again cannot help
+            return None
         if attempt >= policy.max_attempts or not _retries(policy, exc):
             return None
         try:
@@ -493,10 +514,7 @@ class WorkerNode:
         store = get_store()
         hop = yield from self._reading(state, store)
         payload, sent = self._payload(hop, config, runner)
-        recorder = (
-            UsageRecorder(self.meter, summarizer=self.summarizer_meter) if self.meter else None
-        )
-        child = self._config(config, hop, recorder, runner)
+        child = self._config(config, hop, runner)
         try:
             output = yield Call(
                 lambda: self._call_agent(runner, payload, child),
@@ -505,9 +523,7 @@ class WorkerNode:
         except ParentCommand as exc:
             output = _namespace_violation(runner.name, exc)
         return (
-            yield from self._settling(
-                hop, sent, output, config, runner, verify=verify, store=store, recorder=recorder
-            )
+            yield from self._settling(hop, sent, output, config, runner, verify=verify, store=store)
         )
 
     def _falling_back(
@@ -585,7 +601,6 @@ class WorkerNode:
         *,
         verify: bool,
         store: BaseStore | None,
-        recorder: UsageRecorder | None = None,
     ) -> Steps[_Ran]:
         """What `runner`'s agent (None: the fallback function) returned, coerced and checked."""
         # The agent echoes back its own history: none of it is new output.
@@ -601,7 +616,6 @@ class WorkerNode:
             output=output,
             result=checked,
             produced=produced,
-            recorder=recorder,
             store=store,
             refused=result.status == "success" and checked.status == "failed",
             allowed=runner.allowed if runner is not None else None,
@@ -662,8 +676,8 @@ class WorkerNode:
     ) -> Steps[dict[str, Any]]:
         """The hop's state update from the answer `ran`, its output stored (with a store).
 
-        `primary` is the worker's own refused answer when a fallback answered: its model
-        calls and refused tool calls are recorded, not its messages. A store write that
+        `primary` is the worker's own refused answer when a fallback answered: its refused
+        tool calls are recorded, not its messages. A store write that
         fails is retried per the worker's retry policy, then makes the hop `failed`.
         """
         name = self.worker.name
@@ -722,15 +736,6 @@ class WorkerNode:
         reviews = self._reviews(hop, produced, ran.output)
         if reviews:
             update["reviews"] = reviews
-        if ran.recorder is not None:
-            update["usage"] = ran.recorder.entries(
-                turn=hop.turn, step=hop.route["step"], role="worker", worker=name
-            )
-        if primary is not None and primary.recorder is not None:  # its model calls lead
-            usage = primary.recorder.entries(
-                turn=primary.hop.turn, step=primary.hop.route["step"], role="worker", worker=name
-            )
-            update["usage"] = [*usage, *update.get("usage", [])]
         attempt = 0
         while record is not None and store is not None:
             attempt += 1

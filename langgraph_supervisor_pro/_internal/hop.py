@@ -43,6 +43,9 @@ class HopContext:
     digest: str | None = None
     """`prompt_digest` of the hop's prompt: the same for a hop run again, another for a
     forked root's hop at the same turn and step. None: not known."""
+    budgets: tuple[Any, ...] = ()
+    """The budgets in force above this hop's worker (`_graph.usage.Level`s, root first):
+    a domain's supervisor halts when one of them is spent."""
 
 
 def prompt_digest(prompt: str) -> str:

@@ -11,7 +11,7 @@ from langgraph_supervisor_pro.evals._evaluation import (
     routing_f1,
     status_done,
 )
-from langgraph_supervisor_pro.evals._judge import JudgeVerdict, OnlineJudge, judged
+from langgraph_supervisor_pro.evals._judge import JudgeVerdict, OnlineJudge
 from langgraph_supervisor_pro.evals._judge_queue import (
     aacknowledge_judgement,
     acknowledge_judgement,
@@ -29,7 +29,6 @@ __all__ = [
     "answer_traits",
     "evaluate",
     "judge_reviews",
-    "judged",
     "route_exact_match",
     "routing_f1",
     "status_done",

@@ -316,7 +316,7 @@ class ReviewAnswer:
                     "turn": turn,
                     "step": step,
                     "interrupt_id": self.interrupt_id,
-                    "kind": kind if kind in ("tool", "dispatch") else "tool",
+                    "kind": kind if kind in ("tool", "dispatch", "budget") else "tool",
                     "action": str(request.get("name", "")),
                     "worker": context.get("worker"),
                     "path": list(context.get("path") or ()),

@@ -15,8 +15,8 @@ from langchain.agents.middleware.human_in_the_loop import HITLRequest
 from pydantic import BaseModel
 from typing_extensions import TypedDict
 
-ReviewKind = Literal["tool", "dispatch"]
-"""What is reviewed: a worker's tool call, or the supervisor's dispatch of a worker."""
+ReviewKind = Literal["tool", "dispatch", "budget"]
+"""What is reviewed: a worker's tool call, a dispatch of a worker, or a budget warning."""
 
 _PAYLOAD_KEYS = ("action_requests", "review_configs", "context")
 

@@ -18,15 +18,17 @@ from typing import Any, TypeAlias, cast
 
 from langchain_core.caches import BaseCache
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel, LangSmithParams, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
     ToolCall,
     ToolCallChunk,
+    UsageMetadata,
     message_chunk_to_message,
 )
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -151,6 +153,10 @@ class ScriptedChatModel(BaseChatModel):
 
     cache: BaseCache | bool | None = Field(default=False, exclude=True)
     """LLM cache setting; `False` by default so every call consumes a step."""
+
+    report_usage: bool = False
+    """Report `usage_metadata` on replies that script none, as a provider would: input and
+    output tokens counted with LangChain's `count_tokens_approximately`."""
 
     _state: _ScriptState = PrivateAttr(default_factory=_ScriptState)
 
@@ -355,7 +361,21 @@ class ScriptedChatModel(BaseChatModel):
             problem = _step_problem(reply, allow_callable=False)
             if problem is not None:
                 raise TypeError(f"{self._label()} step {index}: the callable returned {problem}")
-        return self._to_message(reply, index, tools, tool_choice)
+        message = self._to_message(reply, index, tools, tool_choice)
+        if self.report_usage and message.usage_metadata is None:
+            inputs = count_tokens_approximately(messages)
+            outputs = count_tokens_approximately([message])
+            message.usage_metadata = UsageMetadata(
+                input_tokens=inputs, output_tokens=outputs, total_tokens=inputs + outputs
+            )
+        return message
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """LangSmith's model metadata; the model's `name` is its model name."""
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        if self.name:
+            params["ls_model_name"] = self.name
+        return params
 
     def _records(self) -> bool:
         """Whether each call is kept in `calls` (always, for a script)."""
