@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from langgraph_supervisor_pro._internal.text import truncate
+
 Measure: TypeAlias = Literal["tokens", "cost"]
 """What a budget limits: tokens (input + output, as reported) or cost (in the price table's
 currency)."""
@@ -56,9 +58,12 @@ class Price:
 def _amount(value: object, field_name: str, *, fix: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{field_name}: got {type(value).__name__}; {fix}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
     if not math.isfinite(number) or number < 0:
-        raise ValueError(f"{field_name}: got {value!r}; {fix}")
+        raise ValueError(f"{field_name}: got {truncate(repr(value), 40)}; {fix}")
     return number
 
 

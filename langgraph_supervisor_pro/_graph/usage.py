@@ -163,6 +163,8 @@ class UsageRecorder(BaseCallbackHandler):
         self.budget = budget
         self.levels = tuple(levels)
         self.calls: list[_Call] = []
+        self.replies: set[str] = set()
+        """The ids of the reply messages of the recorded calls."""
         self._open: dict[UUID, _Call] = {}
         self._lock = threading.Lock()
 
@@ -207,6 +209,12 @@ class UsageRecorder(BaseCallbackHandler):
                 "cache_creation": 0,
                 "reasoning": 0,
             }
+        self._finish(call, usage, estimated=estimated)
+        with self._lock:
+            self.replies.update(m.id for m in replies if m.id)
+
+    def _finish(self, call: _Call, usage: dict[str, Any], *, estimated: bool) -> None:
+        """Price a finished call, count it against the budgets in force, keep it."""
         call.usage.update(usage, estimated=estimated)
         cost = None
         if self.budget is not None and self.budget.table:
@@ -217,6 +225,63 @@ class UsageRecorder(BaseCallbackHandler):
             level.pool.add(spent, cost)
         with self._lock:
             self.calls.append(call)
+
+    def replayed(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        model: tuple[str | None, str | None],
+        path: Sequence[str],
+    ) -> None:
+        """Record the calls behind replies this recorder never saw, from their own usage.
+
+        A hop run again after an interrupt gets the replies its agent made before it from
+        the agent's checkpoint, without calling the model again: they are counted once here.
+        `model` is the hop's model when the reply does not name one.
+        """
+        for message in messages:
+            usage = getattr(message, "usage_metadata", None)
+            if not usage or message.id in self.replies:
+                continue
+            meta = message.response_metadata or {}
+            provider = meta.get("model_provider") or model[0]
+            name = meta.get("model_name") or meta.get("model") or model[1]
+            call = _Call(int(usage.get("input_tokens", 0)), None, provider, name, list(path))
+            reported = {
+                "input_tokens": int(usage.get("input_tokens", 0)),
+                "output_tokens": int(usage.get("output_tokens", 0)),
+                "cache_read": int((usage.get("input_token_details") or {}).get("cache_read", 0)),
+                "cache_creation": int(
+                    (usage.get("input_token_details") or {}).get("cache_creation", 0)
+                ),
+                "reasoning": int((usage.get("output_token_details") or {}).get("reasoning", 0)),
+            }
+            self._finish(call, reported, estimated=False)
+            if message.id:
+                self.replies.add(message.id)
+
+    def adopt(self, entries: Sequence[Mapping[str, Any]], *, under: Sequence[str]) -> None:
+        """Take a domain's own record of its calls in place of those seen under `under`.
+
+        The domain's `usage` of its last turn holds every call made in it, those made before
+        an interrupt too: the record is exact however often the hop ran.
+        """
+        prefix = list(under)
+        with self._lock:
+            self.calls = [c for c in self.calls if c.path[: len(prefix)] != prefix]
+        keys = ("input_tokens", "output_tokens", "cache_read", "cache_creation", "reasoning")
+        for entry in entries:
+            call = _Call(
+                int(entry.get("tokens", 0)),
+                None,
+                entry.get("provider"),
+                entry.get("model"),
+                list(entry.get("path") or prefix),
+            )
+            reported = {k: int(entry.get(k, 0) or 0) for k in keys}
+            if "input_tokens" not in entry:  # an entry of an older domain: its input only
+                reported["input_tokens"] = call.tokens
+            self._finish(call, reported, estimated=bool(entry.get("estimated", False)))
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """A failed call reports no usage: forget it."""

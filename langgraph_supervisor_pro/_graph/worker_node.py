@@ -45,7 +45,7 @@ from langgraph_supervisor_pro._graph.coerce import (
 from langgraph_supervisor_pro._graph.fanout import route_of
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
-from langgraph_supervisor_pro._graph.usage import UsageMeter
+from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import abandonable, run_sync
 from langgraph_supervisor_pro._internal.hop import (
     TRANSIENT_KEY,
@@ -54,6 +54,7 @@ from langgraph_supervisor_pro._internal.hop import (
     prompt_digest,
     with_hop,
 )
+from langgraph_supervisor_pro._internal.model_identity import fingerprint
 from langgraph_supervisor_pro._internal.scrub import RunSecrets, original_error, scrubbed_error
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
 from langgraph_supervisor_pro._internal.text import one_line, truncate
@@ -136,6 +137,7 @@ class _Runner:
     retry: RetryPolicy
     allowed: frozenset[str] | None
     breaker: Breaker | None
+    model: tuple[str | None, str | None] = (None, None)  # (provider, name) of `Worker.model`
 
     @classmethod
     def of(cls, worker: Worker, agent: Runnable[Any, Any] | Callable[..., Any]) -> _Runner:
@@ -162,6 +164,7 @@ class _Runner:
             retry=worker.retry,
             allowed=frozenset(worker.tool_names) if worker.tools is not None else None,
             breaker=worker.breaker,
+            model=(fingerprint(worker.model) or (None, None)) if worker.model else (None, None),
         )
 
 
@@ -177,6 +180,7 @@ class _Ran:
     store: BaseStore | None
     refused: bool = False  # a check (`output_schema`, `verify`) refused a success
     allowed: frozenset[str] | None = None  # the allowlist of the agent that answered
+    runner: _Runner | None = None  # the agent that answered (None: a fallback function)
     takes_messages: bool = False  # it answered in messages (a Runnable), not a return value
 
     @property
@@ -197,8 +201,8 @@ class _Failure:
     mark: BreakerMark | None = None  # the breaker state that refused the hop
 
 
-_LEVELS_KEY = "lgsp_budget_levels"
-"""The `configurable` key under which a hop passes its budget levels to its attempts."""
+_RECORDER_KEY = "lgsp_usage_recorder"
+"""The `configurable` key under which a hop passes its usage recorder to its attempts."""
 
 
 class WorkerNode:
@@ -310,7 +314,8 @@ class WorkerNode:
     def _config(self, config: RunnableConfig, hop: _Hop, runner: _Runner) -> RunnableConfig:
         # The agent's middleware reads the hop from this typed context.
         parent = hop_context(config)
-        levels = (config.get("configurable") or {}).get(_LEVELS_KEY, ())
+        recorder = (config.get("configurable") or {}).get(_RECORDER_KEY)
+        levels = recorder.levels if isinstance(recorder, UsageRecorder) else ()
         context = HopContext(
             path=self._path(config, self.worker.name),
             worker=self.worker.name,
@@ -364,7 +369,7 @@ class WorkerNode:
             state, config, worker=name, meter=self.meter, summarizer=self.summarizer_meter
         )
         config = merge_configs(config, {"callbacks": [recorder]})
-        config["configurable"] = {**config.get("configurable", {}), _LEVELS_KEY: recorder.levels}
+        config["configurable"] = {**config.get("configurable", {}), _RECORDER_KEY: recorder}
         update = yield from self._outcome(state, config)
         route = route_of(state, name)
         step = route["step"] if route is not None else state.get("step", 0)
@@ -620,6 +625,7 @@ class WorkerNode:
             refused=result.status == "success" and checked.status == "failed",
             allowed=runner.allowed if runner is not None else None,
             takes_messages=runner is not None and runner.takes_messages,
+            runner=runner,
         )
 
     def _verifying(
@@ -736,6 +742,7 @@ class WorkerNode:
         reviews = self._reviews(hop, produced, ran.output)
         if reviews:
             update["reviews"] = reviews
+        self._account(ran, produced, config)
         attempt = 0
         while record is not None and store is not None:
             attempt += 1
@@ -749,6 +756,26 @@ class WorkerNode:
                     return self._failed(state, error, config, breaker=breaker, fallback=fallback)
                 yield Sleep(delay)
         return update
+
+    def _account(self, ran: _Ran, produced: Sequence[BaseMessage], config: RunnableConfig) -> None:
+        """Count the calls behind the answer that the hop's recorder did not see.
+
+        A domain's own `usage` of its last turn replaces what the recorder saw under it
+        (it holds the calls made before an interrupt, too); an agent's replies replayed from
+        its checkpoint after an interrupt are counted from their `usage_metadata`.
+        """
+        recorder = (config.get("configurable") or {}).get(_RECORDER_KEY)
+        runner = ran.runner
+        if not isinstance(recorder, UsageRecorder) or runner is None:
+            return
+        path = self._path(config, runner.name)
+        output = ran.output
+        if isinstance(output, Mapping) and is_domain_state(output):
+            turn = output.get("turn")
+            mine = [u for u in output.get("usage") or () if u.get("turn") == turn]
+            recorder.adopt(mine, under=path)
+        else:
+            recorder.replayed(produced, model=runner.model, path=path)
 
     def _security(
         self, hop: _Hop, produced: Sequence[BaseMessage], allowed: frozenset[str] | None
