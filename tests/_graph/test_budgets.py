@@ -510,3 +510,17 @@ def test_a_domain_paused_mid_hop_is_counted_from_its_own_record():
     deep = [u for u in out["usage"] if u["path"] == ["billing", "clerk"]]
     assert len(deep) == 2 and all(u["worker"] == "billing" for u in deep)
     assert spend_of(out["usage"]).tokens == sum(entry_tokens(u) for u in deep)
+
+
+def test_a_budget_review_is_listed_and_answered_at_the_review_desk():
+    from langgraph_supervisor_pro.review import list_reviews, resolve_review
+
+    saver = InMemorySaver()
+    app, _, _ = run(_review_graph(), thread="desk", saver=saver)
+    (pending,) = list_reviews(saver)
+    assert pending.kind == "budget" and pending.thread_id == "desk"
+    assert pending.action == "budget:raise"
+    out = resolve_review(app, thread_id="desk", decision={"type": "reject"}, reviewer="omar")
+    assert out["status"] == "done"
+    assert [e["kind"] for e in out["budget_events"]] == ["warning", "rejected"]
+    assert out["reviews"][-1]["reviewer"] == "omar" and out["reviews"][-1]["kind"] == "budget"
