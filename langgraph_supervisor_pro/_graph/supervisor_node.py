@@ -208,9 +208,14 @@ class SupervisorNode:
                 f"the last {len(shown)}:" if omitted else "all of them:"
             )
             ledger_text = head + "\n" + "\n".join(lines)
+        left = ", ".join(
+            f"{amount:,.0f} tokens" if measure == "tokens" else f"{amount:,.4f} in cost"
+            for measure, amount in view.remaining.items()
+        )
+        spending = f" Budget left: {left}." if left else ""
         human = (
             f"Task: {view.task}\n\nWorkers: {status}\n\nLedger: {ledger_text}\n\n"
-            f"Hop budget: {view.step}/{self.max_steps} used. Who goes next?"
+            f"Hop budget: {view.step}/{self.max_steps} used.{spending} Who goes next?"
         )
         system = self._system_prompt(view.unavailable) if view.unavailable else self.system_prompt
         return [SystemMessage(content=system), HumanMessage(content=human)]

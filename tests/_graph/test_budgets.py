@@ -524,3 +524,25 @@ def test_a_budget_review_is_listed_and_answered_at_the_review_desk():
     assert out["status"] == "done"
     assert [e["kind"] for e in out["budget_events"]] == ["warning", "rejected"]
     assert out["reviews"][-1]["reviewer"] == "omar" and out["reviews"][-1]["kind"] == "budget"
+
+
+def test_the_supervisor_model_is_told_what_is_left():
+    supervisor = FunctionChatModel(
+        name="big",
+        reply=lambda call: {
+            "next": "FINISH" if len(call.messages) and "#1" in call.messages[-1].text else "a",
+            "instructions": "go",
+        },
+        report_usage=True,
+        record=True,
+    )
+    graph = create_supervisor(
+        [worker("a")],
+        model=supervisor,
+        budget=Budget(max_tokens=10_000, prices=prices("big", "small")),
+    )
+    _, _, out = run(graph)
+    first, second = (call.messages[-1].text for call in supervisor.calls)
+    assert "Hop budget: 0/20 used. Budget left: 10,000 tokens. Who goes next?" in first
+    spent = spend_of(out["usage"][:2]).tokens
+    assert f"Budget left: {10_000 - spent:,} tokens." in second
