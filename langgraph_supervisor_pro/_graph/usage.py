@@ -189,7 +189,11 @@ class UsageRecorder(BaseCallbackHandler):
         meta = metadata or {}
         provider, model = _identity(meta, invocation_params or {})
         path = [p for p in str(meta.get("lgsp_path") or "").split("/") if p]
-        call = _Call(sum(counter(batch) for batch in messages), source, provider, model, path)
+        try:
+            tokens = sum(counter(batch) for batch in messages)
+        except Exception:  # a configured counter that fails: never the call's failure
+            tokens = sum(count_tokens_approximately(batch) for batch in messages)
+        call = _Call(tokens, source, provider, model, path)
         with self._lock:
             self._open[run_id] = call
 

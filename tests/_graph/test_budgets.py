@@ -546,3 +546,16 @@ def test_the_supervisor_model_is_told_what_is_left():
     assert "Hop budget: 0/20 used. Budget left: 10,000 tokens. Who goes next?" in first
     spent = spend_of(out["usage"][:2]).tokens
     assert f"Budget left: {10_000 - spent:,} tokens." in second
+
+
+def test_a_token_counter_that_fails_never_fails_the_call():
+    from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
+
+    def broken(messages: Any) -> int:
+        raise RuntimeError("tokenizer missing")
+
+    recorder = UsageRecorder(UsageMeter(counter=broken, window=1_000))
+    model = worker_model("small")
+    model.invoke("hello there", {"callbacks": [recorder]})
+    (entry,) = recorder.entries(turn=1, step=1, role="worker", worker="a")
+    assert entry["tokens"] > 0 and entry["utilisation"] == entry["tokens"] / 1_000
