@@ -388,7 +388,7 @@ def test_audit_trail_signature_and_frozen_events_are_pinned():
         for name, cls in vars(audit).items()
         if inspect.isclass(cls) and cls.__module__ == audit.__name__ and not name.startswith("_")
     ]
-    assert len(events) == 11  # the trail and its ten event kinds
+    assert len(events) == 12  # the trail and its eleven event kinds
     for cls in events:
         assert dataclasses.is_dataclass(cls), cls
         assert getattr(cls, "__dataclass_params__").frozen, cls  # noqa: B009

@@ -32,7 +32,8 @@ HELP = (
     "Each turn, each decision and who made it (router, model, fallback), each hop's "
     "result, reviews with the decision, the reviewer and the time, refused tools, side "
     "effects with their idempotency keys (from the lgsp_effects table on Postgres, or the "
-    "--store the runs recorded them in), compactions, the run's end and the online judge's "
+    "--store the runs recorded them in), compactions, budget warnings, answers and limits "
+    "reached, the run's end and the online judge's "
     "verdicts, with the time of the checkpoint that recorded it. Domains of a tree show "
     "their path. --db takes a SQLite file (or sqlite:///path.db) or a postgresql:// URL, "
     "like lgsp runs."
@@ -45,6 +46,7 @@ _STYLE = {
     "refusal": "red",
     "effect": "green",
     "compaction": "blue",
+    "budget": "yellow",
     "end": "bold",
     "judgement": "yellow",
 }
@@ -54,6 +56,8 @@ _HOP_STYLE = {"success": "green", "partial": "yellow", "failed": "red", "needs_i
 def _style(event: AuditEvent) -> str:
     if event.kind == "hop":
         return _HOP_STYLE.get(str(getattr(event, "status", "")), "")
+    if event.kind == "budget" and getattr(event, "budget_kind", "") == "exceeded":
+        return "bold red"
     if event.kind == "end":
         return {"done": "bold green", "halted": "bold yellow"}.get(
             str(getattr(event, "status", "")), "bold red"
@@ -120,6 +124,9 @@ def audit_command(
         )
     console.print(table)
     counts = [plural(sum(1 for e in events if e.kind == k), k) for k in ("decision", "hop")]
+    budgets = sum(1 for e in events if e.kind == "budget")
+    if budgets:
+        counts.append(plural(budgets, "budget event"))
     console.print(f"{plural(len(events), 'event')}: {', '.join(counts)}.")
     if trail.pending_reviews:
         console.print(

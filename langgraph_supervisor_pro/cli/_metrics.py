@@ -30,10 +30,12 @@ from langgraph_supervisor_pro.cli._common import (
     out,
 )
 from langgraph_supervisor_pro.errors import ExportError
+from langgraph_supervisor_pro.observability._audit import shown_amount
 from langgraph_supervisor_pro.observability._metrics import (
     DEFAULT_LOOP_VISITS,
     DEFAULT_UTILISATION_ALERT,
     DelegationMetrics,
+    SpendMetrics,
     compute_metrics,
     load_expected,
     parse_since,
@@ -47,7 +49,9 @@ HELP = (
     "Delegation metrics of the runs in a checkpoint database.\n\n"
     "Completion by status and halt reason, handoff success per edge (supervisor to worker, "
     "parent to domain), visits, retries and loop flags per worker, context utilisation per "
-    "role with an alert at --alert, compactions, refused tool calls, reviews (escalations, "
+    "role with an alert at --alert, tokens and cost per model, per worker and per ended turn "
+    "(calls without a price are counted as unpriced, never as free), budget warnings and "
+    "halts, compactions, refused tool calls, reviews (escalations, "
     "time in review, deadline breaches), and routing precision/recall/F1 per worker "
     "against --expected. --html FILE writes them as one self-contained page with charts "
     "(utilisation per hop, handoff success per edge, time in review); --otel sends them once "
@@ -76,6 +80,52 @@ def _table(title: str, *columns: str) -> Table:
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0)
     return table
+
+
+def _spend_row(name: str, spend: SpendMetrics) -> tuple[str, ...]:
+    return (
+        name,
+        str(spend.calls),
+        f"{spend.input_tokens:,}",
+        f"{spend.output_tokens:,}",
+        str(spend.estimated_calls),
+        spend.shown_cost,
+    )
+
+
+def _render_spend(console: Console, report: DelegationMetrics) -> None:
+    """Tokens and cost (per model, per worker, per ended turn), then the budget events."""
+    spend, turns, budget = report.spend, report.turns, report.budget
+    if spend.calls:
+        console.print(
+            f"Model calls: {spend.calls} ({spend.estimated_calls} estimated), "
+            f"{spend.input_tokens:,} input and {spend.output_tokens:,} output tokens, "
+            f"cost {spend.shown_cost}."
+        )
+        columns = ("Calls", "Input", "Output", "Estimated", "Cost")
+        table = _table("Cost per model", "Model", *columns)
+        for model in report.models:
+            table.add_row(*_spend_row(model.name, model.spend))
+        console.print(table)
+        hops = [w for w in report.workers if w.spend.calls]
+        if hops:  # (a domain's: every call inside it)
+            table = _table("Cost per worker", "Worker", *columns)
+            for worker in hops:
+                table.add_row(*_spend_row(worker.worker, worker.spend))
+            console.print(table)
+    if spend.calls and turns.completed:
+        cost = "-" if turns.average_cost is None else shown_amount("cost", turns.average_cost)
+        console.print(
+            f"Per ended turn ({turns.completed}): {turns.average_tokens or 0:,.0f} tokens on "
+            f"average (max {turns.max_tokens or 0:,}), cost {cost} on average over the "
+            f"{plural(turns.priced, 'turn')} whose every call was priced."
+        )
+    console.print(
+        f"Budget: {plural(budget.warnings, 'warning')} ({budget.approved} approved, "
+        f"{budget.rejected} rejected), {budget.exceeded} exceeded, "
+        f"{plural(budget.halts, 'halted turn')}.",
+        style="bold yellow" if budget.halts else "",
+    )
 
 
 def render(console: Console, report: DelegationMetrics, shown: str) -> None:
@@ -127,6 +177,7 @@ def render(console: Console, report: DelegationMetrics, shown: str) -> None:
                 ),
             )
         console.print(table)
+    _render_spend(console, report)
     compactions = report.compactions
     console.print(
         f"Compactions: {compactions.total} ({_counts(compactions.by_reason)}), "

@@ -8,6 +8,7 @@ Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/audit
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,8 +29,34 @@ from langgraph_supervisor_pro.persistence._effects import (
 from langgraph_supervisor_pro.review._desk import reviews_pending_at
 
 EventKind = Literal[
-    "turn", "decision", "hop", "review", "refusal", "effect", "compaction", "end", "judgement"
+    "turn",
+    "decision",
+    "hop",
+    "review",
+    "refusal",
+    "effect",
+    "compaction",
+    "budget",
+    "end",
+    "judgement",
 ]
+
+
+def shown_amount(measure: str, value: float) -> str:
+    """A budget's amount as text: whole tokens; a cost to 2 places, 4 digits under 1.
+
+    Example:
+        >>> shown_amount("tokens", 8100.0), shown_amount("cost", 12.5)
+        ('8,100', '12.50')
+        >>> shown_amount("cost", 0.00123), shown_amount("cost", 0.0000015)
+        ('0.00123', '0.0000015')
+    """
+    if measure == "tokens":
+        return f"{value:,.0f}"
+    if value >= 1 or value <= 0:
+        return f"{value:,.2f}"
+    digits = 3 - math.floor(math.log10(value))  # 4 significant digits, never an exponent
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +97,7 @@ class AuditEvent:
         """
         out = asdict(self)
         out["at"] = self.at.isoformat() if self.at else None
-        for name in ("path", "review_path"):
+        for name in ("path", "review_path", "budget_path"):
             if name in out:
                 out[name] = list(out[name])
         return out
@@ -214,6 +241,65 @@ class CompactionEvent(AuditEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BudgetEvent(AuditEvent):
+    """A budget warning, a reviewer's answer to one, or a budget spent (a `budget_events` entry).
+
+    Example:
+        >>> BudgetEvent(at=None, turn=1, step=2, path=(), budget_kind="warning",
+        ...     measure="tokens", spent=8100.0, limit=10000.0, scope="turn", worker="x",
+        ...     budget_path=(), occurred_at="2030-01-01T00:00:00+00:00").line()
+        'budget warning: tokens 8,100/10,000 (turn) [worker x]'
+    """
+
+    kind: EventKind = field(default="budget", init=False)
+    budget_kind: str
+    """`warning`, `approved` (a reviewer raised the limit), `rejected` (a reviewer stopped
+    the run) or `exceeded` (the limit was reached: the run halted)."""
+    measure: str
+    """`tokens` or `cost` (in the price table's currency)."""
+    spent: float
+    limit: float
+    """The limit in force (for `approved`: the raised one)."""
+    scope: str
+    """`turn` or `thread`: what the limit runs over."""
+    worker: str | None
+    """The worker whose own budget it is (`Worker(budget=...)`), else None: the graph's."""
+    budget_path: tuple[str, ...]
+    """The level that recorded it: worker names from the root down (() is the root)."""
+    occurred_at: str
+    """When the budget recorded it (ISO 8601, UTC)."""
+    reviewer: str | None = None
+    """Who answered the warning (`approved`, `rejected`)."""
+
+    def line(self) -> str:
+        by = f" by {self.reviewer}" if self.reviewer else ""
+        text = (
+            f"budget {self.budget_kind}{by}: {self.measure} "
+            f"{shown_amount(self.measure, self.spent)}/{shown_amount(self.measure, self.limit)} "
+            f"({self.scope})"
+        )
+        if self.worker:
+            text += f" [worker {self.worker}]"
+        if self.budget_path != self.path:
+            text += f" in {'/'.join(self.budget_path) or 'the root'}"
+        return text
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What tells it from another event (a copy recorded at another level has the same)."""
+        return (
+            self.budget_kind,
+            self.measure,
+            self.scope,
+            self.worker,
+            self.budget_path,
+            self.occurred_at,
+            self.spent,
+            self.limit,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class EndEvent(AuditEvent):
     """The run ended (`done`, `failed` or `halted`), or a domain halted or failed."""
 
@@ -305,6 +391,10 @@ def _texts(entry: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {name: _clean(entry.get(name)) for name in names}
 
 
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def _unwrap(value: object) -> object:
     """The value of an `Overwrite` write (the supervisor replaces `fanout` with one)."""
     inner = getattr(value, "value", None)
@@ -332,7 +422,7 @@ class _Level:
                 (e for batch in by_channel.get(channel, ()) for e in batch or ()),
                 key=lambda e: (whole_int(e.get("turn")) or 0, whole_int(e.get("step")) or 0),
             )
-            for channel in ("ledger", "security", "reviews", "compactions")
+            for channel in ("ledger", "security", "reviews", "compactions", "budget_events")
         }
         for value in by_channel.get("turn", ()):
             if whole_int(value) is not None:
@@ -358,6 +448,7 @@ class _Level:
         )
         if not self.path:  # a domain's reviews are copied to each level above
             self.events.extend(self._review(e, at) for e in by_hop["reviews"])
+        self.events.extend(self._budget(e, at) for e in by_hop["budget_events"])
         self.events.extend(self._hop(e, at) for e in by_hop["ledger"])
         for status in by_channel.get("status", ()):
             previous, self.status = self.status, status
@@ -396,6 +487,20 @@ class _Level:
             removed=int(entry.get("removed") or 0),
             error=_opt(entry.get("error")),
             how="truncated" if entry.get("kind") == "truncated" else "summary",
+        )
+
+    def _budget(self, entry: Mapping[str, Any], at: datetime | None) -> BudgetEvent:
+        path = entry.get("path")
+        return BudgetEvent(
+            **self._where(entry, at),
+            budget_kind=_clean(entry.get("kind")),
+            **_texts(entry, "measure", "scope"),
+            spent=_number(entry.get("spent")),
+            limit=_number(entry.get("limit")),
+            worker=_opt(entry.get("worker")),
+            budget_path=tuple(map(_clean, path)) if isinstance(path, list | tuple) else self.path,
+            occurred_at=_clean(entry.get("at")),
+            reviewer=_opt(entry.get("reviewer")),
         )
 
     def _judgement(self, entry: Mapping[str, Any], at: datetime | None) -> JudgementEvent:
@@ -469,6 +574,19 @@ def _events_of(namespace: str, chain: Sequence[CheckpointTuple]) -> list[AuditEv
         recorded = chain[index + 1] if index + 1 < len(chain) else item
         level.fold(writes, aware_time(recorded.checkpoint.get("ts")))
     return level.events
+
+
+def _once(events: list[AuditEvent]) -> list[AuditEvent]:
+    """The events with each budget event once (a level above may hold a copy of it)."""
+    seen: set[tuple[object, ...]] = set()
+    kept: list[AuditEvent] = []
+    for event in events:
+        if isinstance(event, BudgetEvent):
+            if event.key in seen:
+                continue
+            seen.add(event.key)
+        kept.append(event)
+    return kept
 
 
 def _effect(key: str, outcome: Any, at: object, state: object = "done") -> EffectEvent:
@@ -603,7 +721,7 @@ def audit_trail(
     *,
     effects: EffectsSource | Sequence[EffectsSource] | None = None,
 ) -> AuditTrail:
-    """The timeline of one thread: decisions, hops, reviews, refusals, effects, ends.
+    """The timeline of one thread: decisions, hops, reviews, refusals, effects, budgets, ends.
 
     Args:
         checkpointer_or_graph: The checkpointer the runs used (`open_checkpointer`),
@@ -643,7 +761,7 @@ def audit_trail(
     levels = history.namespaces(thread)
     if not levels:
         raise LookupError(f"thread {shown_id(thread)} has no checkpoints")
-    events = [e for namespace, chain in levels.items() for e in _events_of(namespace, chain)]
+    events = _once([e for namespace, chain in levels.items() for e in _events_of(namespace, chain)])
     events.sort(key=lambda e: (e.at is None, e.at or datetime.min))  # stable: equal times kept
     recorded = recorded_effects(effects, [thread])
     if recorded:

@@ -21,8 +21,8 @@ from langgraph.types import Interrupt
 
 from langgraph_supervisor_pro._internal.checks import is_count
 from langgraph_supervisor_pro._internal.durations import duration_seconds
-from langgraph_supervisor_pro._internal.records import aware_time, namespace_path
-from langgraph_supervisor_pro._internal.text import shown_id
+from langgraph_supervisor_pro._internal.records import aware_time, namespace_path, whole_int
+from langgraph_supervisor_pro._internal.text import plural, shown_id
 from langgraph_supervisor_pro._internal.twins import Steps, adrive, drive
 from langgraph_supervisor_pro._state import (
     CompactionEntry,
@@ -31,7 +31,11 @@ from langgraph_supervisor_pro._state import (
     SecurityEntry,
     UsageEntry,
 )
-from langgraph_supervisor_pro.observability._audit import EffectsSource, recorded_effects
+from langgraph_supervisor_pro.observability._audit import (
+    EffectsSource,
+    recorded_effects,
+    shown_amount,
+)
 from langgraph_supervisor_pro.observability._history import History
 from langgraph_supervisor_pro.observability._history_rows import reads_tables
 from langgraph_supervisor_pro.persistence._effects import DONE, IN_DOUBT, INTENT
@@ -48,7 +52,7 @@ DEFAULT_LOOP_VISITS = 3
 REVIEW_TIME_BUCKETS: tuple[float, ...] = (60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0)
 """The upper bounds (seconds, exclusive) of the time-in-review histogram's buckets (and more)."""
 
-_DELTA = ("ledger", "usage", "security", "reviews", "compactions")
+_DELTA = ("ledger", "usage", "security", "reviews", "compactions", "budget_events")
 _ROLES = ("supervisor", "worker", "summarizer", "synthesis")
 
 ExpectedRoutes = Mapping[str, Sequence[str]]
@@ -67,6 +71,7 @@ class DomainRecord:
     usage: tuple[UsageEntry, ...]
     compactions: tuple[CompactionEntry, ...]
     security: tuple[SecurityEntry, ...]
+    budget_events: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,6 +103,10 @@ class ThreadRecord:
     overdue_reviews: int = 0
     openings: Mapping[str, ReviewOpening] = field(default_factory=dict, repr=False)
     """By interrupt id."""
+    budget_events: tuple[Mapping[str, Any], ...] = ()
+    """The root's budget warnings, answers and halts (none in threads older than budgets)."""
+    turn: int | None = None
+    """The turn the run is on (its last), or None when unknown."""
 
 
 def parse_since(value: str, *, now: datetime | None = None, where: str = "since") -> datetime:
@@ -169,6 +178,7 @@ def _record(
         pending_reviews=pending,
         overdue_reviews=overdue,
         openings=openings,
+        turn=whole_int(values.get("turn")),
     )
 
 
@@ -521,6 +531,187 @@ class RoutingMetrics(_Figures):
         return _f1(self.micro_precision, self.micro_recall)
 
 
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpendMetrics(_Figures):
+    """Tokens and cost of some model calls: the sums of their `usage` entries.
+
+    A call without a cost (its model has no price, the graph no price table, or its thread is
+    older than prices) is counted in `unpriced_calls`, never as free: `cost` sums the priced
+    calls only. An entry without the provider's counts (an older thread) counts its `tokens`
+    (input, by the configured counter) as input.
+
+    Example:
+        >>> spend = SpendMetrics.of([
+        ...     {"input_tokens": 900, "output_tokens": 100, "cost": 0.002},
+        ...     {"input_tokens": 50, "output_tokens": 5, "cost": None, "estimated": True},
+        ... ])
+        >>> spend.total_tokens, spend.cost, spend.unpriced_calls, spend.shown_cost
+        (1055, 0.002, 1, '0.002 + 1 unpriced call')
+    """
+
+    _extra = ("total_tokens",)
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    """The priced calls' cost, in the price table's currency; None when no call was priced."""
+    unpriced_calls: int = 0
+    estimated_calls: int = 0
+    """Calls whose provider reported no usage: their tokens were counted here."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def shown_cost(self) -> str:
+        """The cost as text, naming the unpriced calls (`unpriced` when none was priced)."""
+        unpriced = plural(self.unpriced_calls, "unpriced call")
+        if self.cost is None:
+            return f"unpriced ({plural(self.unpriced_calls, 'call')})"
+        cost = shown_amount("cost", self.cost)
+        return f"{cost} + {unpriced}" if self.unpriced_calls else cost
+
+    @classmethod
+    def of(cls, entries: Iterable[Mapping[str, Any]]) -> SpendMetrics:
+        """The sums of some usage entries."""
+        calls = tokens_in = tokens_out = unpriced = estimated = 0
+        cost = 0.0
+        for entry in entries:
+            calls += 1
+            tokens_in += _count(entry.get("input_tokens", entry.get("tokens")))
+            tokens_out += _count(entry.get("output_tokens"))
+            value = entry.get("cost")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                cost += value
+            else:
+                unpriced += 1
+            estimated += entry.get("estimated") is True
+        return cls(
+            calls=calls,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cost=None if calls and unpriced == calls else round(cost, 10),
+            unpriced_calls=unpriced,
+            estimated_calls=estimated,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpend(_Figures):
+    """The calls of one model (at the roots: a domain's calls are its parent's as well)."""
+
+    _keys = ("name", "provider", "model", "spend")
+
+    provider: str | None
+    model: str | None
+    """The model's name as it reports it; None for calls that did not record it (older threads)."""
+    spend: SpendMetrics
+
+    @property
+    def name(self) -> str:
+        """`provider/model`, the model alone, or `unknown`."""
+        if not self.model:
+            return "unknown"
+        return f"{self.provider}/{self.model}" if self.provider else self.model
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnSpend(_Figures):
+    """The calls of one ended turn of a run (its root's entries)."""
+
+    thread_id: str
+    turn: int
+    spend: SpendMetrics
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnMetrics(_Figures):
+    """Spend per ended turn (a task: one user message, done, failed or halted).
+
+    Example:
+        >>> one = TurnSpend(thread_id="t", turn=1, spend=SpendMetrics(calls=1, cost=0.5))
+        >>> two = TurnSpend(thread_id="t", turn=2, spend=SpendMetrics(calls=1, cost=None,
+        ...                                                           unpriced_calls=1))
+        >>> turns = TurnMetrics(by_turn=(one, two))
+        >>> turns.completed, turns.priced, turns.average_cost
+        (2, 1, 0.5)
+    """
+
+    _keys = (
+        "completed",
+        "average_tokens",
+        "max_tokens",
+        "priced",
+        "average_cost",
+        "max_cost",
+        "by_turn",
+    )
+    _rounded = frozenset({"average_tokens"})
+
+    by_turn: tuple[TurnSpend, ...] = ()
+
+    @property
+    def completed(self) -> int:
+        """The ended turns."""
+        return len(self.by_turn)
+
+    @property
+    def average_tokens(self) -> float | None:
+        """Tokens per ended turn (None without one)."""
+        return _ratio(sum(t.spend.total_tokens for t in self.by_turn), self.completed)
+
+    @property
+    def max_tokens(self) -> int | None:
+        """The most tokens one turn spent."""
+        return max((t.spend.total_tokens for t in self.by_turn), default=None)
+
+    @property
+    def priced(self) -> int:
+        """The turns whose every call was priced (their cost is known)."""
+        return len(self._costs)
+
+    @property
+    def average_cost(self) -> float | None:
+        """The cost per turn, over the turns whose every call was priced."""
+        costs = self._costs
+        return round(sum(costs) / len(costs), 10) if costs else None
+
+    @property
+    def max_cost(self) -> float | None:
+        """The highest cost of a turn whose every call was priced."""
+        return max(self._costs, default=None)
+
+    @property
+    def _costs(self) -> list[float]:
+        return [
+            t.spend.cost
+            for t in self.by_turn
+            if t.spend.cost is not None and not t.spend.unpriced_calls
+        ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetMetrics(_Figures):
+    """Budget events (`budget_events`, each counted once however many levels hold it)."""
+
+    warnings: int = 0
+    approved: int = 0
+    """Warnings a reviewer answered by raising the limit."""
+    rejected: int = 0
+    """Warnings a reviewer answered by stopping the run."""
+    exceeded: int = 0
+    """Limits reached (at any level, a worker's own budget included)."""
+    halts: int = 0
+    """Turns of runs that halted on a budget (`halt_reason="budget_exceeded"`)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class EdgeMetrics(_Figures):
     """Handoffs along one edge of the delegation tree (`supervisor` or a domain's path)."""
@@ -534,6 +725,8 @@ class EdgeMetrics(_Figures):
     succeeded: int
     failed: int
     needs_review: int
+    spend: SpendMetrics = field(default_factory=SpendMetrics)
+    """The model calls of the hops along the edge (a domain's: every call inside it)."""
 
     @property
     def success_rate(self) -> float | None:
@@ -552,11 +745,13 @@ class WorkerMetrics(_Figures):
     retries: int
     loop_flags: int
     refused_tools: int
+    spend: SpendMetrics = field(default_factory=SpendMetrics)
+    """The model calls of its hops (a domain's: every call inside it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class UtilisationMetrics(_Figures):
-    """Context utilisation of one role's model calls (p99 by nearest rank)."""
+    """Context utilisation of one role's calls measured against a window (p99: nearest rank)."""
 
     _extra = ("alert",)
     _rounded = frozenset({"average", "p99", "peak"})
@@ -747,6 +942,10 @@ class DelegationMetrics(_Figures):
         "refusals",
         "reviews",
         "effects",
+        "spend",
+        "models",
+        "turns",
+        "budget",
     )
 
     completion: CompletionMetrics
@@ -755,7 +954,8 @@ class DelegationMetrics(_Figures):
     edges: tuple[EdgeMetrics, ...]
     workers: tuple[WorkerMetrics, ...]
     utilisation: tuple[UtilisationMetrics, ...]
-    """One per role that made model calls: supervisor, worker, summarizer, synthesis, others."""
+    """One per role whose calls recorded a context window: supervisor, worker, summarizer,
+    synthesis, others."""
     compactions: CompactionMetrics
     refusals: RefusalMetrics
     reviews: ReviewMetrics
@@ -767,6 +967,14 @@ class DelegationMetrics(_Figures):
     """The same per hop number of a run (1, 2, ...), for the hops whose calls were recorded."""
     effects: EffectMetrics | None = None
     """The runs' side effects; None when no `effects=` was given."""
+    spend: SpendMetrics = field(default_factory=SpendMetrics)
+    """Every model call of the runs (their roots' entries, which hold their domains' calls)."""
+    models: tuple[ModelSpend, ...] = ()
+    """The same per model, most expensive first."""
+    turns: TurnMetrics = field(default_factory=TurnMetrics)
+    """The same per ended turn (a task)."""
+    budget: BudgetMetrics = field(default_factory=BudgetMetrics)
+    """Budget warnings, answers, limits exceeded and the turns they halted."""
 
     @property
     def alerts(self) -> tuple[str, ...]:
@@ -790,6 +998,7 @@ def _levels(record: ThreadRecord) -> Iterable[DomainRecord]:
         usage=record.usage,
         compactions=record.compactions,
         security=record.security,
+        budget_events=record.budget_events,
     )
     yield from record.domains
 
@@ -853,6 +1062,7 @@ def compute_metrics(
     compacted = Counter(total=0, failed=0, tokens_saved=0, truncated=0)
     refused_by_worker: Counter[str] = Counter()
     refused_by_tool: Counter[str] = Counter()
+    spent: dict[tuple[tuple[str, ...], str], list[Mapping[str, Any]]] = defaultdict(list)
     hops = 0
     for level in (level for record in records for level in _levels(record)):
         source = "/".join(level.path) or "supervisor"  # the root's edges: supervisor -> worker
@@ -874,6 +1084,10 @@ def compute_metrics(
         steps = sorted({(e["turn"], e["step"]) for e in (*level.ledger, *level.usage)})
         numbers = {key: index for index, key in enumerate(steps, start=1)}
         for call in level.usage:
+            if call.get("worker") is not None:  # a hop's call (its domain's, for a domain)
+                spent[(level.path, str(call["worker"]))].append(call)
+            if call.get("utilisation") is None:
+                continue  # no window to measure it against (compaction off)
             utilisation = float(call["utilisation"])
             calls[call["role"]].append(utilisation)
             per_hop[numbers[(call["turn"], call["step"])]][call["role"]].append(utilisation)
@@ -888,6 +1102,13 @@ def compute_metrics(
             refused_by_worker[key] += 1
             refused_by_tool[refusal["tool"]] += 1
             workers[key]["refused"] += 1
+    by_edge: dict[tuple[str, str], SpendMetrics] = {}
+    by_worker: dict[str, SpendMetrics] = {}  # (the same figures: a worker's is its edge's)
+    for (path, name), entries in spent.items():
+        edge, worker = ("/".join(path) or "supervisor", name), "/".join((*path, name))
+        by_edge[edge] = by_worker[worker] = SpendMetrics.of(entries)
+        edges.setdefault(edge, Counter())  # the calls of a hop that has not ended are listed
+        workers.setdefault(worker, Counter())
     return DelegationMetrics(
         completion=CompletionMetrics(
             runs=len(records),
@@ -903,6 +1124,7 @@ def compute_metrics(
                 succeeded=c["success"],
                 failed=c["failed"],
                 needs_review=c["needs_review"],
+                spend=by_edge.get((source, target), SpendMetrics()),
             )
             for (source, target), c in sorted(edges.items())
         ),
@@ -915,6 +1137,7 @@ def compute_metrics(
                 retries=c["retries"],
                 loop_flags=c["loop_flags"],
                 refused_tools=c["refused"],
+                spend=by_worker.get(key, SpendMetrics()),
             )
             for key, c in sorted(workers.items())
         ),
@@ -938,6 +1161,66 @@ def compute_metrics(
         else EffectMetrics(
             recorded=len(recorded), by_state=_sorted(Counter(e.state for e in recorded))
         ),
+        spend=SpendMetrics.of(call for record in records for call in record.usage),
+        models=_models(records),
+        turns=TurnMetrics(by_turn=tuple(t for record in records for t in _turns(record))),
+        budget=_budget(records),
+    )
+
+
+def _models(records: Sequence[ThreadRecord]) -> tuple[ModelSpend, ...]:
+    """The roots' calls per model (provider, name), the most expensive first."""
+    by_model: dict[tuple[str | None, str | None], list[Mapping[str, Any]]] = defaultdict(list)
+    for call in (call for record in records for call in record.usage):
+        provider, model = call.get("provider"), call.get("model")
+        by_model[(provider if model else None, model or None)].append(call)
+    found = [
+        ModelSpend(provider=provider, model=model, spend=SpendMetrics.of(calls))
+        for (provider, model), calls in by_model.items()
+    ]
+    return tuple(sorted(found, key=lambda m: (-(m.spend.cost or 0.0), -m.spend.calls, m.name)))
+
+
+_ENDED = ("done", "failed", "halted")
+
+
+def _turns(record: ThreadRecord) -> Iterable[TurnSpend]:
+    """Each turn of the run that ended (those before its current, and that one once it ended)."""
+    by_turn: dict[Any, list[Mapping[str, Any]]] = defaultdict(list)
+    for call in record.usage:
+        by_turn[call.get("turn")].append(call)
+    turns = map(whole_int, (*by_turn, *(e.get("turn") for e in record.ledger)))
+    last = record.turn or max((t for t in turns if t is not None), default=0)
+    for turn in range(1, last + (record.status in _ENDED)):
+        yield TurnSpend(thread_id=record.thread_id, turn=turn, spend=SpendMetrics.of(by_turn[turn]))
+
+
+def _budget(records: Sequence[ThreadRecord]) -> BudgetMetrics:
+    """Budget events, each once (a level above may hold a copy), and the turns they halted."""
+    kinds: Counter[str] = Counter()
+    halts = 0
+    for record in records:
+        seen: set[tuple[object, ...]] = set()
+        halted: set[object] = set()
+        for level in _levels(record):
+            for event in level.budget_events:
+                names = ("kind", "measure", "scope", "worker", "at", "spent", "limit")
+                key = (*(event.get(n) for n in names), tuple(event.get("path") or ()))
+                if key in seen:
+                    continue
+                seen.add(key)
+                kinds[str(event.get("kind"))] += 1
+                if event.get("kind") == "exceeded" and not level.path and not event.get("path"):
+                    halted.add(event.get("turn"))  # the root's own (not a domain's, copied)
+        if record.halt_reason == "budget_exceeded" and (record.turn is not None or not halted):
+            halted.add(record.turn)  # (its event may be in a domain, or not recorded)
+        halts += len(halted)
+    return BudgetMetrics(
+        warnings=kinds["warning"],
+        approved=kinds["approved"],
+        rejected=kinds["rejected"],
+        exceeded=kinds["exceeded"],
+        halts=halts,
     )
 
 

@@ -2,8 +2,9 @@
 
 `metrics_html(report)` renders a `DelegationMetrics` with inline CSS and SVG charts, no
 script and nothing fetched (its Content-Security-Policy forbids both): cards, three charts
-each beside a table of the same figures, then the detail tables. Every text from the runs is
-HTML-escaped; `write_metrics_html` writes the page atomically.
+each beside a table of the same figures, the tables of tokens and cost, then the detail
+tables. Every text from the runs is HTML-escaped; `write_metrics_html` writes the page
+atomically.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/metrics/
 
 Example:
@@ -22,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from langgraph_supervisor_pro._internal.text import plural
-from langgraph_supervisor_pro.observability._metrics import DelegationMetrics
+from langgraph_supervisor_pro.observability._audit import shown_amount
+from langgraph_supervisor_pro.observability._metrics import DelegationMetrics, SpendMetrics
 from langgraph_supervisor_pro.observability._svg import Bar, axis, columns, stacked_rows, text
 
 ROLE_COLOURS: Mapping[str, str] = {
@@ -202,6 +204,19 @@ def _cards(report: DelegationMetrics) -> str:
         ),
         ("Refused tool calls", report.refusals.total, compactions, False),
     ]
+    spend, budget = report.spend, report.budget
+    cost = "-" if spend.cost is None else shown_amount("cost", spend.cost)
+    unpriced = f", {plural(spend.unpriced_calls, 'unpriced call')}" if spend.unpriced_calls else ""
+    cards.append(
+        (
+            "Cost",
+            cost,
+            f"{plural(spend.calls, 'model call')}, {spend.total_tokens:,} tokens{unpriced}",
+            bool(spend.unpriced_calls),
+        )
+    )
+    warned = f"{plural(budget.warnings, 'warning')}, {budget.exceeded} exceeded"
+    cards.append(("Budget halts", budget.halts, warned, bool(budget.halts)))
     if effects is not None:
         settled = (
             f"{effects.settled_after_doubt} settled after a doubt, {effects.recorded} recorded"
@@ -229,7 +244,8 @@ def _utilisation(report: DelegationMetrics) -> str:
     )
     hops = report.hop_utilisation
     if not hops:
-        return _section("utilisation", title, lead, _empty("No model calls recorded."))
+        message = "No model call recorded a context window."
+        return _section("utilisation", title, lead, _empty(message))
     roles = [u.role for u in report.utilisation]
     groups = []
     rows = []
@@ -305,6 +321,51 @@ def _edges(report: DelegationMetrics) -> str:
     head = ("Edge", "Hops", "Success", "Review", "Failed", "Rate")
     table = _table("Per edge", head, table_rows, name="handoffs")
     return _section("handoffs", title, lead, _pair(chart + legend, table))
+
+
+def _spend_cells(spend: SpendMetrics) -> tuple[object, ...]:
+    return (
+        spend.calls,
+        f"{spend.input_tokens:,}",
+        f"{spend.output_tokens:,}",
+        spend.estimated_calls,
+        text(spend.shown_cost),
+    )
+
+
+def _cost(report: DelegationMetrics) -> str:
+    spend, turns, budget = report.spend, report.turns, report.budget
+    per_turn = (
+        f" Per ended turn ({turns.completed}): {turns.average_tokens or 0:,.0f} tokens on "
+        f"average, cost {shown_amount('cost', turns.average_cost)} on average over the "
+        f"{plural(turns.priced, 'turn')} whose every call was priced."
+        if turns.average_cost is not None
+        else ""
+    )
+    lead = (
+        f"{plural(spend.calls, 'model call')} ({spend.estimated_calls} estimated: the provider "
+        f"reported no usage), {spend.input_tokens:,} input and {spend.output_tokens:,} output "
+        f"tokens, cost {text(spend.shown_cost)} (calls without a price are unpriced, not "
+        f"free).{per_turn} Budget: {plural(budget.warnings, 'warning')} "
+        f"({budget.approved} approved, {budget.rejected} rejected), {budget.exceeded} "
+        f"exceeded, {plural(budget.halts, 'halted turn')}."
+    )
+    if not spend.calls:
+        return _section("cost", "Tokens and cost", lead, _empty("No model calls recorded."))
+    head = ("Calls", "Input", "Output", "Estimated", "Cost")
+    models = _table(
+        "Per model",
+        ("Model", *head),
+        ((text(m.name), *_spend_cells(m.spend)) for m in report.models),
+        name="models",
+    )
+    workers = _table(
+        "Per worker (a domain's: every call inside it)",
+        ("Worker", *head),
+        ((text(w.worker), *_spend_cells(w.spend)) for w in report.workers if w.spend.calls),
+        name="costs",
+    )
+    return _section("cost", "Tokens and cost", lead, f'<div class="grid2">{models}{workers}</div>')
 
 
 def _reviews(report: DelegationMetrics) -> str:
@@ -487,6 +548,7 @@ def metrics_html(
             _utilisation(report),
             _edges(report),
             _reviews(report),
+            _cost(report),
             _details(report),
             "<footer>Written by <code>lgsp metrics --html</code>: one file, no script, nothing "
             "fetched. The same figures: <code>lgsp metrics --json</code>.</footer>",

@@ -4,7 +4,8 @@
 span for the run, each supervisor decision and each worker hop (a domain's spans nest under
 its hop), `execute_tool` spans (refused calls included), and `lgsp.review` /
 `lgsp.compaction` spans. Model calls are left to a provider instrumentation, which nests its
-spans under the current hop or decision. Requires the `otel` extra.
+spans under the current hop or decision; the tokens and cost a decision, hop or synthesis
+recorded (its `usage` entries) are on its span. Requires the `otel` extra.
 Docs: https://langgraph-supervisor-pro.readthedocs.io/en/latest/operations/opentelemetry/
 """
 
@@ -26,6 +27,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from langgraph_supervisor_pro._internal.checks import is_count
+from langgraph_supervisor_pro.observability._metrics import SpendMetrics
 from langgraph_supervisor_pro.observability._propagation import TRACE_CONTEXT_KEYS
 from langgraph_supervisor_pro.review._guard import REFUSED_TOOL_EVENT
 
@@ -146,6 +148,8 @@ class OTelCallbackHandler(BaseCallbackHandler):
         run = self._pop(run_id)
         if run is None or run.span is None:
             return
+        if run.role in _AGENT_ROLES:
+            _record_usage(run.span, outputs)
         if run.role == "supervisor":
             _record_decision(run.span, outputs)
         elif run.role == "worker":
@@ -411,6 +415,38 @@ def _record_decision(span: Span, outputs: Any) -> None:
         if route.get("step") is not None:
             span.set_attribute("lgsp.step", int(route["step"]))
     _record_outcome(span, update)
+
+
+def _record_usage(span: Span, outputs: Any) -> None:
+    """The tokens and cost of the model calls a node recorded (its `usage` entries).
+
+    `lgsp.cost` only when every call was priced, else `lgsp.cost.unpriced_calls`; the
+    model when the node used exactly one.
+    """
+    update = outputs.update if isinstance(outputs, Command) else outputs
+    usage = update.get("usage") if isinstance(update, Mapping) else None
+    entries = [e for e in usage if isinstance(e, Mapping)] if isinstance(usage, list) else []
+    if not entries:
+        return
+    spend = SpendMetrics.of(entries)
+    span.set_attributes(
+        {
+            "gen_ai.usage.input_tokens": spend.input_tokens,
+            "gen_ai.usage.output_tokens": spend.output_tokens,
+        }
+    )
+    if spend.unpriced_calls:
+        span.set_attribute("lgsp.cost.unpriced_calls", spend.unpriced_calls)
+    elif spend.cost is not None:
+        span.set_attribute("lgsp.cost", spend.cost)
+    models = {(e.get("provider"), e.get("model")) for e in entries}
+    if len(models) == 1:
+        ((provider, model),) = models
+        if model:
+            name = str(model)
+            span.set_attributes({"gen_ai.request.model": name, "gen_ai.response.model": name})
+        if provider:
+            span.set_attribute("gen_ai.provider.name", str(provider))
 
 
 def _record_outcome(span: Span, values: Any) -> None:

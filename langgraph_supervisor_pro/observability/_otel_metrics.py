@@ -98,6 +98,39 @@ def _hops(r: DelegationMetrics) -> Iterator[Point]:
             yield count, {**_edge(e.source, e.target), "lgsp.status": status}
 
 
+Labels = Callable[[Any], dict[str, str | int]]
+
+
+def _worker(item: Any) -> dict[str, str | int]:
+    return {"lgsp.worker.path": item.worker}
+
+
+def _model(item: Any) -> dict[str, str | int]:
+    labels: dict[str, str | int] = {"gen_ai.request.model": item.model or "unknown"}
+    if item.provider:
+        labels["gen_ai.provider.name"] = item.provider
+    return labels
+
+
+def _spent(path: str, labels: Labels, figure: str) -> Points:
+    """`figure` of the spend of each item (of the sequence at `path`) that made calls."""
+    return lambda r: [
+        (value, labels(item))
+        for item in _at(r, path) or ()
+        if item.spend.calls and (value := getattr(item.spend, figure)) is not None
+    ]
+
+
+def _tokens(path: str, labels: Labels) -> Points:
+    """Input and output tokens (`gen_ai.token.type`) of each item that made calls."""
+    return lambda r: [
+        (getattr(item.spend, f"{kind}_tokens"), {**labels(item), "gen_ai.token.type": kind})
+        for item in _at(r, path) or ()
+        if item.spend.calls
+        for kind in ("input", "output")
+    ]
+
+
 def _hop_utilisation(figure: str) -> Points:
     return lambda r: [
         (getattr(u, figure), {"lgsp.hop.number": hop.hop, "lgsp.role": u.role})
@@ -165,7 +198,68 @@ _SPECS = (
         "Tool calls of a worker refused for least privilege.",
         _per_worker("refused_tools"),
     ),
-    _Spec("lgsp.model.call.count", "{call}", "Model calls by role.", _per_role("calls")),
+    _Spec(
+        "lgsp.worker.token.count",
+        "{token}",
+        "Tokens of a worker's model calls (a domain's: every call inside it), by type.",
+        _tokens("workers", _worker),
+    ),
+    _Spec(
+        "lgsp.worker.cost",
+        "{currency}",
+        "Cost of a worker's priced model calls, in the price table's currency.",
+        _spent("workers", _worker, "cost"),
+    ),
+    _Spec(
+        "lgsp.worker.unpriced_call.count",
+        "{call}",
+        "A worker's model calls without a price (unpriced, not free).",
+        _spent("workers", _worker, "unpriced_calls"),
+    ),
+    _Spec(
+        "lgsp.model.token.count",
+        "{token}",
+        "Tokens of the runs' model calls per model, by type.",
+        _tokens("models", _model),
+    ),
+    _Spec(
+        "lgsp.model.cost",
+        "{currency}",
+        "Cost of a model's priced calls, in the price table's currency.",
+        _spent("models", _model, "cost"),
+    ),
+    _Spec(
+        "lgsp.model.unpriced_call.count",
+        "{call}",
+        "A model's calls without a price (unpriced, not free).",
+        _spent("models", _model, "unpriced_calls"),
+    ),
+    _Spec(
+        "lgsp.budget.event.count",
+        "{event}",
+        "Budget events by kind: warning, approved, rejected, exceeded.",
+        lambda r: [
+            (getattr(r.budget, figure), {"lgsp.budget.event.kind": kind})
+            for figure, kind in (
+                ("warnings", "warning"),
+                ("approved", "approved"),
+                ("rejected", "rejected"),
+                ("exceeded", "exceeded"),
+            )
+        ],
+    ),
+    _Spec(
+        "lgsp.budget.halt.count",
+        "{turn}",
+        "Turns of runs that halted on a budget (budget_exceeded).",
+        _value("budget.halts"),
+    ),
+    _Spec(
+        "lgsp.model.call.count",
+        "{call}",
+        "Model calls measured against a context window, by role.",
+        _per_role("calls"),
+    ),
     _Spec(
         "lgsp.model.call.over_threshold.count",
         "{call}",

@@ -23,6 +23,7 @@ from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.persistence._effects import open_effects
 from tests._helpers import ask
 from tests.cli._output import error_line
+from tests.observability._record import record_spend
 from tests.observability.test_audit import (
     CHARGE_KEY,
     EXPECTED_CHECKING,
@@ -42,7 +43,7 @@ def table_rows(output: str) -> list[tuple[str, str, str, str]]:
     """(turn.step, where, kind, what) of each row of the text table."""
     pattern = re.compile(
         r"^\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+(\S+)\s+(\S+)\s+"
-        r"(turn|decision|hop|review|refusal|effect|compaction|end)\s+(.*?)\s*$",
+        r"(turn|decision|hop|review|refusal|effect|compaction|budget|end)\s+(.*?)\s*$",
         re.M,
     )
     return [m.groups() for m in pattern.finditer(output)]  # type: ignore[misc]
@@ -125,6 +126,27 @@ def test_audit_json_is_the_trail(tmp_path: Path) -> None:
         {"payment_id": 7},
     )
     assert all(e["at"] for e in data["events"])
+
+
+def test_audit_lists_budget_events_as_text_and_json(tmp_path: Path) -> None:
+    db = tmp_path / "spend.db"
+    with open_checkpointer(f"sqlite:///{db}") as saver:
+        record_spend(saver)
+    result = lgsp("audit", "--db", str(db), "--thread", "spend")
+    assert result.exit_code == 0, result.output
+    assert [r for r in table_rows(result.output) if r[2] == "budget"] == [
+        ("1.1", "root", "budget", "budget warning: tokens 850/1,000 (turn)"),
+        ("2.1", "root", "budget", "budget warning: cost 0.0041/0.005 (turn) [worker billing]"),
+        ("2.1", "root", "budget", "budget exceeded: cost 0.0057/0.005 (turn) [worker billing]"),
+    ]
+    assert "11 events: 2 decisions, 2 hops, 3 budget events." in result.output
+    data = json.loads(lgsp("audit", "--db", str(db), "--thread", "spend", "--json").output)
+    budgets = [e for e in data["events"] if e["kind"] == "budget"]
+    assert [(e["budget_kind"], e["measure"], e["spent"], e["limit"]) for e in budgets] == [
+        ("warning", "tokens", 850, 1000),
+        ("warning", "cost", 0.0041, 0.005),
+        ("exceeded", "cost", 0.0057, 0.005),
+    ]
 
 
 def test_audit_on_postgres_reads_the_effects_table(pg_database: str) -> None:

@@ -16,7 +16,7 @@ from langgraph_supervisor_pro import open_checkpointer, open_store
 from langgraph_supervisor_pro.cli import app
 from langgraph_supervisor_pro.persistence._effects import StoreEffects, open_effects
 from tests.cli._output import error_line
-from tests.observability._record import leave_an_effect_in_doubt, record
+from tests.observability._record import leave_an_effect_in_doubt, record, record_spend
 
 WIDE = {"COLUMNS": "200"}
 
@@ -348,3 +348,74 @@ def test_metrics_read_effects_from_a_store_and_none_without_one(db: Path, tmp_pa
         lgsp("metrics", "--db", str(db), "--store", str(store), "--html", str(page)).exit_code == 0
     )
     assert 'data-card="Effects in doubt"' in page.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def spend_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("spend") / "runs.db"
+    with open_checkpointer(f"sqlite:///{path}") as saver:
+        record_spend(saver)
+    yield path
+
+
+def test_metrics_show_cost_per_model_and_per_worker_and_the_budget(spend_db: Path) -> None:
+    result = lgsp("metrics", "--db", str(spend_db))
+    assert result.exit_code == 0, result.output
+    output = result.output
+    assert (
+        "Model calls: 8 (1 estimated), 2,260 input and 260 output tokens, cost 0.00482 + 3 "
+        "unpriced calls." in output
+    )
+    assert _row(output, "openai/gpt-4.1", "Cost per model") == [
+        "openai/gpt-4.1",
+        "5",
+        "1,490",
+        "230",
+        "0",
+        "0.00482",
+    ]
+    assert _row(output, "unknown", "Cost per model")[-1] == "unpriced (2 calls)"
+    assert _row(output, "ollama/llama3", "Cost per model")[-2:] == ["1", "unpriced (1 call)"]
+    assert _row(output, "billing", "Cost per worker") == [
+        "billing",
+        "5",
+        "1,680",
+        "170",
+        "1",
+        "0.0029 + 3 unpriced calls",
+    ]
+    assert (
+        "Per ended turn (3): 840 tokens on average (max 1,200), cost 0.0021 on average over "
+        "the 1 turn whose every call was priced." in output
+    )
+    assert "Budget: 2 warnings (0 approved, 0 rejected), 1 exceeded, 1 halted turn." in output
+    assert "Halt reasons: budget_exceeded 1" in output
+
+
+def test_metrics_json_carries_the_cost_and_budget_figures(spend_db: Path) -> None:
+    data = json.loads(lgsp("metrics", "--db", str(spend_db), "--json").output)
+    assert data["spend"]["cost"] == 0.00482 and data["spend"]["unpriced_calls"] == 3
+    assert [(m["name"], m["spend"]["cost"]) for m in data["models"]] == [
+        ("openai/gpt-4.1", 0.00482),
+        ("unknown", None),
+        ("ollama/llama3", None),
+    ]
+    assert data["workers"][0]["spend"]["total_tokens"] == 1850
+    assert data["edges"][0]["spend"] == data["workers"][0]["spend"]
+    assert data["turns"]["completed"] == 3
+    assert data["budget"] == {
+        "warnings": 2,
+        "approved": 0,
+        "rejected": 0,
+        "exceeded": 1,
+        "halts": 1,
+    }
+
+
+def test_metrics_without_calls_show_no_cost_tables(db: Path) -> None:
+    result = lgsp("metrics", "--db", str(db), "--graph", "team")
+    assert result.exit_code == 0, result.output
+    assert "Cost per model" not in result.output and "Model calls:" not in result.output
+    assert "Budget: 0 warnings (0 approved, 0 rejected), 0 exceeded, 0 halted turns." in (
+        result.output
+    )

@@ -217,3 +217,193 @@ def leave_an_effect_in_doubt(saver: BaseCheckpointSaver[Any], effects: Any, thre
     except Killed:
         return
     raise AssertionError("the effect did not die")
+
+
+# --------------------------------------------------------------------------- spend
+
+PRICED = ("openai", "gpt-4.1")
+LOCAL = ("ollama", "llama3")
+
+
+def call(
+    turn: int,
+    step: int,
+    role: str,
+    worker: str | None,
+    tokens_in: int,
+    tokens_out: int,
+    cost: float | None,
+    model: tuple[str, str] = PRICED,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One usage entry in the shape the runtime records (issue 32's `UsageEntry`)."""
+    return {
+        "turn": turn,
+        "step": step,
+        "role": role,
+        "worker": worker,
+        "tokens": tokens_in,
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
+        "provider": model[0],
+        "model": model[1],
+        "path": [worker] if worker else [],
+        "cost": cost,
+        **extra,
+    }
+
+
+def budget_event(turn: int, kind: str, measure: str, spent: float, limit: float, **extra: Any):
+    """One `budget_events` entry of the root (the graph's own budget unless `worker=`)."""
+    entry = {
+        "turn": turn,
+        "step": 1,
+        "kind": kind,
+        "measure": measure,
+        "spent": spent,
+        "limit": limit,
+        "scope": "turn",
+        "worker": None,
+        "path": [],
+        "at": f"2030-01-01T10:0{turn}:00+00:00",
+    }
+    return {**entry, **extra}
+
+
+SPEND_TURNS: list[dict[str, dict[str, Any]]] = [
+    {  # turn 1: priced and unpriced calls, a warning, done
+        "supervisor": {"usage": [call(1, 1, "supervisor", None, 130, 20, 0.00042)]},
+        "billing": {
+            "usage": [
+                call(1, 1, "worker", "billing", 410, 60, 0.0013, cache_read=100),
+                call(1, 1, "worker", "billing", 200, 30, None, LOCAL, estimated=True),
+            ],
+            "budget_events": [budget_event(1, "warning", "tokens", 850, 1000)],
+            "ledger_status": "success",
+        },
+        "synthesis": {
+            "usage": [call(1, 2, "synthesis", None, 300, 50, 0.001)],
+            "status": "done",
+        },
+    },
+    {  # turn 2: a worker's own budget spent: the hop fails, the run halts
+        "supervisor": {"usage": [call(2, 1, "supervisor", None, 150, 20, 0.0005)]},
+        "billing": {
+            "usage": [call(2, 1, "worker", "billing", 500, 80, 0.0016)],
+            "budget_events": [
+                budget_event(2, "warning", "cost", 0.0041, 0.005, worker="billing"),
+                budget_event(2, "exceeded", "cost", 0.0057, 0.005, worker="billing"),
+            ],
+            "ledger_status": "failed",
+        },
+        "synthesis": {"status": "halted", "halt_reason": "budget_exceeded"},
+    },
+]
+"""What `spend_app` records, turn by turn: each node's `usage`, budget events and end."""
+
+OLD_TURNS: list[dict[str, dict[str, Any]]] = [
+    {  # a thread from before prices: utilisation only, then a call with no window at all
+        "supervisor": {},
+        "billing": {
+            "usage": [
+                {
+                    "turn": 1,
+                    "step": 1,
+                    "role": "worker",
+                    "worker": "billing",
+                    "tokens": 500,
+                    "window": 1000,
+                    "utilisation": 0.5,
+                },
+                {"turn": 1, "step": 1, "role": "worker", "worker": "billing", "tokens": 70},
+            ],
+            "ledger_status": "success",
+        },
+        "synthesis": {"status": "done"},
+    }
+]
+
+
+def spend_app(saver: BaseCheckpointSaver[Any], turns: list[dict[str, dict[str, Any]]]) -> Any:
+    """A graph on `SupervisorState` whose nodes write what `turns` says, as the runtime would.
+
+    Its nodes carry the runtime's trace metadata (a decision, a hop of `billing`, synthesis),
+    so `OTelCallbackHandler` makes them the same spans; the runtime need not call a model.
+    """
+    from langgraph.graph import END, START, StateGraph
+
+    from langgraph_supervisor_pro._graph.trace import node_metadata
+    from langgraph_supervisor_pro._state import SupervisorState
+
+    def supervisor(state: dict[str, Any]) -> Command[str]:  # a decision is a Command
+        turn = state.get("turn", 0) + 1
+        route = {"next": "billing", "instructions": "", "decided_by": "model", "step": 1}
+        script = turns[turn - 1]["supervisor"]
+        update = {"turn": turn, "task": f"Task {turn}", "status": "running", "route": route}
+        return Command(update={**update, **script}, goto="billing")
+
+    def billing(state: dict[str, Any]) -> dict[str, Any]:
+        script = dict(turns[state["turn"] - 1]["billing"])
+        status = script.pop("ledger_status")
+        entry = {
+            "turn": state["turn"],
+            "step": 1,
+            "worker": "billing",
+            "instructions": "",
+            "decided_by": "model",
+            "status": status,
+            "summary": "Refunded." if status == "success" else "Budget spent.",
+            "error": None if status == "success" else "BudgetExceededError: billing is spent",
+            "refused": [],
+        }
+        return {"ledger": [entry], **script}
+
+    def synthesis(state: dict[str, Any]) -> dict[str, Any]:
+        return dict(turns[state["turn"] - 1]["synthesis"])
+
+    builder = StateGraph(SupervisorState)
+    builder.add_node("supervisor", supervisor, metadata=node_metadata("supervisor"))
+    builder.add_node("billing", billing, metadata=node_metadata("worker", "billing"))
+    builder.add_node("synthesis", synthesis, metadata=node_metadata("synthesis"))
+    builder.add_edge(START, "supervisor")
+    builder.add_edge("billing", "synthesis")
+    builder.add_edge("synthesis", END)
+    return builder.compile(checkpointer=saver)
+
+
+def record_spend(saver: BaseCheckpointSaver[Any]) -> dict[str, dict[str, Any]]:
+    """Threads `spend` (both `SPEND_TURNS`) and `old` (`OLD_TURNS`), graph `spend`; their states."""
+    states: dict[str, dict[str, Any]] = {}
+    for thread, turns in (("spend", SPEND_TURNS), ("old", OLD_TURNS)):
+        app = spend_app(saver, turns)
+        for turn in range(len(turns)):
+            app.invoke({"messages": [HumanMessage(f"Task {turn + 1}")]}, config(thread, "spend"))
+        states[thread] = dict(app.get_state(config(thread, "spend")).values)
+    return states
+
+
+def budgeted_team(max_tokens: int = 100_000, warn_at: float = 0.001) -> Any:
+    """The runtime's own records: researcher (`small`, priced) then writer (`big`, unpriced).
+
+    Their models report usage (`FunctionChatModel(report_usage=True)`); the budget warns at
+    `warn_at` of `max_tokens` and halts at it.
+    """
+    from langgraph_supervisor_pro import FINISH, Budget
+    from langgraph_supervisor_pro.testing import FunctionChatModel
+
+    def worker(name: str, model: str) -> Worker:
+        reply = FunctionChatModel(
+            name=model, reply=lambda call: f"{model} says " + "word " * 40, report_usage=True
+        )
+        return Worker(name=name, description=f"The {name}.", model=reply)
+
+    plan = ["researcher", "writer", *["researcher"] * 8]
+    return create_supervisor(
+        [worker("researcher", "small"), worker("writer", "big")],
+        router=lambda view: plan[view.step] if view.step < len(plan) else FINISH,
+        budget=Budget(
+            max_tokens=max_tokens,
+            warn_at=warn_at,
+            prices={"small": {"input": 0.4, "output": 1.6}},
+        ),
+    )

@@ -31,6 +31,7 @@ from langgraph_supervisor_pro.observability import audit_trail
 from langgraph_supervisor_pro.observability._audit import (
     AuditEvent,
     AuditTrail,
+    BudgetEvent,
     CompactionEvent,
     DecisionEvent,
     EffectEvent,
@@ -47,6 +48,7 @@ from langgraph_supervisor_pro.review._desk import Approve, Reject
 from langgraph_supervisor_pro.testing import ScriptedCall, ScriptedChatModel
 from tests._graph.test_compaction_node import summarizer
 from tests._helpers import ask
+from tests.observability._record import budget_event, record_spend
 
 
 def config(thread_id: str) -> Any:
@@ -567,3 +569,82 @@ def test_the_audit_trail_shows_the_online_judges_verdict_after_the_end(tmp_path)
         "scriptedchatmodel/judge gave no verdict: the judge failed: RuntimeError: judge down"
     )
     assert trail.to_dict()["events"][5]["score"] == 0.2
+
+
+# ---------------------------------------------------------------------------- budgets
+
+
+def test_budget_events_are_listed_before_the_hop_they_stopped(tmp_path: Path) -> None:
+    saver = InMemorySaver()
+    record_spend(saver)
+    trail = audit_trail(saver, "spend")
+    assert rows(trail) == [
+        ("turn", "", 1, None, "turn 1: Task 1"),
+        ("decision", "", 1, 1, "model chose billing"),
+        ("budget", "", 1, 1, "budget warning: tokens 850/1,000 (turn)"),
+        ("hop", "", 1, 1, "billing: success: Refunded."),
+        ("end", "", 1, None, "run done"),
+        ("turn", "", 2, None, "turn 2: Task 2"),
+        ("decision", "", 2, 1, "model chose billing"),
+        ("budget", "", 2, 1, "budget warning: cost 0.0041/0.005 (turn) [worker billing]"),
+        ("budget", "", 2, 1, "budget exceeded: cost 0.0057/0.005 (turn) [worker billing]"),
+        (
+            "hop",
+            "",
+            2,
+            1,
+            "billing: failed: Budget spent. (error: BudgetExceededError: billing is spent)",
+        ),
+        ("end", "", 2, None, "run halted: budget_exceeded"),
+    ]
+    assert_times(trail)
+    exceeded = trail.events[8]
+    assert isinstance(exceeded, BudgetEvent)
+    data = json.loads(json.dumps(trail.to_dict()))["events"][8]
+    assert data == {
+        "kind": "budget",
+        "at": exceeded.at.isoformat(),  # type: ignore[union-attr]
+        "turn": 2,
+        "step": 1,
+        "path": [],
+        "budget_kind": "exceeded",
+        "measure": "cost",
+        "spent": 0.0057,
+        "limit": 0.005,
+        "scope": "turn",
+        "worker": "billing",
+        "budget_path": [],
+        "occurred_at": "2030-01-01T10:02:00+00:00",
+        "reviewer": None,
+    }
+    with open_checkpointer(f"sqlite:///{tmp_path / 'runs.db'}") as disk:
+        record_spend(disk)
+        assert rows(audit_trail(disk, "spend")) == rows(trail)
+        assert not [e for e in audit_trail(disk, "old").events if e.kind == "budget"]
+
+
+def test_a_budget_event_copied_to_the_level_above_is_listed_once() -> None:
+    """A domain's event, in its own state and its parent's: one line, saying where."""
+    from langgraph.graph import START, StateGraph
+
+    from langgraph_supervisor_pro._state import SupervisorState
+    from langgraph_supervisor_pro.observability import compute_metrics, read_threads
+
+    event = budget_event(1, "approved", "tokens", 850, 2000, path=["ops"], reviewer="alice")
+    hop = {"turn": 1, "step": 1, "worker": "pager", "status": "success", "summary": "Paged."}
+    inner = StateGraph(SupervisorState)
+    inner.add_node("pager", lambda state: {"budget_events": [event], "ledger": [hop]})
+    inner.add_edge(START, "pager")
+    outer = StateGraph(SupervisorState)
+    outer.add_node("ops", inner.compile())
+    outer.add_edge(START, "ops")
+    saver = InMemorySaver()
+    out = outer.compile(checkpointer=saver).invoke(ask(), config("copied"))
+    assert out["budget_events"] == [event]  # the parent holds the copy
+    (domain,) = read_threads(saver)[0].domains
+    assert domain.path == ("ops",) and list(domain.budget_events) == [event]
+    budgets = [e for e in audit_trail(saver, "copied").events if isinstance(e, BudgetEvent)]
+    assert [(e.path, e.budget_path, e.line()) for e in budgets] == [
+        ((), ("ops",), "budget approved by alice: tokens 850/2,000 (turn) in ops")
+    ]
+    assert compute_metrics(read_threads(saver)).budget.approved == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_supervisor_pro import open_checkpointer
 from langgraph_supervisor_pro.observability import (
@@ -26,7 +27,7 @@ from langgraph_supervisor_pro.observability._metrics_html import (
     metrics_html,
 )
 from tests.observability._html import Page
-from tests.observability._record import record
+from tests.observability._record import record, record_spend
 
 AT = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -79,7 +80,7 @@ def test_the_page_of_real_runs_holds_the_reports_figures(report) -> None:
         [value for _, value in expected], rel=1e-5
     )
     assert [b["fill"] for b in bars] == [ROLE_COLOURS[r] for r, _ in expected]
-    assert len(expected) == 4
+    assert len(expected) >= 4  # (hop, role) pairs of the desk's runs
     # Handoffs: one segment per non-zero count, green for success, red for failed.
     segments = parsed.bars("handoffs-chart")
     wanted = [
@@ -107,6 +108,8 @@ def test_the_page_of_real_runs_holds_the_reports_figures(report) -> None:
         "utilisation",
         "handoffs",
         "reviews",
+        "models",
+        "costs",
         "workers",
         "roles",
         "status",
@@ -198,6 +201,7 @@ def test_no_runs_one_run_and_many_runs() -> None:
     empty = Page(metrics_html(compute_metrics([])))
     assert not empty.find("svg")
     for message in (
+        "No model call recorded a context window.",
         "No model calls recorded.",
         "No hops recorded.",
         "No answered review was timed.",
@@ -294,3 +298,31 @@ def test_a_bad_path_names_it(report, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match=r"the folder .*file does not exist"):
         write_metrics_html(report, tmp_path / "file" / "m.html")
+
+
+def test_the_cost_tables_say_which_calls_were_unpriced() -> None:
+    saver = InMemorySaver()
+    record_spend(saver)
+    report = delegation_metrics(saver)
+    page = metrics_html(report, generated_at=AT)
+    _self_contained(page)
+    parsed = Page(page)
+    tables = [a["data-table"] for a in parsed.find("table")]
+    assert tables[:4] == ["utilisation", "handoffs", "models", "costs"]  # (no review timed)
+    text = parsed.text
+    for needle in (
+        "8 model calls (1 estimated: the provider reported no usage), 2,260 input and 260 "
+        "output tokens, cost 0.00482 + 3 unpriced calls (calls without a price are unpriced, "
+        "not free).",
+        "Per ended turn (3): 840 tokens on average, cost 0.0021 on average over the 1 turn "
+        "whose every call was priced.",
+        "Budget: 2 warnings (0 approved, 0 rejected), 1 exceeded, 1 halted turn.",
+        "openai/gpt-4.1",
+        "unpriced (2 calls)",  # the calls of an older thread: no price, not free
+        "0.0029 + 3 unpriced calls",  # billing's
+    ):
+        assert needle in text, needle
+    (cost,) = parsed.find("div", data_card="Cost")
+    assert cost["class"] == "card alert"  # some calls have no price
+    assert "8 model calls, 2,520 tokens, 3 unpriced calls" in text
+    assert parsed.find("div", data_card="Budget halts")[0]["class"] == "card alert"

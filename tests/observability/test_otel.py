@@ -27,6 +27,7 @@ from langgraph_supervisor_pro.observability import OTelCallbackHandler
 from langgraph_supervisor_pro.observability._propagation import trace_context_metadata
 from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall, ScriptedChatModel
 from tests._helpers import ask, thread
+from tests.observability._record import OLD_TURNS, SPEND_TURNS, budgeted_team, spend_app
 from tests.test_trees import _clerk, _once, _three_levels
 
 SECRET_TASK = "Summarise the Zanzibar ledger"
@@ -699,3 +700,106 @@ def test_other_custom_events_make_no_span(provider, exporter):
     config, _ = _traced(provider)
     app.invoke(ask(), config)
     assert not [s for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")]
+
+
+# -- tokens and cost ------------------------------------------------------------------------
+
+_USAGE_KEYS = ("gen_ai.usage.", "gen_ai.request.", "gen_ai.response.", "gen_ai.provider.")
+
+
+def _usage(span: ReadableSpan) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in (span.attributes or {}).items()
+        if k.startswith(_USAGE_KEYS) or k.startswith("lgsp.cost")
+    }
+
+
+def test_a_hop_decision_and_synthesis_carry_the_tokens_and_cost_they_recorded(provider, exporter):
+    """Summed from the `usage` entries each node wrote: cost only when every call was priced."""
+    config, _ = _traced(provider)
+    app = spend_app(InMemorySaver(), SPEND_TURNS)
+    for turn in (1, 2):
+        app.invoke(ask(f"Task {turn}"), config)
+    spans = exporter.get_finished_spans()
+    decisions = _named(spans, "invoke_agent supervisor")
+    hops = _named(spans, "invoke_agent billing")
+    syntheses = _named(spans, "invoke_agent synthesis")
+    assert (len(decisions), len(hops), len(syntheses)) == (2, 2, 2)
+    gpt = {
+        "gen_ai.request.model": "gpt-4.1",
+        "gen_ai.response.model": "gpt-4.1",
+        "gen_ai.provider.name": "openai",
+    }
+    # Turn 1's hop: two models, one of them unpriced: no cost, no model, the count.
+    assert _usage(hops[0]) == {
+        "gen_ai.usage.input_tokens": 610,
+        "gen_ai.usage.output_tokens": 90,
+        "lgsp.cost.unpriced_calls": 1,
+    }
+    assert _usage(hops[1]) == {
+        "gen_ai.usage.input_tokens": 500,
+        "gen_ai.usage.output_tokens": 80,
+        "lgsp.cost": 0.0016,
+        **gpt,
+    }
+    assert hops[1].attributes["lgsp.status"] == "failed"
+    # A decision (a Command) and a synthesis (a dict update) the same way.
+    assert _usage(decisions[0]) == {
+        "gen_ai.usage.input_tokens": 130,
+        "gen_ai.usage.output_tokens": 20,
+        "lgsp.cost": 0.00042,
+        **gpt,
+    }
+    assert decisions[0].attributes["lgsp.route"] == ("billing",)
+    assert _usage(syntheses[0])["lgsp.cost"] == 0.001
+    assert _usage(syntheses[1]) == {}  # it made no call
+    # The spans' sums are the recorded calls' (the run's root span adds none of its own).
+    recorded = app.get_state(config).values["usage"]
+    assert not any(_usage(root) for root in _named(spans, "invoke_agent LangGraph"))
+    for name in ("input_tokens", "output_tokens"):
+        on_spans = sum((s.attributes or {}).get(f"gen_ai.usage.{name}", 0) for s in spans)
+        assert on_spans == sum(e[name] for e in recorded)
+
+
+def test_entries_of_an_older_thread_count_their_tokens_as_input_and_unpriced(provider, exporter):
+    config, _ = _traced(provider)
+    spend_app(InMemorySaver(), OLD_TURNS).invoke(ask("Task 1"), config)
+    (hop,) = _named(exporter.get_finished_spans(), "invoke_agent billing")
+    assert _usage(hop) == {
+        "gen_ai.usage.input_tokens": 570,
+        "gen_ai.usage.output_tokens": 0,
+        "lgsp.cost.unpriced_calls": 2,
+    }
+
+
+def test_a_real_runs_hop_spans_carry_their_model_tokens_and_cost(provider, exporter):
+    config, _ = _traced(provider)
+    app = budgeted_team(max_tokens=150, warn_at=1.0).compile(checkpointer=InMemorySaver())
+    out = app.invoke(ask(), config)
+    assert out["halt_reason"] == "budget_exceeded"
+    spans = exporter.get_finished_spans()
+    (researcher, *_), (writer,) = (
+        _named(spans, "invoke_agent researcher"),
+        _named(spans, "invoke_agent writer"),
+    )
+    first, second = out["usage"][:2]
+    assert (first["worker"], second["worker"]) == ("researcher", "writer")
+    assert _usage(researcher) == {
+        "gen_ai.usage.input_tokens": first["input_tokens"],
+        "gen_ai.usage.output_tokens": first["output_tokens"],
+        "lgsp.cost": first["cost"],
+        "gen_ai.request.model": "small",
+        "gen_ai.response.model": "small",
+        "gen_ai.provider.name": "functionchatmodel",
+    }
+    assert _usage(writer) == {
+        "gen_ai.usage.input_tokens": second["input_tokens"],
+        "gen_ai.usage.output_tokens": second["output_tokens"],
+        "lgsp.cost.unpriced_calls": 1,  # big has no price: no cost, not a free one
+        "gen_ai.request.model": "big",
+        "gen_ai.response.model": "big",
+        "gen_ai.provider.name": "functionchatmodel",
+    }
+    on_spans = sum((s.attributes or {}).get("gen_ai.usage.output_tokens", 0) for s in spans)
+    assert on_spans == sum(e["output_tokens"] for e in out["usage"])

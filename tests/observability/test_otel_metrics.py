@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import Gauge, InMemoryMetricReader, Sum
@@ -23,7 +24,7 @@ from langgraph_supervisor_pro.observability import (
 from langgraph_supervisor_pro.observability._metrics import EffectMetrics
 from langgraph_supervisor_pro.observability._otel_metrics import INSTRUMENTS, DelegationInstruments
 from langgraph_supervisor_pro.persistence._effects import StoreEffects
-from tests.observability._record import record
+from tests.observability._record import record, record_spend
 
 LABELS = {"retry": ["flaky", "writer"], "loop": ["looper"]}
 
@@ -104,25 +105,22 @@ def test_every_figure_of_real_runs_as_an_instrument(report) -> None:
     assert {k[0][1]: v for k, v in points("lgsp.worker.refusal.count").items() if v} == {
         "tech_support": 1
     }
-    worker, summarizer = report.utilisation
-    assert points("lgsp.model.call.count") == {
-        (("lgsp.role", "worker"),): worker.calls,
-        (("lgsp.role", "summarizer"),): 1,
-    }
+    by_role = {u.role: u for u in report.utilisation}
+    worker, summarizer = by_role["worker"], by_role["summarizer"]
+    roles = {role: (("lgsp.role", role),) for role in by_role}
+    assert points("lgsp.model.call.count") == {roles[r]: u.calls for r, u in by_role.items()}
+    assert summarizer.calls == 1
     assert points("lgsp.model.call.over_threshold.count") == {
-        (("lgsp.role", "worker"),): 0,
-        (("lgsp.role", "summarizer"),): 1,
+        roles[r]: u.over_threshold for r, u in by_role.items()
     }
-    assert points("lgsp.context.utilization.average")[(("lgsp.role", "worker"),)] == pytest.approx(
+    assert (worker.over_threshold, summarizer.over_threshold) == (0, 1)
+    assert points("lgsp.context.utilization.average")[roles["worker"]] == pytest.approx(
         worker.average
     )
-    assert points("lgsp.context.utilization.p99")[(("lgsp.role", "worker"),)] == worker.p99
-    assert points("lgsp.context.utilization.peak")[(("lgsp.role", "summarizer"),)] == (
-        summarizer.peak
-    )
+    assert points("lgsp.context.utilization.p99")[roles["worker"]] == worker.p99
+    assert points("lgsp.context.utilization.peak")[roles["summarizer"]] == summarizer.peak
     assert points("lgsp.context.utilization.alert") == {
-        (("lgsp.role", "worker"),): 0,
-        (("lgsp.role", "summarizer"),): 1,
+        roles[r]: int(r == "summarizer") for r in by_role
     }
     per_hop = points("lgsp.hop.context.utilization.peak")
     assert per_hop == {
@@ -130,10 +128,11 @@ def test_every_figure_of_real_runs_as_an_instrument(report) -> None:
         for h in report.hop_utilisation
         for u in h.roles
     }
-    assert len(per_hop) == 4
+    assert len(per_hop) >= 4
+    second = report.hop_utilisation[1]
     assert points("lgsp.hop.context.utilization.average")[
-        (("lgsp.hop.number", 2), ("lgsp.role", "worker"))
-    ] == pytest.approx(report.hop_utilisation[1].roles[0].average)
+        (("lgsp.hop.number", second.hop), ("lgsp.role", second.roles[0].role))
+    ] == pytest.approx(second.roles[0].average)
     assert points("lgsp.compaction.count") == {(("lgsp.compaction.reason", "within_hop"),): 1}
     assert points("lgsp.compaction.failure.count") == {(): 0}
     assert points("lgsp.compaction.saved") == {(): report.compactions.tokens_saved}
@@ -159,10 +158,30 @@ def test_every_figure_of_real_runs_as_an_instrument(report) -> None:
     assert points("lgsp.effect.count") == {(("lgsp.effect.state", "done"),): 1}
     assert points("lgsp.effect.doubted.count") == {(): 0}
     assert points("lgsp.effect.in_doubt.count") == {(): 0}
-    # Every instrument reported, with its kind and unit.
-    assert sorted(got) == sorted(INSTRUMENTS)
+    # Tokens and cost per worker and per model: the report's figures.
+    spending = [w for w in report.workers if w.spend.calls]
+    assert spending and points("lgsp.worker.unpriced_call.count") == {
+        (("lgsp.worker.path", w.worker),): w.spend.unpriced_calls for w in spending
+    }
+    assert points("lgsp.worker.token.count") == {
+        (("gen_ai.token.type", kind), ("lgsp.worker.path", w.worker)): getattr(
+            w.spend, f"{kind}_tokens"
+        )
+        for w in spending
+        for kind in ("input", "output")
+    }
+    priced = {w.worker: w.spend.cost for w in spending if w.spend.cost is not None}
+    costs = got.get("lgsp.worker.cost", (None, None, {}))[2]
+    assert {key[0][1]: value for key, value in costs.items()} == pytest.approx(priced)
+    assert sum(points("lgsp.model.token.count").values()) == report.spend.total_tokens
+    assert points("lgsp.budget.halt.count") == {(): 0}
+    # Every instrument reported (a cost only where a call was priced), its kind and unit.
+    unreported = {"lgsp.worker.cost"} if not priced else set()
+    if all(m.spend.cost is None for m in report.models):
+        unreported.add("lgsp.model.cost")
+    assert sorted(got) == sorted(set(INSTRUMENTS) - unreported)
     for name, (data, unit, _) in got.items():
-        is_count = name.endswith(".count") or name == "lgsp.compaction.saved"
+        is_count = name.endswith((".count", ".cost")) or name == "lgsp.compaction.saved"
         if is_count:
             assert isinstance(data, Sum) and not data.is_monotonic, name
             assert unit and unit.startswith("{") and unit.endswith("}"), (name, unit)
@@ -237,3 +256,42 @@ def test_effects_in_doubt_as_counters(report) -> None:
     }
     assert got["lgsp.effect.doubted.count"][2] == {(): 2}
     assert got["lgsp.effect.in_doubt.count"][2] == {(): 1}
+
+
+def test_tokens_cost_and_budget_events_as_instruments() -> None:
+    saver = InMemorySaver()
+    record_spend(saver)
+    report = delegation_metrics(saver)
+    _, reader = published(report)
+    got = collect(reader)
+
+    def points(name: str) -> Points:
+        return got[name][2]
+
+    billing = (("lgsp.worker.path", "billing"),)
+    assert points("lgsp.worker.token.count") == {
+        (("gen_ai.token.type", "input"), *billing): 1680,
+        (("gen_ai.token.type", "output"), *billing): 170,
+    }
+    assert points("lgsp.worker.cost") == {billing: pytest.approx(0.0029)}
+    assert points("lgsp.worker.unpriced_call.count") == {billing: 3}
+    gpt = (("gen_ai.provider.name", "openai"), ("gen_ai.request.model", "gpt-4.1"))
+    llama = (("gen_ai.provider.name", "ollama"), ("gen_ai.request.model", "llama3"))
+    unknown = (("gen_ai.request.model", "unknown"),)
+    tokens = points("lgsp.model.token.count")
+    assert tokens[(*gpt, ("gen_ai.token.type", "input"))] == 1490
+    assert tokens[(*unknown, ("gen_ai.token.type", "output"))] == 0
+    assert sum(tokens.values()) == report.spend.total_tokens == 2520
+    # Only a model with priced calls has a cost; the others are counted as unpriced.
+    assert points("lgsp.model.cost") == {gpt: pytest.approx(0.00482)}
+    assert points("lgsp.model.unpriced_call.count") == {gpt: 0, llama: 1, unknown: 2}
+    assert points("lgsp.budget.event.count") == {
+        (("lgsp.budget.event.kind", "warning"),): 2,
+        (("lgsp.budget.event.kind", "approved"),): 0,
+        (("lgsp.budget.event.kind", "rejected"),): 0,
+        (("lgsp.budget.event.kind", "exceeded"),): 1,
+    }
+    assert points("lgsp.budget.halt.count") == {(): 1}
+    for name in ("lgsp.worker.cost", "lgsp.model.cost", "lgsp.budget.halt.count"):
+        assert isinstance(got[name][0], Sum) and not got[name][0].is_monotonic
+    assert got["lgsp.model.cost"][1] == "{currency}"
