@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ Scope: TypeAlias = Literal["turn", "thread"]
 """Over what a budget's limit runs: one turn (user message), or the whole thread."""
 
 _PRICE_KEYS = ("input", "output", "cached_input", "cache_creation")
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
+"""A dated snapshot's suffix on a model name (OpenAI's `-2025-04-14`, Anthropic's `-20250514`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,11 +184,19 @@ class Budget:
         return table
 
     def price(self, provider: str | None, model: str | None) -> Price | None:
-        """The price of `provider/model` (or `model`), or None: unpriced."""
+        """The price of `provider/model` (or `model`), or None: unpriced.
+
+        A dated snapshot a provider reports (`gpt-4.1-mini-2025-04-14`,
+        `claude-sonnet-4-20250514`) takes its model's price unless it has its own.
+        """
         if not model:
             return None
         table = self.table
-        return table.get(f"{provider}/{model}") or table.get(model)
+        for name in (model, _SNAPSHOT.sub("", model)):
+            found = table.get(f"{provider}/{name}") or table.get(name)
+            if found is not None:
+                return found
+        return None
 
     def cost(self, entry: Mapping[str, Any]) -> float | None:
         """One usage entry's cost, or None when its model has no price."""

@@ -103,3 +103,19 @@ def test_looser_says_why_a_budget_below_is_not_stricter():
     assert "above the parent's 1000" in (looser(Budget(max_tokens=2_000), parent) or "")
     assert "warns later" in (looser(Budget(max_tokens=500, warn_at=0.9), parent) or "")
     assert "runs longer" in (looser(Budget(max_tokens=500, per="thread"), parent) or "")
+
+
+def test_a_dated_snapshot_takes_its_models_price_unless_it_has_its_own():
+    budget = Budget(
+        prices={
+            "gpt-4.1-mini": {"input": 0.4, "output": 1.6},
+            "claude-sonnet-4": {"input": 3.0, "output": 15.0},
+            "gpt-4.1-mini-2025-01-01": {"input": 1.0, "output": 1.0},
+        }
+    )
+    assert budget.price("openai", "gpt-4.1-mini-2025-04-14") == budget.price(
+        "openai", "gpt-4.1-mini"
+    )
+    assert budget.price("anthropic", "claude-sonnet-4-20250514") is budget.table["claude-sonnet-4"]
+    assert budget.price("openai", "gpt-4.1-mini-2025-01-01").input == 1.0
+    assert budget.price("openai", "gpt-4.1-mini-preview") is None

@@ -241,15 +241,17 @@ class UsageRecorder(BaseCallbackHandler):
 
         A hop run again after an interrupt gets the replies its agent made before it from
         the agent's checkpoint, without calling the model again: they are counted once here.
-        `model` is the hop's model when the reply does not name one.
+        `model` is the hop's own model (`Worker.model`) when known, else the reply's. They
+        are earlier than every call this recorder saw, and are kept first.
         """
+        before = len(self.calls)
         for message in messages:
             usage = getattr(message, "usage_metadata", None)
             if not usage or message.id in self.replies:
                 continue
             meta = message.response_metadata or {}
-            provider = meta.get("model_provider") or model[0]
-            name = meta.get("model_name") or meta.get("model") or model[1]
+            provider = model[0] or meta.get("model_provider")
+            name = model[1] or meta.get("model_name") or meta.get("model")
             call = _Call(int(usage.get("input_tokens", 0)), None, provider, name, list(path))
             reported = {
                 "input_tokens": int(usage.get("input_tokens", 0)),
@@ -263,6 +265,8 @@ class UsageRecorder(BaseCallbackHandler):
             self._finish(call, reported, estimated=False)
             if message.id:
                 self.replies.add(message.id)
+        with self._lock:
+            self.calls = [*self.calls[before:], *self.calls[:before]]
 
     def adopt(self, entries: Sequence[Mapping[str, Any]], *, under: Sequence[str]) -> None:
         """Take a domain's own record of its calls in place of those seen under `under`.

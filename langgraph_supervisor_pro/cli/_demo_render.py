@@ -208,7 +208,7 @@ def render_header(console: Console, desk: DemoDesk, *, location: str, thread_id:
     grid = _grid()
     grid.add_row("Desk", Text(f"the support_desk template ({desk.source})", overflow="fold"))
     grid.add_row("Workers", roster)
-    grid.add_row("Supervisor", Text("triage: a keyword router (offline)"))
+    grid.add_row("Supervisor", Text("an offline model that routes by keyword (triage)"))
     grid.add_row(
         "Autonomy",
         Text.assemble(
@@ -219,7 +219,10 @@ def render_header(console: Console, desk: DemoDesk, *, location: str, thread_id:
     )
     grid.add_row(
         "Models",
-        Text(f"offline, deciding from what they are shown; a {desk.window}-token window"),
+        Text(
+            "offline, deciding from what they are shown and reporting their usage (priced at "
+            f"public list prices); a {desk.window}-token window for the workers"
+        ),
     )
     grid.add_row("Conversation", Text(f"{len(desk.conversation)} customer messages on one thread"))
     grid.add_row(
@@ -318,7 +321,8 @@ def _figures_table(values: Mapping[str, Any]) -> Table:
             for u in values.get("usage") or ()
             if u.get("worker") == worker and u.get("role") == "worker"
         ]
-        peak = max(calls, key=lambda u: u["utilisation"]) if calls else None
+        measured = [u for u in calls if "utilisation" in u and "window" in u]
+        peak = max(measured, key=lambda u: u["utilisation"]) if measured else None
         reviews = [r for r in values.get("reviews") or () if r.get("worker") == worker]
         compactions = [c for c in values.get("compactions") or () if c.get("worker") == worker]
         table.add_row(
@@ -334,12 +338,96 @@ def _figures_table(values: Mapping[str, Any]) -> Table:
     return table
 
 
+def _spender(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """Who a usage entry's call served: (the worker or the supervisor's role, what for)."""
+    worker, role = entry.get("worker"), str(entry.get("role") or "-")
+    if worker and role == "summarizer":
+        return str(worker), " (summaries)"
+    return (str(worker), "") if worker and role == "worker" else (role, "")
+
+
+def _cost_text(cost: float, unpriced: int) -> str:
+    """A cost in USD; calls with no price are counted apart, never as 0."""
+    if unpriced and cost == 0:
+        return "unpriced"
+    return f"{cost:.6f}" + (f" + {unpriced} unpriced" if unpriced else "")
+
+
+@dataclass
+class _Spend:
+    calls: int = 0
+    input: int = 0
+    output: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+    estimated: bool = False
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        self.calls += 1
+        self.input += int(entry.get("input_tokens", entry.get("tokens", 0)) or 0)
+        self.output += int(entry.get("output_tokens", 0) or 0)
+        self.estimated |= bool(entry.get("estimated")) or "input_tokens" not in entry
+        cost = entry.get("cost")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.cost += float(cost)
+        else:  # None: its model has no price; absent: the graph priced nothing
+            self.unpriced += 1
+
+    def row(self, who: Text, model: str) -> tuple[Text, str, str, str, str, str]:
+        mark = "~" if self.estimated else ""
+        return (
+            who,
+            model,
+            str(self.calls),
+            f"{mark}{self.input:,}",
+            f"{mark}{self.output:,}",
+            _cost_text(self.cost, self.unpriced),
+        )
+
+
+def _cost_table(values: Mapping[str, Any]) -> Table | None:
+    """Per worker and model: calls, tokens and cost, from the state's `usage`; the total."""
+    usage = [u for u in values.get("usage") or () if isinstance(u, Mapping)]
+    if not usage:
+        return None
+    groups: dict[tuple[str, str, str], _Spend] = {}
+    total = _Spend()
+    for entry in usage:
+        key = (*_spender(entry), str(entry.get("model") or "unknown"))
+        groups.setdefault(key, _Spend()).add(entry)
+        total.add(entry)
+    first: dict[str, int] = {}  # a worker's rows together, in the order it first spent
+    for who, _, _ in groups:
+        first.setdefault(who, len(first))
+    ordered = sorted(groups.items(), key=lambda item: (first[item[0][0]], item[0][1]))
+    table = Table(
+        title="Models and cost (from the run's usage: every model call, as reported)",
+        title_justify="left",
+        title_style="bold",
+        caption="Cost in USD at the template's PRICES (public list prices, dated; prices "
+        "change). unpriced: a model with no price, not free. ~: counted, not reported.",
+        caption_justify="left",
+        expand=True,
+    )
+    for column in ("Worker", "Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)"):
+        table.add_column(column, justify="left" if column in ("Worker", "Model") else "right")
+    for (who, what, model), spend in ordered:
+        table.add_row(*spend.row(Text(who + what, style="cyan"), model))
+    table.add_section()
+    table.add_row(*total.row(Text("total", style="bold"), ""))
+    return table
+
+
 def render_outcome(console: Console, values: Mapping[str, Any]) -> None:
-    """Print a run's ledger, per-worker figures and answers from its state values."""
+    """Print a run's ledger, per-worker figures, cost and answers from its state values."""
     console.print()
     console.print(_ledger_table(values.get("ledger") or []))
     console.print()
     console.print(_figures_table(values))
+    costs = _cost_table(values)
+    if costs is not None:
+        console.print()
+        console.print(costs)
     pairs = answers(values)
     if pairs:
         grid = Table.grid(padding=(0, 1))

@@ -494,6 +494,8 @@ def test_a_call_made_before_an_interrupt_inside_a_hop_is_counted_once():
     calls = [(u["role"], u["model"], u["path"]) for u in out["usage"]]
     # the tool call's reply (made before the pause) and the answer (after it): once each
     assert calls == [("worker", "small", ["clerk"]), ("worker", "small", ["clerk"])]
+    first, answer = out["usage"]  # in the order they were made
+    assert first["input_tokens"] < answer["input_tokens"]
     assert all(u["cost"] is not None and not u["estimated"] for u in out["usage"])
 
 

@@ -96,7 +96,7 @@ def test_demo_shows_the_review_the_tier_the_refusal_the_compaction_and_the_answe
         # turn 1: the low-risk lookup runs, the high-risk refund waits for a review
         "Turn 1",
         "customer: I was charged twice for order A1001, please refund the duplicate",
-        "supervisor → billing decided by router",
+        "supervisor → billing decided by model",
         "billing calls lookup_order(order_id='A1001')",
         'lookup_order returned {"order_id": "A1001"',
         f"billing calls {REFUND}",
@@ -131,6 +131,7 @@ def test_demo_shows_the_review_the_tier_the_refusal_the_compaction_and_the_answe
         # the outcome
         "Ledger: what the supervisor sees of each hop",
         "Per worker",
+        "Models and cost (from the run's usage: every model call, as reported)",
         "The answers",
         "1. customer I was charged twice",
         "desk Done: refunded 29.00 on order A1001 (duplicate charge).",
@@ -155,7 +156,7 @@ def test_demo_shows_the_review_the_tier_the_refusal_the_compaction_and_the_answe
     row = re.compile(r"^│ (\w+)\s+│\s+(\d+) │\s+(\d+) │ .*?│\s+(\d+) │ (.*?)│ (.*?)│$", re.M)
     figures = row.findall(out)
     assert [(w, h, c, r, rv.strip(), cp.strip()) for w, h, c, r, rv, cp in figures] == [
-        ("billing", "2", "2", "0", "refund: approve", "304→231 tokens"),
+        ("billing", "2", "4", "0", "refund: approve", "304→231 tokens"),
         ("tech_support", "1", "3", "1", "0", "0"),
     ]
 
@@ -169,6 +170,66 @@ def test_demo_shows_the_review_the_tier_the_refusal_the_compaction_and_the_answe
     ]
     assert [(s["worker"], s["tool"]) for s in values["security"]] == [("tech_support", "refund")]
     assert [(c["worker"], c["turn"]) for c in values["compactions"]] == [("billing", 3)]
+
+    # Models and cost: each worker's model, calls, tokens and cost, from the stored usage.
+    usage = values["usage"]
+    assert cost_rows(out) == [
+        ("supervisor", "gpt-4.1", *spent(usage, "supervisor", None)),
+        ("billing", "gpt-4.1-mini", *spent(usage, "worker", "billing")),
+        ("billing (summaries)", "gpt-4.1-mini", *spent(usage, "summarizer", "billing")),
+        ("tech_support", "gpt-4.1-mini", *spent(usage, "worker", "tech_support")),
+        ("total", "", *spent(usage)),
+    ]
+    assert all(u["cost"] > 0 and not u["estimated"] for u in usage)
+    assert [r[2] for r in cost_rows(out)] == ["6", "4", "1", "3", "14"]
+
+
+def cost_rows(output: str) -> list[tuple[str, ...]]:
+    """(worker, model, calls, input tokens, output tokens, cost) of the cost table's rows."""
+    table = output.split("Models and cost", 1)[1].split("The answers", 1)[0]
+    pattern = re.compile(
+        r"^│ ([\w ()]+?)\s+│ ([\w.-]*)\s+│\s+(\d+) │\s+(~?[\d,]+) │\s+(~?[\d,]+) │\s+(.+?) │$"
+    )
+    return [m.groups() for line in table.splitlines() if (m := pattern.match(line))]
+
+
+def spent(usage, role=None, worker=None):
+    """(calls, input tokens, output tokens, cost) of the usage entries, as the table shows them."""
+    chosen = [u for u in usage if role is None or (u["role"], u["worker"]) == (role, worker)]
+    return (
+        str(len(chosen)),
+        f"{sum(u['input_tokens'] for u in chosen):,}",
+        f"{sum(u['output_tokens'] for u in chosen):,}",
+        f"{sum(u['cost'] for u in chosen):.6f}",
+    )
+
+
+def test_the_cost_table_shows_unpriced_calls_as_unpriced_never_as_zero():
+    from langgraph_supervisor_pro.cli._demo_render import render_outcome
+
+    def call(role, worker, tokens, **more):
+        return {"turn": 1, "step": 1, "role": role, "worker": worker, "tokens": tokens, **more}
+
+    usage = [
+        call("supervisor", None, 100, input_tokens=100, output_tokens=10, model="big", cost=3e-4),
+        call("worker", "billing", 50, input_tokens=50, output_tokens=5, model="mine", cost=None),
+        # an entry of a thread from before 0.2: its input tokens only, no model, no cost
+        call("worker", "tech_support", 40, window=330, utilisation=0.1212),
+    ]
+    ledger = [
+        {"turn": 1, "step": 1, "worker": w, "status": "success", "summary": "ok"}
+        for w in ("billing", "tech_support")
+    ]
+    buffer = io.StringIO()
+    render_outcome(Console(file=buffer, width=120), {"usage": usage, "ledger": ledger})
+    out = buffer.getvalue()
+    assert cost_rows(out) == [
+        ("supervisor", "big", "1", "100", "10", "0.000300"),
+        ("billing", "mine", "1", "50", "5", "unpriced"),
+        ("tech_support", "unknown", "1", "~40", "~0", "unpriced"),
+        ("total", "", "3", "~190", "~15", "0.000300 + 2 unpriced"),
+    ]
+    assert "0.000000" not in out
 
 
 def test_yes_approves_without_asking(tmp_path):

@@ -163,11 +163,12 @@ def test_the_figures_reach_the_collector(db: Path) -> None:
         == 1
     )
     assert got["lgsp.context.utilization.alert"] == {
+        (("lgsp.role", "supervisor"),): 0.0,  # the support desk's supervisor is a model
         (("lgsp.role", "worker"),): 0.0,
         (("lgsp.role", "summarizer"),): 1.0,
     }
     assert got["lgsp.hop.context.utilization.peak"][
-        (("lgsp.hop.number", 3), ("lgsp.role", "summarizer"))
+        (("lgsp.hop.number", 5), ("lgsp.role", "summarizer"))  # the supervisor's calls count
     ] == pytest.approx(1.2485)
     assert got["lgsp.review.pending.count"] == {(): 1}
     assert got["lgsp.tool.refusal.count"] == {(("gen_ai.tool.name", "refund"),): 1}

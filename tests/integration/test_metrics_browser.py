@@ -146,7 +146,12 @@ def check_in_browser(page: Path, tmp_path: Path) -> None:
         "handoffs-chart",
         "reviews-chart",
     ]
-    assert [(b["data-series"], b["fill"]) for b in dom.bars("utilisation-chart")] == [
+    bars = dom.bars("utilisation-chart")
+    # The support desk's supervisor is a model too: a thin bar per decision, far below.
+    decisions = [b for b in bars if b["data-series"] == "supervisor"]
+    assert len(decisions) == 6 and all(float(b["data-value"]) < 0.01 for b in decisions)
+    assert {b["fill"] for b in decisions} == {ROLE_COLOURS["supervisor"]}
+    assert [(b["data-series"], b["fill"]) for b in bars if b not in decisions] == [
         ("worker", ROLE_COLOURS["worker"]),
         ("worker", ROLE_COLOURS["worker"]),
         ("worker", ROLE_COLOURS["worker"]),
@@ -163,7 +168,7 @@ def check_in_browser(page: Path, tmp_path: Path) -> None:
         "0",
         "2",
     ]
-    assert len(dom.find("table")) == 9 and not dom.find("script")
+    assert len(dom.find("table")) == 11 and not dom.find("script")  # with cost per model, worker
     assert "8 runs, 16 hops in" in dom.text and "Handoff success per edge" in dom.text
 
 

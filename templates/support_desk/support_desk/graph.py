@@ -15,11 +15,18 @@
 Models: with `LGSP_MODEL` set (`provider:model`, e.g. `openai:gpt-4.1-mini`) every role
 uses it through `init_chat_model`; `LGSP_SUPERVISOR_MODEL`, `LGSP_BILLING_MODEL`,
 `LGSP_TECH_SUPPORT_MODEL`, `LGSP_ACCOUNT_MODEL` and `LGSP_SUMMARIZER_MODEL` (compaction
-summaries) override it per role. Without it the desk runs offline: the supervisor is a
-keyword router and the workers' chat models are scripted; each decides only from what it is
-shown, so one server serves any number of runs.
-The offline models have a small window (`OFFLINE_WINDOW` tokens), so a conversation of a few
-turns (`DEMO_CONVERSATION`, what `lgsp demo` plays) shows a compaction.
+summaries) override it per role. Without it the desk runs offline: every role's chat model
+is a function of what it is shown (the supervisor's model routes by keyword), so one server
+serves any number of runs. The offline models stand in for a larger model for the supervisor and a
+smaller one for the workers and summaries (`OFFLINE_MODELS`), and report their usage as a
+provider does (counted with `count_tokens_approximately`).
+The workers' offline models have a small window (`OFFLINE_WINDOW` tokens), so a conversation
+of a few turns (`DEMO_CONVERSATION`, what `lgsp demo` plays) shows a compaction.
+
+Costs: the graph's `Budget` prices every call whose model is in `PRICES` (public list prices,
+dated: `PRICES_AS_OF`; prices change) and records it in `state["usage"]`; a call of a model
+with no price is unpriced, never free. Its limit, `TURN_TOKEN_LIMIT` tokens per turn, halts a
+runaway turn with `budget_exceeded`.
 
 `graph` is uncompiled: `langgraph dev` (or your code) supplies the checkpointer and store.
 """
@@ -37,6 +44,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.graph import StateGraph
 from langgraph_supervisor_pro import (
+    Budget,
     Compaction,
     ReviewPolicy,
     SupervisorView,
@@ -86,7 +94,31 @@ out-of-scope tool call (turn 2: a help-center comment talks tech support into a 
 a compaction of billing's history (turn 3)."""
 
 OFFLINE_WINDOW = 330
-"""The input window, in tokens, of the offline models (small, so compaction shows)."""
+"""The input window, in tokens, of the workers' offline models (small, so compaction shows)."""
+
+OFFLINE_MODELS: dict[str, str] = {
+    "supervisor": "gpt-4.1",
+    "billing": "gpt-4.1-mini",
+    "tech_support": "gpt-4.1-mini",
+    "account": "gpt-4.1-mini",
+    "summarizer": "gpt-4.1-mini",
+}
+"""The model name each offline role reports (and is priced as): a larger model routes, smaller
+ones do the leaf work and the summaries."""
+
+PRICES: dict[str, dict[str, float]] = {
+    "gpt-4.1": {"input": 2.00, "output": 8.00, "cached_input": 0.50},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60, "cached_input": 0.10},
+}
+"""USD per million tokens (input, output, cached input); add the models you use."""
+
+PRICES_AS_OF = "2025-04-14"
+"""When `PRICES` were read: OpenAI API pricing, standard tier, as published with GPT-4.1's
+launch (openai.com/api/pricing). Prices change: check them, and update this date with them."""
+
+TURN_TOKEN_LIMIT = 100_000
+"""Input plus output tokens one turn may spend (a turn of the offline demo takes 1,000 to
+1,500)."""
 
 _ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
 
@@ -137,7 +169,10 @@ _ACCOUNT_WORDS = ("email", "password", "account", "username", "address", "profil
 
 
 def triage(view: SupervisorView) -> str:
-    """The offline supervisor: one worker by keyword, then FINISH.
+    """The desk's routing rule: one worker by keyword, then FINISH.
+
+    The offline supervisor model (`supervisor_reply`) decides by it; use it as
+    `create_supervisor(router=...)` to route without a model.
 
     Args:
         view: What the supervisor sees: the task and this turn's ledger.
@@ -151,14 +186,48 @@ def triage(view: SupervisorView) -> str:
         ...                       visits={}, workers=("billing",)))
         'billing'
     """
-    if view.ledger:
+    return _route(view.task, answered=bool(view.ledger))
+
+
+def _route(task: str, *, answered: bool) -> str:
+    if answered:
         return "FINISH"
-    text = view.task.lower()
+    text = task.lower()
     if any(word in text for word in _BILLING_WORDS):
         return "billing"
     if any(word in text for word in _ACCOUNT_WORDS):
         return "account"
     return "tech_support"
+
+
+_TASK = re.compile(r"^Task: (.*?)\n\nWorkers: ", re.S)
+
+
+def supervisor_reply(call: ScriptedCall) -> dict[str, str]:
+    r"""The offline supervisor model: `triage`'s rule, read from the prompt it is shown.
+
+    Its prompt holds the turn's task and ledger; it routes the task by keyword and says
+    FINISH once the ledger shows a hop. It passes the customer's words on as they are (no
+    instructions).
+
+    Args:
+        call: The model call: the supervisor's prompt (its task, workers and ledger).
+
+    Returns:
+        The decision's fields (the structured-output reply).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> prompt = "Task: Refund order A1001\n\nWorkers: ...\n\nLedger: No hops yet."
+        >>> supervisor_reply(ScriptedCall(index=0, messages=(HumanMessage(prompt),)))
+        {'next': 'billing', 'instructions': ''}
+    """
+    asked = [m.text for m in call.messages if isinstance(m, HumanMessage)]
+    shown = next((text for text in asked if text.startswith("Task: ")), "")
+    found = _TASK.match(shown)
+    task = found.group(1) if found else shown
+    answered = "Ledger: No hops yet." not in shown
+    return {"next": _route(task, answered=answered), "instructions": ""}
 
 
 def _this_hop(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
@@ -367,10 +436,50 @@ def _gist(text: str) -> str:
     return " ".join(str(value) for value in values)[:60]
 
 
-def _scripted(reply: Callable[[ScriptedCall], Any]) -> BaseChatModel:
+def _scripted(
+    role: str, reply: Callable[[ScriptedCall], Any], window: int | None = OFFLINE_WINDOW
+) -> BaseChatModel:
     # Replies depend only on the messages shown: it never runs out and records nothing,
-    # so one long-lived server serves any number of runs.
-    return FunctionChatModel(reply=reply, profile={"max_input_tokens": OFFLINE_WINDOW})
+    # so one long-lived server serves any number of runs. It reports its usage and its
+    # model's name, as a provider's model does, so its calls are priced.
+    return FunctionChatModel(
+        reply=reply,
+        name=OFFLINE_MODELS[role],
+        report_usage=True,
+        profile={"max_input_tokens": window} if window is not None else None,
+    )
+
+
+def _model_name(model: BaseChatModel) -> str | None:
+    """The name a model reports (`model_name`, `model`, else its `name`)."""
+    for name in (getattr(model, "model_name", None), getattr(model, "model", None), model.name):
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return None
+
+
+def budget_for(models: Sequence[BaseChatModel]) -> Budget:
+    """The desk's budget: `TURN_TOKEN_LIMIT` per turn, and the prices of the models it uses.
+
+    Only the models in use are priced (a price must name a model of the graph); a model
+    with no entry in `PRICES` is unpriced (its calls' cost is None), never free.
+
+    Args:
+        models: Every chat model of the graph.
+
+    Returns:
+        The `Budget` for `create_supervisor(budget=...)`.
+
+    Example:
+        >>> budget_for([_scripted("account", account_reply)]).prices
+        {'gpt-4.1-mini': {'input': 0.4, 'output': 1.6, 'cached_input': 0.1}}
+    """
+    names = {_model_name(model) for model in models}
+    return Budget(
+        max_tokens=TURN_TOKEN_LIMIT,
+        per="turn",
+        prices={name: PRICES[name] for name in sorted(PRICES) if name in names},
+    )
 
 
 # --------------------------------------------------------------------------- the graph
@@ -412,8 +521,18 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
         'LangGraph'
     """
     policy = ReviewPolicy.from_env(environ)
+    models = {
+        "supervisor": model_for("supervisor", environ)
+        or _scripted("supervisor", supervisor_reply, window=None),
+        "billing": model_for("billing", environ) or _scripted("billing", billing_reply),
+        "tech_support": model_for("tech_support", environ)
+        or _scripted("tech_support", tech_support_reply),
+        "account": model_for("account", environ) or _scripted("account", account_reply),
+        "summarizer": model_for("summarizer", environ)
+        or _scripted("summarizer", summarize_reply, window=None),
+    }
     compaction = Compaction(
-        summarizer=model_for("summarizer", environ) or FunctionChatModel(reply=summarize_reply),
+        summarizer=models["summarizer"],
         trigger=0.7,
         keep=2,
         # Real models bring their window in their profile; this is for those without one.
@@ -422,7 +541,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     billing = Worker(
         name="billing",
         description="Charges, invoices and refunds: looks orders up and refunds them.",
-        model=model_for("billing", environ) or _scripted(billing_reply),
+        model=models["billing"],
         tools=(lookup_order, refund),
         risks={"lookup_order": "low", "refund": "high"},
         prompt="You are the billing desk. Look the order up first; refund a double charge once.",
@@ -430,7 +549,7 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     tech_support = Worker(
         name="tech_support",
         description="Technical problems: errors, crashes, sign-in and sync trouble.",
-        model=model_for("tech_support", environ) or _scripted(tech_support_reply),
+        model=models["tech_support"],
         tools=(search_help_center,),
         risks={"search_help_center": "low"},
         prompt="You are technical support. Search the help center, then give numbered steps.",
@@ -438,17 +557,16 @@ def build_graph(environ: Mapping[str, str] = os.environ) -> StateGraph[Any, Any,
     account = Worker(
         name="account",
         description="Account details: email, password, profile and address changes.",
-        model=model_for("account", environ) or _scripted(account_reply),
+        model=models["account"],
         prompt="You are the account desk. Explain how to change the detail asked about.",
     )
-    supervisor = model_for("supervisor", environ)
     return create_supervisor(
         [billing, tech_support, account],
-        model=supervisor,
-        router=None if supervisor is not None else triage,
+        model=models["supervisor"],
         review=policy,
         compaction=compaction,
         max_steps=6,
+        budget=budget_for(list(models.values())),
         name="support_desk",
     )
 

@@ -1,14 +1,23 @@
-"""The support desk, offline: triage, the refund review, approve, reject, other workers."""
+"""The support desk, offline: triage, the refund review, approve, reject, other workers, costs."""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedCall
 
-from support_desk.graph import DEMO_CONVERSATION, build_graph
+from support_desk.graph import (
+    DEMO_CONVERSATION,
+    PRICES,
+    TURN_TOKEN_LIMIT,
+    budget_for,
+    build_graph,
+    supervisor_reply,
+)
 
 DUPLICATE = "I was charged twice for order A1001, please refund the duplicate"
 
@@ -158,3 +167,67 @@ def test_the_follow_up_alone_asks_for_the_order(app) -> None:
     out = ask(app, DEMO_CONVERSATION[-1], config())
     assert out["messages"][-1].content == "Which order is it about? I need the order number."
     assert out.get("compactions", []) == []
+
+
+def test_every_call_reports_its_model_and_is_priced(app) -> None:
+    out = play(app, config(), DEMO_CONVERSATION)
+    usage = out["usage"]
+    # A larger model routes; smaller ones do the workers' work and the summaries.
+    assert {(u["role"], u["model"]) for u in usage} == {
+        ("supervisor", "gpt-4.1"),
+        ("worker", "gpt-4.1-mini"),
+        ("summarizer", "gpt-4.1-mini"),
+    }
+    for entry in usage:
+        price = PRICES[entry["model"]]
+        worked_out = (
+            entry["input_tokens"] * price["input"] + entry["output_tokens"] * price["output"]
+        ) / 1e6
+        assert entry["estimated"] is False and entry["output_tokens"] > 0
+        assert entry["cost"] == pytest.approx(worked_out, abs=1e-12)
+    # Each decision and each worker model call is recorded, those before the review too.
+    assert sum(u["role"] == "supervisor" for u in usage) == 6
+    assert sum(u["worker"] == "billing" and u["role"] == "worker" for u in usage) == 4
+    # The turn limit is far above what a turn spends: no warning, nothing halted.
+    assert out.get("budget_events", []) == []
+    assert (
+        max(
+            sum(u["input_tokens"] + u["output_tokens"] for u in usage if u["turn"] == t)
+            for t in (1, 2, 3)
+        )
+        < TURN_TOKEN_LIMIT / 20
+    )
+
+
+def test_the_budget_prices_only_the_models_in_use() -> None:
+    own = FunctionChatModel(name="house-model", reply=lambda call: "hi")
+    large = FunctionChatModel(name="gpt-4.1", reply=lambda call: "hi")
+    budget = budget_for([own, large])
+    assert budget.prices == {"gpt-4.1": PRICES["gpt-4.1"]}
+    assert (budget.max_tokens, budget.per) == (TURN_TOKEN_LIMIT, "turn")
+    assert budget.cost({"model": "house-model", "input_tokens": 10}) is None  # unpriced
+    assert budget_for([own]).prices == {}
+
+
+def test_the_offline_supervisor_decides_from_its_prompt() -> None:
+    def shown(text):
+        return ScriptedCall(index=7, messages=(SystemMessage("You route."), HumanMessage(text)))
+
+    first = "Task: Please change my email\n\nWorkers: ...\n\nLedger: No hops yet.\n\nHop budget"
+    assert supervisor_reply(shown(first)) == {"next": "account", "instructions": ""}
+    later = "Task: Please change my email\n\nWorkers: ...\n\nLedger: 1 hops so far (1 succeeded)"
+    assert supervisor_reply(shown(later))["next"] == "FINISH"
+
+
+def test_one_graph_serves_interleaved_threads_alike(app) -> None:
+    # The offline models decide from what they are shown, never from call order.
+    first, second = config(), config()
+    for text in DEMO_CONVERSATION[1:]:
+        ask(app, text, first)
+        ask(app, text, second)
+    a, b = (app.get_state(c).values for c in (first, second))
+    assert [m.content for m in a["messages"]] == [m.content for m in b["messages"]]
+    strip = ("turn", "step", "role", "worker", "model", "input_tokens", "output_tokens", "cost")
+    assert [{k: u[k] for k in strip} for u in a["usage"]] == [
+        {k: u[k] for k in strip} for u in b["usage"]
+    ]
