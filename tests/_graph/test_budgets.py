@@ -561,3 +561,32 @@ def test_a_token_counter_that_fails_never_fails_the_call():
     model.invoke("hello there", {"callbacks": [recorder]})
     (entry,) = recorder.entries(turn=1, step=1, role="worker", worker="a")
     assert entry["tokens"] > 0 and entry["utilisation"] == entry["tokens"] / 1_000
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres"])
+def test_every_checkpointer_keeps_the_same_record_and_halts_at_the_same_figure(
+    backend: str, tmp_path: Any, request: pytest.FixtureRequest
+):
+    from langgraph_supervisor_pro import open_checkpointer
+
+    url = {
+        "memory": "memory",
+        "sqlite": f"sqlite:///{tmp_path / 'budget.db'}",
+    }.get(backend) or request.getfixturevalue("pg_database")
+    graph = create_supervisor(
+        [worker("a", calls=3)],
+        router=always("a"),
+        budget=Budget(max_tokens=1_500, warn_at=0.5, prices=prices()),
+    )
+    with open_checkpointer(url) as saver:
+        app = graph.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": f"budget-{backend}"}}
+        out = app.invoke({"messages": [("user", "Research tea")]}, config)
+        stored = app.get_state(config).values
+    _, _, reference = run(graph, thread="reference")
+    assert out["halt_reason"] == "budget_exceeded"
+    assert stored["usage"] == out["usage"]
+    assert [entry_tokens(u) for u in out["usage"]] == [entry_tokens(u) for u in reference["usage"]]
+    assert [(e["kind"], e["spent"]) for e in out["budget_events"]] == [
+        (e["kind"], e["spent"]) for e in reference["budget_events"]
+    ]
