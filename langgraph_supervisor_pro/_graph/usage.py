@@ -18,7 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, LLMResult
 
@@ -178,7 +178,22 @@ class UsageRecorder(BaseCallbackHandler):
         invocation_params: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Refuse the call if a budget is spent; else note its input and model."""
+        """Refuse the call if a budget is spent; else note its input and model.
+
+        The replies in its input after the hop's prompt (its last human message) that this
+        recorder never saw (an agent resumed from its own checkpoint after a crash or an
+        interrupt) are counted first, from their own usage, so the check sees them. A
+        summarizer's input is a history, counted before: skipped.
+        """
+        meta = metadata or {}
+        path = [p for p in str(meta.get("lgsp_path") or "").split("/") if p]
+        provider, model = _identity(meta, invocation_params or {})
+        for batch in messages if current_source() != "compaction" else ():  # not a history
+            since = len(batch) - next(
+                (i for i, m in enumerate(reversed(batch)) if isinstance(m, HumanMessage)),
+                len(batch),
+            )
+            self.replayed(batch[since:], model=(provider, model), path=path)
         for level in self.levels:
             reached = level.over()
             if reached is not None:
@@ -186,9 +201,6 @@ class UsageRecorder(BaseCallbackHandler):
         source = current_source()
         meter = self.summarizer if source == "compaction" else self.meter
         counter = meter.counter if meter is not None else count_tokens_approximately
-        meta = metadata or {}
-        provider, model = _identity(meta, invocation_params or {})
-        path = [p for p in str(meta.get("lgsp_path") or "").split("/") if p]
         try:
             tokens = sum(counter(batch) for batch in messages)
         except Exception:  # a configured counter that fails: never the call's failure

@@ -201,8 +201,9 @@ class _Failure:
     mark: BreakerMark | None = None  # the breaker state that refused the hop
 
 
-_RECORDER_KEY = "lgsp_usage_recorder"
-"""The `configurable` key under which a hop passes its usage recorder to its attempts."""
+_RECORDER_KEY = "__lgsp_usage_recorder"
+"""The `configurable` key under which a hop passes its usage recorder to its attempts (a `__`
+key: no saver copies it into checkpoint metadata, where its lock could not be pickled)."""
 
 
 class WorkerNode:

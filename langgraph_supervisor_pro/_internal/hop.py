@@ -1,7 +1,7 @@
 """The typed context of one worker hop, passed to the worker's agent (private).
 
-The worker node puts a `HopContext` under `configurable[HOP_CONFIG_KEY]` (never copied into
-checkpoint metadata: not a `str`); the tool guard and the compaction middleware read it back.
+The worker node puts a `HopContext` under `configurable[HOP_CONFIG_KEY]` (a `__` key, never
+copied into checkpoint metadata); the tool guard and the compaction middleware read it back.
 See docs/architecture.md ("The hop context").
 """
 
@@ -16,8 +16,10 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-HOP_CONFIG_KEY = "lgsp_hop"
-"""The `configurable` key the worker node passes the `HopContext` under."""
+HOP_CONFIG_KEY = "__lgsp_hop"
+"""The `configurable` key the worker node passes the `HopContext` under. It starts with `__`,
+so no saver copies it into checkpoint metadata (the LangGraph server's copies every other
+key, and the context holds live budget levels that cannot be pickled)."""
 
 TRANSIENT_KEY = "lgsp_transient"
 """Metadata (`True`) marking a hop's graph agent's checkpoints as scratch, deleted once the

@@ -724,7 +724,7 @@ ADDED_METADATA = {
     "step": 1,
     "parents": {"": "1f0"},
     "counters": {"ledger": [0, 1]},
-    "lgsp_hop": _Opaque(),  # not JSON: Postgres would refuse the checkpoint
+    "lgsp_context": _Opaque(),  # not JSON: Postgres would refuse the checkpoint
     "deep": {"a": [{"b": _Opaque()}]},
     "openai_api_key": "sk-live-0123456789",
     "partner": "id partner-0123456789",  # holds a registered secret
@@ -745,7 +745,7 @@ def _checkpoint_config(namespace: str) -> dict[str, Any]:
 
 def _assert_added_metadata_cleaned(metadata: dict[str, Any]) -> None:
     assert set(metadata) >= KEPT
-    assert not {"lgsp_hop", "deep", "openai_api_key", "partner"} & set(metadata)
+    assert not {"lgsp_context", "deep", "openai_api_key", "partner"} & set(metadata)
     assert metadata["counters"] == {"ledger": [0, 1]}
 
 
