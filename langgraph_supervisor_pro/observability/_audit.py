@@ -17,6 +17,7 @@ from typing import Any, Literal, LiteralString, cast
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.store.base import BaseStore
 
+from langgraph_supervisor_pro._budget import spend_of
 from langgraph_supervisor_pro._internal.records import aware_time, namespace_path, whole_int
 from langgraph_supervisor_pro._internal.scrub import registered, scrub
 from langgraph_supervisor_pro._internal.text import shown_id
@@ -140,6 +141,13 @@ class HopEvent(AuditEvent):
     error: str | None
     fallback: str | None
     """Why the worker's fallback answered the hop, when it did."""
+    tokens: int = 0
+    """Input plus output tokens of the hop's model calls (every call under it), when the
+    graph prices its calls (`Budget(prices=...)`); else 0."""
+    cost: float | None = None
+    """Their cost; None when none was priced (see `unpriced`)."""
+    unpriced: int = 0
+    """Model calls of the hop with no price."""
 
     def line(self) -> str:
         text = f"{self.worker}: {self.status}"
@@ -149,6 +157,13 @@ class HopEvent(AuditEvent):
             text += f" (error: {self.error})"
         if self.fallback:
             text += f" (fallback answered: {self.fallback})"
+        if self.tokens:
+            spent = f"{self.tokens:,} tokens"
+            if self.cost is not None:
+                spent += f", cost {shown_amount('cost', self.cost)}"
+            if self.unpriced:
+                spent += f", {self.unpriced} unpriced calls"
+            text += f" [{spent}]"
         return text
 
 
@@ -307,6 +322,12 @@ class EndEvent(AuditEvent):
     status: str
     halt_reason: str | None
     halt_detail: str | None
+    tokens: int = 0
+    """Tokens the thread's model calls spent so far (this level's record, every turn), when
+    the graph prices its calls; else 0."""
+    cost: float | None = None
+    """Their cost; None when none was priced."""
+    unpriced: int = 0
 
     def line(self) -> str:
         text = f"run {self.status}"
@@ -314,6 +335,10 @@ class EndEvent(AuditEvent):
             text += f": {self.halt_reason}"
         if self.halt_detail:
             text += f" ({self.halt_detail})"
+        if self.tokens:
+            cost = f", cost {shown_amount('cost', self.cost)}" if self.cost is not None else ""
+            unpriced = f", {self.unpriced} unpriced calls" if self.unpriced else ""
+            text += f" [thread so far: {self.tokens:,} tokens{cost}{unpriced}]"
         return text
 
 
@@ -395,6 +420,20 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
+def _spent(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """An event's spend fields, for a graph with a price table (its calls carry `cost`).
+
+    Tokens, the priced calls' cost (None: none priced) and the unpriced calls; none when the
+    graph prices nothing.
+    """
+    priced = [e for e in entries if "cost" in e]
+    if not priced:
+        return {}
+    unpriced = sum(1 for e in priced if e["cost"] is None)
+    cost = spend_of(priced).cost if unpriced < len(priced) else None
+    return {"tokens": spend_of(entries).tokens, "cost": cost, "unpriced": unpriced}
+
+
 def _unwrap(value: object) -> object:
     """The value of an `Overwrite` write (the supervisor replaces `fanout` with one)."""
     inner = getattr(value, "value", None)
@@ -410,6 +449,7 @@ class _Level:
         self.status: object = None
         self.events: list[AuditEvent] = []
         self._decided: set[tuple[int | None, int | None, str]] = set()
+        self._usage: list[Mapping[str, Any]] = []
 
     def fold(self, writes: Sequence[tuple[str, Any]], at: datetime | None) -> None:
         by_channel: dict[str, list[Any]] = {}
@@ -424,6 +464,8 @@ class _Level:
             )
             for channel in ("ledger", "security", "reviews", "compactions", "budget_events")
         }
+        usage = [e for batch in by_channel.get("usage", ()) for e in batch or ()]
+        self._usage.extend(usage)
         for value in by_channel.get("turn", ()):
             if whole_int(value) is not None:
                 self.turn = cast(int, value)
@@ -449,7 +491,7 @@ class _Level:
         if not self.path:  # a domain's reviews are copied to each level above
             self.events.extend(self._review(e, at) for e in by_hop["reviews"])
         self.events.extend(self._budget(e, at) for e in by_hop["budget_events"])
-        self.events.extend(self._hop(e, at) for e in by_hop["ledger"])
+        self.events.extend(self._hop(e, at, usage) for e in by_hop["ledger"])
         for status in by_channel.get("status", ()):
             previous, self.status = self.status, status
             if status not in ("done", "failed", "halted") or status == previous:
@@ -467,6 +509,7 @@ class _Level:
                     status=str(status),
                     halt_reason=_opt(reasons[-1]),
                     halt_detail=_opt(details[-1]),
+                    **_spent(self._usage),
                 )
             )
 
@@ -538,12 +581,23 @@ class _Level:
             )
         )
 
-    def _hop(self, entry: Mapping[str, Any], at: datetime | None) -> HopEvent:
+    def _hop(
+        self, entry: Mapping[str, Any], at: datetime | None, usage: Sequence[Mapping[str, Any]]
+    ) -> HopEvent:
+        mine = [
+            u
+            for u in usage
+            if u.get("role") != "supervisor"
+            and u.get("worker") == entry.get("worker")
+            and u.get("turn") == entry.get("turn")
+            and u.get("step") == entry.get("step")
+        ]
         return HopEvent(
             **self._where(entry, at),
             **_texts(entry, "worker", "status", "summary"),
             error=_opt(entry.get("error")),
             fallback=_opt(entry.get("fallback")),
+            **_spent(mine),
         )
 
     def _review(self, entry: Mapping[str, Any], at: datetime | None) -> ReviewEvent:

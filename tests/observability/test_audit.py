@@ -582,8 +582,21 @@ def test_budget_events_are_listed_before_the_hop_they_stopped(tmp_path: Path) ->
         ("turn", "", 1, None, "turn 1: Task 1"),
         ("decision", "", 1, 1, "model chose billing"),
         ("budget", "", 1, 1, "budget warning: tokens 850/1,000 (turn)"),
-        ("hop", "", 1, 1, "billing: success: Refunded."),
-        ("end", "", 1, None, "run done"),
+        # a priced graph's hops and ends say what they spent (the thread's total so far)
+        (
+            "hop",
+            "",
+            1,
+            1,
+            "billing: success: Refunded. [700 tokens, cost 0.0013, 1 unpriced calls]",
+        ),
+        (
+            "end",
+            "",
+            1,
+            None,
+            "run done [thread so far: 1,200 tokens, cost 0.00272, 1 unpriced calls]",
+        ),
         ("turn", "", 2, None, "turn 2: Task 2"),
         ("decision", "", 2, 1, "model chose billing"),
         ("budget", "", 2, 1, "budget warning: cost 0.0041/0.005 (turn) [worker billing]"),
@@ -593,9 +606,17 @@ def test_budget_events_are_listed_before_the_hop_they_stopped(tmp_path: Path) ->
             "",
             2,
             1,
-            "billing: failed: Budget spent. (error: BudgetExceededError: billing is spent)",
+            "billing: failed: Budget spent. (error: BudgetExceededError: billing is spent) "
+            "[580 tokens, cost 0.0016]",
         ),
-        ("end", "", 2, None, "run halted: budget_exceeded"),
+        (
+            "end",
+            "",
+            2,
+            None,
+            "run halted: budget_exceeded [thread so far: 1,950 tokens, cost 0.00482, "
+            "1 unpriced calls]",
+        ),
     ]
     assert_times(trail)
     exceeded = trail.events[8]
