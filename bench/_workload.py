@@ -586,21 +586,74 @@ def build_floor(
         add_worker(name)
     builder.add_edge(START, "route")
 
-    def check_final(final: Mapping[str, Any], n: int) -> None:
-        answers: list[str] = final.get("answers") or []
-        _expect(len(answers) == n, f"floor: {len(answers)} answers, expected {n}")
-        seen: dict[str, int] = {}
-        for worker, answer in zip(schedule(n), answers, strict=True):
-            seen[worker] = seen.get(worker, 0) + 1
-            _expect(
-                answer == answer_text(worker, seen[worker]),
-                f"floor: answer {sum(seen.values())} is not {worker}'s answer {seen[worker]}",
-            )
-
     return Prepared(
         hops=hops,
         graph=builder.compile(checkpointer=checkpointer),
         supervisor=scripted_router,
         workers=scripted,
-        check_final=check_final,
+        check_final=_check_floor_answers,
     )
+
+
+def build_function_floor(hops: int, checkpointer: BaseCheckpointSaver[Any]) -> Prepared:
+    """A bare `StateGraph` loop running the function workers for the same hops.
+
+    The floor of the function workload (`build_pro(hops, saver, None, by_function=True)`):
+    a routing node sends hop k to `schedule(hops)[k]` (its own super-step, so a checkpoint
+    lands between the decision and the hop, as in ours), and one plain node per worker
+    builds the hop's `WorkerTask` from the worker's own history, calls the same function
+    (`function_worker`), and keeps the prompt and the answer in the worker's slot and the
+    answer in `answers`. Plain sync nodes: LangGraph runs them on the event loop under
+    `ainvoke`, so one graph serves both drivers.
+    """
+    plan = schedule(hops)
+
+    def floor_route(state: FloorState) -> Command[str]:
+        hop = state.get("hop", 0)
+        return Command(goto=plan[hop] if hop < hops else END)
+
+    builder = StateGraph(FloorState)
+    builder.add_node("route", floor_route, destinations=(*WORKER_NAMES, END))
+
+    def add_worker(name: str) -> None:
+        function = function_worker(name)
+
+        def floor_hop(state: FloorState) -> dict[str, Any]:
+            hop = state.get("hop", 0) + 1
+            history = state.get("slots", {}).get(name, [])
+            task = WorkerTask(
+                worker=name, step=hop, task=TASK, instructions=instructions(hop), messages=history
+            )
+            answer = function(task)
+            reply = AIMessage(content=answer, name=name)
+            return {
+                "hop": hop,
+                "slots": {name: [*history, HumanMessage(content=task.prompt()), reply]},
+                "answers": [answer],
+            }
+
+        builder.add_node(name, floor_hop)
+        builder.add_edge(name, "route")
+
+    for name in WORKER_NAMES:
+        add_worker(name)
+    builder.add_edge(START, "route")
+    return Prepared(
+        hops=hops,
+        graph=builder.compile(checkpointer=checkpointer),
+        supervisor=None,
+        check_final=_check_floor_answers,
+    )
+
+
+def _check_floor_answers(final: Mapping[str, Any], hops: int) -> None:
+    """Raise `WorkloadError` unless the floor's `answers` are the round-robin answers."""
+    answers: list[str] = final.get("answers") or []
+    _expect(len(answers) == hops, f"floor: {len(answers)} answers, expected {hops}")
+    seen: dict[str, int] = {}
+    for worker, answer in zip(schedule(hops), answers, strict=True):
+        seen[worker] = seen.get(worker, 0) + 1
+        _expect(
+            answer == answer_text(worker, seen[worker]),
+            f"floor: answer {sum(seen.values())} is not {worker}'s answer {seen[worker]}",
+        )

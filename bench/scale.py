@@ -27,6 +27,16 @@ hand-written supervisor does (shown beside the targets, which are against the fl
     PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
         .venv/bin/python bench/scale.py --markdown bench/RESULTS.md
 
+`--workload function` measures plain function workers instead (`bench/_function_workload.py`:
+3 function workers, a router function, 6 hops; the floor a bare LangGraph loop, a routing
+node and one node per worker): CPU per hop in memory with `--memory-threads` (200) runs at
+once, wall time and client CPU of `--sizes` (500, 1,000) runs at once on one async Postgres
+pool, and where a hop's CPU goes, part by part; targets: within 1.3x of the floor, no error.
+It writes its own part of the page (markers `bench/scale.py --workload function`):
+
+    PYTHONPATH=$PWD LGSP_POSTGRES_URI=postgresql://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python bench/scale.py --workload function --markdown bench/RESULTS.md
+
 `--quick` shrinks everything (tiny sizes, hop counts and latency) for the test suite.
 `--markdown FILE` rewrites only this benchmark's part of the results page (between its
 `<!-- bench/scale.py: ... -->` markers); `bench/compare.py --markdown` keeps it.
@@ -53,8 +63,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg
 from rich.console import Console
 
-from bench import _latency, _per_hop, _throughput
+from bench import _function_sections, _function_workload, _latency, _per_hop, _throughput
 from bench._env import run_lines
+from bench._function_sections import FunctionSettings
 from bench._postgres import bench_database, server_version
 from bench._report import (
     Section,
@@ -70,7 +81,10 @@ from bench.trees import BUCKETS, by_bucket
 from langgraph_supervisor_pro import open_checkpointer
 
 SCRIPT = "bench/scale.py"
+FUNCTION_SCRIPT = "bench/scale.py --workload function"
+"""The function workload's part of the results page (its own markers)."""
 SECTIONS = ("all", "throughput", "per-hop", "latency")
+WORKLOADS = ("agent", "function")
 THROUGHPUT_LIMIT = 1.3
 PER_HOP_LIMIT = 1.3
 FAN_OUT_LIMIT = 1.2
@@ -96,11 +110,34 @@ class Settings:
     latency_repeat: int = 5
     agent: str = "create_react_agent"
     markdown: Path | None = None
+    workload: str = "agent"
+    memory_threads: int = 200
+    memory_repeat: int = 9
+
+    def function(self) -> FunctionSettings:
+        """The function workload's settings."""
+        return FunctionSettings(
+            hops=self.hops,
+            memory_threads=self.memory_threads,
+            memory_repeat=self.memory_repeat,
+            sizes=self.sizes,
+            repeat=self.repeat,
+            pool_size=self.pool_size,
+            timeout=self.timeout,
+            profile_threads=min(self.memory_threads, PROFILE_THREADS),
+            profile=self.profile,
+        )
 
     def runs(self, name: str) -> bool:
         """Whether section `name` runs."""
         return self.section in ("all", name)
 
+
+FUNCTION_DEFAULTS = {"sizes": (500, 1000), "hops": _function_workload.HOPS, "repeat": 2}
+"""`--workload function` without `--sizes`, `--hops` or `--repeat`: the issue's workload,
+two Postgres bursts per (side, size) (about nine minutes on two cores; `--repeat 1`: six)."""
+PROFILE_THREADS = 100
+"""Runs at once in a profiled burst of the function workload (at most `--memory-threads`)."""
 
 QUICK = {
     "sizes": (4,),
@@ -112,6 +149,8 @@ QUICK = {
     "latency": 0.01,
     "latency_hops": 2,
     "latency_repeat": 1,
+    "memory_threads": 4,
+    "memory_repeat": 1,
 }
 """`--quick`: every section, tiny (the test suite's run; its figures mean nothing)."""
 
@@ -132,9 +171,16 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
     parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.splitlines()[0])
     add = parser.add_argument
     add("--section", choices=SECTIONS, default=d.section)
-    add("--sizes", type=_ints, default=d.sizes, help="concurrent threads, e.g. 100,500,1000")
-    add("--hops", type=int, default=d.hops, help="hops per thread in the throughput bursts")
-    add("--repeat", type=int, default=d.repeat, help="bursts per (side, size) (median)")
+    add(
+        "--workload",
+        choices=WORKLOADS,
+        default=d.workload,
+        help="agent: react-agent workers (the sections above); function: plain function "
+        "workers, in memory and on Postgres, with a profile (its own part of the page)",
+    )
+    add("--sizes", type=_ints, default=None, help="concurrent threads, e.g. 100,500,1000")
+    add("--hops", type=int, default=None, help="hops per thread in the throughput bursts")
+    add("--repeat", type=int, default=None, help="bursts per (side, size) (median)")
     add("--pool-size", type=int, default=d.pool_size, help="the async pool's max connections")
     add("--timeout", type=float, default=d.timeout, help="seconds a burst may take")
     add("--per-hop-hops", type=_ints, default=d.per_hop_hops, metavar="N,N")
@@ -144,10 +190,26 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
     add("--jitter", type=float, default=d.jitter, help="+/- fraction of --latency")
     add("--latency-hops", type=int, default=d.latency_hops)
     add("--latency-repeat", type=int, default=d.latency_repeat)
+    add("--memory-threads", type=int, default=d.memory_threads, help="function workload")
+    add("--memory-repeat", type=int, default=d.memory_repeat, help="function workload")
     add("--quick", action="store_true", help="tiny settings (for the tests)")
     add("--markdown", type=Path, default=None, metavar="FILE")
     args = parser.parse_args(argv)
-    ints = (args.hops, args.repeat, args.pool_size, args.per_hop_repeat)
+    defaults = FUNCTION_DEFAULTS if args.workload == "function" else asdict(d)
+    if args.sizes is None:
+        args.sizes = defaults["sizes"]
+    if args.hops is None:
+        args.hops = defaults["hops"]
+    if args.repeat is None:
+        args.repeat = defaults["repeat"]
+    ints = (
+        args.hops,
+        args.repeat,
+        args.pool_size,
+        args.per_hop_repeat,
+        args.memory_threads,
+        args.memory_repeat,
+    )
     if min(ints) < 1 or min(args.latency_hops, args.latency_repeat) < 1:
         parser.error("--hops, --repeat, --pool-size and the --*-repeat/--*-hops take ints >= 1")
     if not args.timeout > 0 or not args.latency >= 0 or not 0 <= args.jitter < 1:
@@ -169,6 +231,9 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
         latency_hops=args.latency_hops,
         latency_repeat=args.latency_repeat,
         markdown=args.markdown,
+        workload=args.workload,
+        memory_threads=args.memory_threads,
+        memory_repeat=args.memory_repeat,
     )
     if args.quick:
         settings = Settings(**{**asdict(settings), **QUICK})
@@ -791,8 +856,48 @@ def page_part(settings: Settings, parts: Sequence[Section], postgres: str) -> st
     return script_part("Scale on one machine (bench/scale.py)", SCRIPT, header, parts)
 
 
+def run_function_bench(settings: Settings, console: Console) -> list[Section]:
+    """`--workload function`: measure, print, and write its own part of the page."""
+    say = Console(stderr=True).print
+    with bench_database() as (uri, source):
+        postgres = (
+            f"{source}, PostgreSQL {server_version(uri).split()[0]}, fresh database; "
+            f"max_connections {_setting(uri, 'max_connections')}; pool_size={settings.pool_size}"
+        )
+        with open_checkpointer(uri):  # runs the migrations once, for every child
+            pass
+        function = settings.function()
+        figures = _function_sections.measure(function, uri, run_child, say)
+    parts = _function_sections.sections(figures, function)
+    _show(parts, console)
+    if settings.markdown is not None:
+        header = [
+            *run_lines(SCRIPT, settings.markdown),
+            f"packages: langgraph {version('langgraph')}, langgraph-checkpoint-postgres "
+            f"{version('langgraph-checkpoint-postgres')}, langchain-core "
+            f"{version('langchain-core')}",
+            f"postgres: {postgres}",
+        ]
+        title = "Scale on one machine, function workers (bench/scale.py --workload function)"
+        write_part(
+            settings.markdown, FUNCTION_SCRIPT, script_part(title, FUNCTION_SCRIPT, header, parts)
+        )
+        console.print(f"Function workload section written to {settings.markdown}")
+    return parts
+
+
+def _show(parts: Sequence[Section], console: Console) -> None:
+    for section in parts:
+        console.print(section.table.to_rich())
+        for target in section.targets:
+            shown = "-" if target.measured is None else f"{target.measured:.3f}"
+            console.print(f"{target.verdict}: {target.statement}: {shown}")
+
+
 def run_bench(settings: Settings, console: Console) -> list[Section]:
     """Measure the sections asked for, print them, write the page part when asked."""
+    if settings.workload == "function":
+        return run_function_bench(settings, console)
     parts: list[Section] = []
     say = Console(stderr=True).print
     postgres = "not used"
@@ -829,11 +934,7 @@ def run_bench(settings: Settings, console: Console) -> list[Section]:
             progress=say,
         )
         parts += latency_sections(figures, settings)
-    for section in parts:
-        console.print(section.table.to_rich())
-        for target in section.targets:
-            shown = "-" if target.measured is None else f"{target.measured:.3f}"
-            console.print(f"{target.verdict}: {target.statement}: {shown}")
+    _show(parts, console)
     if settings.markdown is not None:
         write_part(settings.markdown, SCRIPT, page_part(settings, parts, postgres))
         console.print(f"Scale section written to {settings.markdown}")

@@ -119,13 +119,18 @@ class Budgets:
         self, state: Mapping[str, Any], config: RunnableConfig, *, worker: str | None
     ) -> list[Level]:
         """The budgets a node's model calls are checked against (shared by its branches)."""
+        graph = self.budget if self.budget is not None and self.budget.limits else None
+        own = self.workers.get(worker) if worker is not None else None
+        if own is not None and not own.limits:
+            own = None
+        if graph is None and own is None:  # nothing limited: no pool to find
+            return []
         turn = int(state.get("turn", 1))
         key = _pool_key(config, state)
         found: list[Level] = []
-        if self.budget is not None and self.budget.limits:
-            found.append(self.level(self.budget, state, turn, None, pool(f"{key}|graph")))
-        own = self.workers.get(worker) if worker is not None else None
-        if own is not None and own.limits:
+        if graph is not None:
+            found.append(self.level(graph, state, turn, None, pool(f"{key}|graph")))
+        if own is not None:
             found.append(self.level(own, state, turn, worker, pool(f"{key}|worker:{worker}")))
         return found
 

@@ -11,19 +11,42 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.config import (
+    DEFAULT_RECURSION_LIMIT,
+    ensure_config,
+    var_child_runnable_config,
+)
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 
 _COMPLETE_KEYS = frozenset({"tags", "metadata", "callbacks", "recursion_limit", "configurable"})
+_NODE_KEYS = frozenset({"metadata", "callbacks", "configurable"})
+"""The keys of the config LangGraph runs a node with (it sets no tags or recursion limit)."""
 
 
 def _complete(config: RunnableConfig | None) -> RunnableConfig:
-    """`config` as it is when it has every key a body reads (LangGraph's), else ensured.
+    """`config` with every key a body reads, as `ensure_config` gives it, without its copies.
 
-    Ensuring LangGraph's already ensured config again copied it on every hop for nothing.
+    A complete config is taken as it is. LangGraph runs a node with its task's config,
+    which is also the context's (`var_child_runnable_config`) and lacks `tags` and
+    `recursion_limit`: those get `ensure_config`'s defaults, and the metadata the
+    namespace, as `ensure_config` would, without copying the callback manager (twice) and
+    every dict on every node call. Any other config is ensured.
     """
-    if config is not None and config.keys() >= _COMPLETE_KEYS:
+    if config is None:
+        return ensure_config(config)
+    keys = config.keys()
+    if keys >= _COMPLETE_KEYS:
         return config
+    if keys >= _NODE_KEYS and var_child_runnable_config.get() is config:
+        completed: RunnableConfig = {"tags": [], "recursion_limit": DEFAULT_RECURSION_LIMIT}
+        completed.update(config)
+        metadata = config["metadata"]
+        for key in ("model", "checkpoint_ns"):  # what `ensure_config` copies to metadata
+            value = config["configurable"].get(key)
+            if isinstance(value, str) and key not in metadata:
+                metadata = {**metadata, key: value}
+        completed["metadata"] = metadata
+        return completed
     return ensure_config(config)
 
 

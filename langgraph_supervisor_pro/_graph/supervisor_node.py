@@ -17,7 +17,6 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.output_parsers.openai_tools import JsonOutputKeyToolsParser
 from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import merge_configs
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.config import get_store
 from langgraph.errors import NodeError
@@ -34,6 +33,7 @@ from langgraph_supervisor_pro._graph.fanout import BRANCH_KEY, branches, with_st
 from langgraph_supervisor_pro._graph.names import COMPACTION_NODE, REVIEW_NODE, SYNTHESIS_NODE
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.usage import UsageMeter
+from langgraph_supervisor_pro._internal.configs import with_handler, with_trace
 from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.scrub import RunSecrets, warn_plain_credentials
 from langgraph_supervisor_pro._internal.storable import storable, unstorable_at
@@ -268,9 +268,8 @@ class SupervisorNode:
             decision = self.decision_model.model_validate(dict(value))
         except ValidationError as exc:
             return _Invalid(_short_error(exc))
-        branches = tuple(
-            (b.next, b.instructions.strip()) for b in getattr(decision, "parallel", ())
-        )
+        parallel = getattr(decision, "parallel", ()) if self.parallel else ()
+        branches = tuple((b.next, b.instructions.strip()) for b in parallel)
         for name in (decision.next, *(branch for branch, _ in branches)):
             if self._blocked(name, view):  # its circuit is open
                 return _Invalid(
@@ -343,7 +342,7 @@ class SupervisorNode:
         usage: list[UsageEntry] = []
         if choice is None:
             recorder = self.budgets.recorder({**state, **intake}, config, meter=self.meter)
-            asked = merge_configs(config, {"callbacks": [recorder]})
+            asked = with_handler(config, recorder)
             choice = yield from self._asking(view, asked, tier, [])
             usage = recorder.entries(
                 turn=view.turn, step=view.step + 1, role="supervisor", worker=None
@@ -368,7 +367,7 @@ class SupervisorNode:
             "lgsp_turn": view.turn,
             "lgsp_autonomy": tier,
         }
-        cfg = merge_configs(config, {"metadata": metadata, "tags": ["lgsp:supervisor"]})
+        cfg = with_trace(config, metadata, ["lgsp:supervisor"])
         messages = self.messages(view)
         reply = yield from _structured_reply(structured, messages, cfg, sent)
         first = self._parse(reply, "model", view)

@@ -20,11 +20,21 @@ from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from typing import Any, cast
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.config import (
+    DEFAULT_RECURSION_LIMIT,
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+    patch_config,
+    set_config_context,
+    var_child_runnable_config,
+)
+from langchain_core.runnables.utils import coro_with_context
 from langgraph.config import get_store
 from langgraph.errors import GraphBubbleUp, ParentCommand, is_invalid_resume
 from langgraph.pregel import Pregel
@@ -47,6 +57,7 @@ from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro._graph.remote_hop import RemoteHop
 from langgraph_supervisor_pro._graph.usage import UsageMeter, UsageRecorder
 from langgraph_supervisor_pro._internal.aio import abandonable, run_sync
+from langgraph_supervisor_pro._internal.configs import with_handler, with_trace
 from langgraph_supervisor_pro._internal.hop import (
     TRANSIENT_KEY,
     HopContext,
@@ -151,7 +162,7 @@ class _Runner:
             runnable=(
                 agent
                 if isinstance(agent, Runnable)
-                else RunnableLambda(_scrubbing(agent, is_async), name=f"{worker.name}.agent")
+                else _FunctionAgent(_scrubbing(agent, is_async), name=f"{worker.name}.agent")
             ),
             is_async=is_async,
             takes_messages=kind == "runnable",
@@ -347,8 +358,7 @@ class WorkerNode:
         if runner is not self._own:
             metadata["lgsp_fallback"] = runner.name
             tags.append(f"lgsp:fallback:{runner.name}")
-        extra: RunnableConfig = {"metadata": metadata, "tags": tags}
-        return with_hop(merge_configs(config, extra), context)
+        return with_hop(with_trace(config, metadata, tags), context)
 
     def invoke(self, state: SupervisorState, config: RunnableConfig) -> dict[str, Any]:
         """Run the hop synchronously, retrying transient errors per `Worker.retry`."""
@@ -369,8 +379,7 @@ class WorkerNode:
         recorder = self.budgets.recorder(
             state, config, worker=name, meter=self.meter, summarizer=self.summarizer_meter
         )
-        config = merge_configs(config, {"callbacks": [recorder]})
-        config["configurable"] = {**config.get("configurable", {}), _RECORDER_KEY: recorder}
+        config = with_handler(config, recorder, {_RECORDER_KEY: recorder})
         update = yield from self._outcome(state, config)
         route = route_of(state, name)
         step = route["step"] if route is not None else state.get("step", 0)
@@ -649,12 +658,10 @@ class WorkerNode:
         checked = result
         try:
             if self._checker is not None:
-                checker_config = merge_configs(
+                checker_config = with_trace(
                     config,
-                    {
-                        "metadata": {"lgsp_role": "verifier", "lgsp_worker": self.worker.name},
-                        "tags": [f"lgsp:verify:{self.worker.name}"],
-                    },
+                    {"lgsp_role": "verifier", "lgsp_worker": self.worker.name},
+                    [f"lgsp:verify:{self.worker.name}"],
                 )
                 messages = checker_messages(hop.task, checked)
                 reply = yield Invoke(self._checker, messages, checker_config)
@@ -942,6 +949,104 @@ def _compacted_within_hop(
     if not summaries:
         return None
     return summaries[-1], removed
+
+
+class _FunctionAgent(RunnableLambda[WorkerTask, Any]):
+    """A function worker as its hop calls it: one run per call, named `<worker>.agent`.
+
+    What a `RunnableLambda` of a one-argument function does, without inspecting the
+    function's signature (and its executor wrapper's) on every call: the run, the child
+    config in the context (the models and graphs the function calls inherit the hop's
+    callbacks, its usage recorder among them, and its metadata), a sync function in the
+    executor under `ainvoke`. When the hop's callbacks are LangGraph's manager holding only
+    usage recorders (no tracer, no other handler: LangGraph's own configuration found
+    none), nothing could see the run, so none is opened: the function runs in the hop's
+    config, and the models it calls still report to the recorder.
+    """
+
+    def __init__(self, fn: Callable[[WorkerTask], Any], *, name: str) -> None:
+        super().__init__(fn, name=name)
+        self._fn = fn
+        self._is_async = hasattr(self, "afunc")
+
+    def invoke(self, input: WorkerTask, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Call a sync function in a run of its own."""
+        if self._is_async:
+            raise TypeError(
+                "Cannot invoke a coroutine function synchronously.Use `ainvoke` instead."
+            )
+        if config is not None and _unseen(config):
+            return _in_context(config).run(self._fn, input)
+        config = ensure_config(config)
+        run = get_callback_manager_for_config(config).on_chain_start(
+            None, input, name=config.get("run_name") or self.name, run_id=config.pop("run_id", None)
+        )
+        try:
+            with set_config_context(patch_config(config, callbacks=run.get_child())) as context:
+                output = context.run(self._fn, input)
+        except BaseException as exc:
+            run.on_chain_error(exc)
+            raise
+        run.on_chain_end(output)
+        return output
+
+    async def ainvoke(
+        self, input: WorkerTask, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Any:
+        """Await an async function, or run a sync one in the executor, in a run of its own."""
+        if config is not None and _unseen(config):
+            return await self._acall(input, _in_context(config))
+        config = ensure_config(config)
+        run = await get_async_callback_manager_for_config(config).on_chain_start(
+            None, input, name=config.get("run_name") or self.name, run_id=config.pop("run_id", None)
+        )
+        try:
+            with set_config_context(patch_config(config, callbacks=run.get_child())) as context:
+                output = await self._acall(input, context)
+        except BaseException as exc:
+            await run.on_chain_error(exc)
+            raise
+        await run.on_chain_end(output)
+        return output
+
+    async def _acall(self, input: WorkerTask, context: contextvars.Context) -> Any:
+        if self._is_async:
+            return await coro_with_context(self._fn(input), context)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, context.run, _called, self._fn, input)
+
+
+def _in_context(config: RunnableConfig) -> contextvars.Context:
+    """A copy of this context whose runnable config is `config`.
+
+    With LangChain's default recursion limit when `config` sets none, as the child config
+    of a run has it (`ensure_config`).
+    """
+    if "recursion_limit" not in config:
+        config = {**config, "recursion_limit": DEFAULT_RECURSION_LIMIT}
+    context = contextvars.copy_context()
+    context.run(var_child_runnable_config.set, config)
+    return context
+
+
+def _called(fn: Callable[[WorkerTask], Any], task: WorkerTask) -> Any:
+    """`fn(task)` in the executor: a `StopIteration` would leave its future pending forever."""
+    try:
+        return fn(task)
+    except StopIteration as exc:
+        raise RuntimeError("the function worker raised StopIteration") from exc
+
+
+def _unseen(config: RunnableConfig) -> bool:
+    """Whether a run under `config` is seen by no handler but usage recorders.
+
+    Only for LangGraph's callback manager: its configuration already added whatever the
+    environment and the context ask for (a LangSmith tracer, a debug handler, hooks).
+    """
+    callbacks = config.get("callbacks")
+    return isinstance(callbacks, BaseCallbackManager) and all(
+        isinstance(handler, UsageRecorder) for handler in callbacks.handlers
+    )
 
 
 def _scrubbing(fn: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
