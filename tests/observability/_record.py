@@ -362,9 +362,9 @@ def spend_app(saver: BaseCheckpointSaver[Any], turns: list[dict[str, dict[str, A
         return dict(turns[state["turn"] - 1]["synthesis"])
 
     builder = StateGraph(SupervisorState)
-    builder.add_node("supervisor", supervisor, metadata=node_metadata("supervisor"))
-    builder.add_node("billing", billing, metadata=node_metadata("worker", "billing"))
-    builder.add_node("synthesis", synthesis, metadata=node_metadata("synthesis"))
+    builder.add_node("supervisor", supervisor, metadata=node_metadata("supervisor"))  # type: ignore[type-var]
+    builder.add_node("billing", billing, metadata=node_metadata("worker", "billing"))  # type: ignore[type-var]
+    builder.add_node("synthesis", synthesis, metadata=node_metadata("synthesis"))  # type: ignore[type-var]
     builder.add_edge(START, "supervisor")
     builder.add_edge("billing", "synthesis")
     builder.add_edge("synthesis", END)
