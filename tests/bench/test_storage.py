@@ -60,8 +60,9 @@ def test_the_storage_bench_writes_only_its_part_of_the_page(server, tmp_path):
 def test_the_snapshot_comparison_builds_each_frequency_and_times_each_read(server):
     figures = measure_snapshots(points=(3, 6), every=3, frequencies=(2, 1000), repeat=1)
     often, rarely = figures.replays[2], figures.replays[1000]
-    assert often[6].seeds == 2 and often[6].writes < rarely[6].writes  # ledger, workers
-    assert rarely[6].seeds == 0 and rarely[6].writes == 2 * 6  # one write each per hop
+    # ledger, workers and usage (every hop records its model calls)
+    assert often[6].seeds == 3 and often[6].writes < rarely[6].writes
+    assert rarely[6].seeds == 0 and rarely[6].writes == 3 * 6  # one write each per hop
     assert rarely[6].nbytes > rarely[3].nbytes > 0
     for frequency in (2, 1000):
         series = figures.series[frequency]
