@@ -234,6 +234,8 @@ class WorkerResult(BaseModel):
     @field_validator("result")
     @classmethod
     def _result_is_json(cls, value: Any) -> Any:
+        if isinstance(value, str):  # always JSON: the common answer is not encoded to check it
+            return storable(value)
         try:
             json.dumps(value)
         except (TypeError, ValueError) as exc:

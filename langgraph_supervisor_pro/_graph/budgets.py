@@ -10,7 +10,7 @@ survives crashes and resumes exactly (docs/architecture.md, "Budgets").
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -102,11 +102,17 @@ class Budgets:
         turn: int,
         worker: str | None,
         in_flight: Pool | None = None,
+        entries: Iterable[Mapping[str, Any]] | None = None,
     ) -> Level:
-        """One budget's level: its limits in force and what its scope spent so far."""
+        """One budget's level: its limits in force and what its scope spent so far.
+
+        `entries`: the usage entries to count (default: the state's).
+        """
         label = f"worker {worker!r}'s budget" if worker else "the graph's budget"
         committed = spend_of(
-            state.get("usage") or (), turn=self._scope_turn(budget, turn), worker=worker
+            entries if entries is not None else state.get("usage") or (),
+            turn=self._scope_turn(budget, turn),
+            worker=worker,
         )
         return Level(
             label=label,
@@ -182,8 +188,12 @@ class Budgets:
                 out.halt = f"{above.label} (above this domain) is spent: " + (
                     f"{_shown(measure, spent)} of {_shown(measure, limit)}"
                 )
+        by_worker: dict[str, list[Mapping[str, Any]]] = {}  # one pass, not one per budget
+        if self.workers:
+            for entry in values.get("usage") or ():
+                by_worker.setdefault(entry.get("worker"), []).append(entry)
         for name, own_budget in self.workers.items():
-            level = self.level(own_budget, values, turn, name)
+            level = self.level(own_budget, values, turn, name, entries=by_worker.get(name, []))
             reached = level.over()
             if reached is not None:
                 measure, spent, limit = reached

@@ -124,6 +124,19 @@ def _identity(
     )
 
 
+def _usage_of(usage: Mapping[str, Any]) -> dict[str, int]:
+    """A message's `usage_metadata` as a usage entry's token counts (absent: 0)."""
+    inputs = usage.get("input_token_details") or {}
+    outputs = usage.get("output_token_details") or {}
+    return {
+        "input_tokens": int(usage.get("input_tokens", 0) or 0),
+        "output_tokens": int(usage.get("output_tokens", 0) or 0),
+        "cache_read": int(inputs.get("cache_read", 0) or 0),
+        "cache_creation": int(inputs.get("cache_creation", 0) or 0),
+        "reasoning": int(outputs.get("reasoning", 0) or 0),
+    }
+
+
 def _reported(response: LLMResult) -> tuple[dict[str, int] | None, list[BaseMessage]]:
     """The provider's usage of the call (None: it reported none), and its reply messages."""
     messages = [
@@ -132,15 +145,7 @@ def _reported(response: LLMResult) -> tuple[dict[str, int] | None, list[BaseMess
     for message in messages:
         usage = getattr(message, "usage_metadata", None)
         if usage:
-            inputs = usage.get("input_token_details") or {}
-            outputs = usage.get("output_token_details") or {}
-            return {
-                "input_tokens": int(usage.get("input_tokens", 0)),
-                "output_tokens": int(usage.get("output_tokens", 0)),
-                "cache_read": int(inputs.get("cache_read", 0) or 0),
-                "cache_creation": int(inputs.get("cache_creation", 0) or 0),
-                "reasoning": int(outputs.get("reasoning", 0) or 0),
-            }, messages
+            return _usage_of(usage), messages
     return None, messages
 
 
@@ -264,16 +269,8 @@ class UsageRecorder(BaseCallbackHandler):
             meta = message.response_metadata or {}
             provider = model[0] or meta.get("model_provider")
             name = model[1] or meta.get("model_name") or meta.get("model")
-            call = _Call(int(usage.get("input_tokens", 0)), None, provider, name, list(path))
-            reported = {
-                "input_tokens": int(usage.get("input_tokens", 0)),
-                "output_tokens": int(usage.get("output_tokens", 0)),
-                "cache_read": int((usage.get("input_token_details") or {}).get("cache_read", 0)),
-                "cache_creation": int(
-                    (usage.get("input_token_details") or {}).get("cache_creation", 0)
-                ),
-                "reasoning": int((usage.get("output_token_details") or {}).get("reasoning", 0)),
-            }
+            reported = _usage_of(usage)
+            call = _Call(reported["input_tokens"], None, provider, name, list(path))
             self._finish(call, reported, estimated=False)
             if message.id:
                 self.replies.add(message.id)

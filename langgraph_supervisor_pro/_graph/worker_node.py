@@ -63,6 +63,7 @@ from langgraph_supervisor_pro._internal.hop import (
     HopContext,
     hop_context,
     prompt_digest,
+    url_id,
     with_hop,
 )
 from langgraph_supervisor_pro._internal.model_identity import fingerprint
@@ -310,8 +311,8 @@ class WorkerNode:
         # after a crash or an interrupt sends the message a sub-agent already holds.
         namespace = str(config.get("configurable", {}).get("checkpoint_ns", ""))
         seed = f"lgsp:{namespace}:prompt"
-        prompt_id = uuid.uuid5(uuid.NAMESPACE_URL, seed) if namespace else uuid.uuid4()
-        prompt = HumanMessage(content=hop.prompt, id=str(prompt_id))
+        prompt_id = url_id(seed) if namespace else str(uuid.uuid4())
+        prompt = HumanMessage(content=hop.prompt, id=prompt_id)
         if runner.keeps_history:
             return {"messages": [prompt]}, [prompt]
         if runner.takes_messages:

@@ -8,6 +8,7 @@ See docs/architecture.md ("The hop context").
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,24 @@ class HopContext:
 def prompt_digest(prompt: str) -> str:
     """A short digest of a hop's prompt text (16 hex digits of its SHA-256)."""
     return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
+
+
+def url_id(seed: str) -> str:
+    """`str(uuid.uuid5(uuid.NAMESPACE_URL, seed))`, without building a `UUID` (one per hop).
+
+    Example:
+        >>> import uuid
+        >>> url_id("lgsp:x:prompt") == str(uuid.uuid5(uuid.NAMESPACE_URL, "lgsp:x:prompt"))
+        True
+    """
+    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + seed.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def with_hop(config: RunnableConfig, hop: HopContext) -> RunnableConfig:

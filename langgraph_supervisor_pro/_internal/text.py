@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-
-_WORD = re.compile(r"\S+")
 
 
 def store_label(text: str) -> str:
@@ -48,15 +45,20 @@ def one_line(text: str, limit: int) -> str:
 def first_sentence(text: str, limit: int) -> str:
     r"""The first sentence of `text` (to a word ending in '.', '!' or '?'), cut to `limit`.
 
-    Only the words up to there (or up to `limit` characters) are read.
+    Only the words up to there (or up to `limit` characters) are read: past
+    `(limit + 1) // 2 + 1` words of one character or more, the joined words exceed `limit`.
+
+    Example:
+        >>> first_sentence("  Found  it. Then more.", 120)
+        'Found it.'
     """
-    words: list[str] = []
+    most = (limit + 1) // 2 + 1
+    words = text.split(None, most)[:most]  # the last part of a full split is the unsplit rest
     length = -1  # the joined words' length: one space fewer than words
-    for match in _WORD.finditer(text):
-        word = match.group()
-        words.append(word)
+    for count, word in enumerate(words, 1):
         length += len(word) + 1
         if length > limit or word[-1] in ".!?":
+            del words[count:]
             break
     return truncate(" ".join(words), limit)
 

@@ -1,9 +1,12 @@
 """The typed hop context: what the worker node passes to its agent, and who reads it."""
 
+import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 import psycopg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
@@ -16,6 +19,7 @@ from langgraph_supervisor_pro._internal.hop import (
     first_human_text,
     hop_context,
     prompt_digest,
+    url_id,
     with_hop,
 )
 from langgraph_supervisor_pro.persistence._checkpointers import open_checkpointer
@@ -177,3 +181,9 @@ def test_compaction_middleware_task_comes_from_the_hop_not_the_prompt_text():
 
     inside = RunnableLambda(read).invoke(None, with_hop({}, hop))
     assert inside == "The real task"
+
+
+@settings(max_examples=300)
+@given(seed=st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_url_id_is_uuid5_of_the_url_namespace(seed: str) -> None:
+    assert url_id(seed) == str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
