@@ -19,7 +19,7 @@ from langgraph.types import RetryPolicy
 from langgraph_supervisor_pro import Worker, WorkerTask, create_supervisor, register_secret
 from langgraph_supervisor_pro._graph.node import GraphNode
 from langgraph_supervisor_pro.errors import ScrubbedError
-from langgraph_supervisor_pro.testing import ScriptedChatModel
+from langgraph_supervisor_pro.testing import FunctionChatModel, ScriptedChatModel
 from tests._helpers import ask, compile_team, routes, thread
 
 
@@ -275,3 +275,91 @@ def test_a_failed_output_write_is_retried_then_fails_the_hop(failures, status):
     assert calls == [1]  # the agent is not run again for a write
     if status == "failed":
         assert entry["error"] == "ConnectionError: store unreachable"
+
+
+# -- a function worker's own run ------------------------------------------------------------
+
+
+class _Starts(BaseCallbackHandler):
+    """The names of the chain runs a graph opened."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.names.append(kw.get("name") or "")
+
+
+def _model_calling(task: WorkerTask) -> str:
+    """A function worker that asks a model (whose usage the hop records)."""
+    model = FunctionChatModel(name="inner", reply=lambda call: "the answer.", report_usage=True)
+    return str(model.invoke(task.prompt()).content)
+
+
+async def _amodel_calling(task: WorkerTask) -> str:
+    model = FunctionChatModel(name="inner", reply=lambda call: "the answer.", report_usage=True)
+    return str((await model.ainvoke(task.prompt())).content)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("watched", [True, False])
+def test_a_function_worker_has_its_own_run_when_a_handler_listens_and_its_calls_count_either_way(
+    mode, watched, monkeypatch
+):
+    import langgraph_supervisor_pro._graph.worker_node as worker_node
+
+    opened: list[str] = []  # the function runs the hop opened, seen or not
+    for name in ("get_callback_manager_for_config", "get_async_callback_manager_for_config"):
+        real = getattr(worker_node, name)
+
+        def counting(config: Any, _real: Any = real) -> Any:
+            opened.append("run")
+            return _real(config)
+
+        monkeypatch.setattr(worker_node, name, counting)
+    agent = _model_calling if mode == "sync" else _amodel_calling
+    app = compile_team([Worker(name="w", description="W.", agent=agent)], router=routes("w"))
+    starts = _Starts()
+    config = {**thread(), "callbacks": [starts]} if watched else thread()
+    out = app.invoke(ask(), config) if mode == "sync" else asyncio.run(app.ainvoke(ask(), config))
+    assert out["ledger"][0]["status"] == "success"
+    # Only usage recorders listening: nothing could see the run, so none is opened.
+    assert opened == (["run"] if watched else [])
+    assert ("w.agent" in starts.names) is watched
+    (entry,) = [u for u in out["usage"] if u.get("worker") == "w"]
+    assert entry["model"] == "inner" and entry["path"] == ["w"] and not entry["estimated"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_function_returning_a_runnable_is_a_failed_hop_and_the_runnable_never_runs(mode):
+    ran: list[Any] = []
+    inner = RunnableLambda(lambda payload: ran.append(payload) or "ran")
+
+    def returns_runnable(task: WorkerTask) -> Any:
+        return inner
+
+    app = compile_team(
+        [Worker(name="w", description="W.", agent=returns_runnable)], router=routes("w")
+    )
+    out = (
+        app.invoke(ask(), thread()) if mode == "sync" else asyncio.run(app.ainvoke(ask(), thread()))
+    )
+    assert ran == []
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "returned RunnableLambda, which is not a result" in entry["error"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_function_raising_stop_iteration_fails_its_hop_and_never_hangs(mode):
+    def stops(task: WorkerTask) -> str:
+        raise StopIteration
+
+    app = compile_team([Worker(name="w", description="W.", agent=stops)], router=routes("w"))
+    if mode == "sync":
+        out = app.invoke(ask(), thread())
+    else:
+        out = asyncio.run(asyncio.wait_for(app.ainvoke(ask(), thread()), timeout=30))
+    (entry,) = out["ledger"]
+    assert entry["status"] == "failed"
+    assert "StopIteration" in entry["error"]
