@@ -14,7 +14,7 @@ from functools import partial
 
 from bench import _function_workload as fw
 from bench._report import Section, Target, TextTable, ratio
-from bench._throughput import Burst, Cell
+from bench._throughput import Burst, Cell, alternating_bursts
 from bench._workload import WorkloadError
 from langgraph_supervisor_pro import aopen_checkpointer
 
@@ -59,22 +59,28 @@ def measure(
             settings.memory_threads, settings.memory_repeat, settings.hops, progress
         )
     )
-    for repetition in range(settings.repeat):
-        for index, size in enumerate(settings.sizes):
-            order = fw.SIDES if (repetition + index) % 2 == 0 else fw.SIDES[::-1]
-            for side in order:
-                progress(f"function workload, Postgres: {side}, {size} threads, #{repetition + 1}")
-                cell = Cell(
-                    uri=uri,
-                    side=side,
-                    size=size,
-                    hops=settings.hops,
-                    pool_size=settings.pool_size,
-                    durability="sync",
-                    timeout=settings.timeout,
-                    workload="function",
-                )
-                figures.postgres.setdefault((side, size), []).append(run_child(cell))
+
+    def cell_of(side: str, size: int) -> Cell:
+        return Cell(
+            uri=uri,
+            side=side,
+            size=size,
+            hops=settings.hops,
+            pool_size=settings.pool_size,
+            durability="sync",
+            timeout=settings.timeout,
+            workload="function",
+        )
+
+    figures.postgres = alternating_bursts(
+        sides=fw.SIDES,
+        sizes=settings.sizes,
+        repeat=settings.repeat,
+        cell_of=cell_of,
+        run_child=run_child,
+        progress=progress,
+        label="function workload, Postgres",
+    )
     if settings.profile:
         opener = partial(aopen_checkpointer, uri, pool_size=settings.pool_size, setup=False)
         for side in fw.SIDES:
@@ -365,6 +371,41 @@ def remaining_section(figures: Figures) -> list[Section]:
     ]
 
 
+STATE_WORK = (
+    "one run of the workload per side (`bench/_function_workload.py`, `state_work`): the "
+    "compiled graph's channels (state keys and LangGraph's branch channels), and the "
+    "checkpoints and channel writes the run stored through a counting `InMemorySaver`; "
+    "counts, not times, so the same on every machine. Each checkpoint is LangGraph's "
+    "per-super-step work over every channel (writes applied, channels bumped, versions "
+    "compared, the state read for the `values` stream), each write one value serialized "
+    "and stored: ours keeps the ledger, the worker slots, the route and the step on every "
+    "hop, and ends with a synthesis step, which the floor does not."
+)
+
+
+def state_work_section(hops: int) -> Section:
+    """Channels, checkpoints and writes of one run per side (deterministic)."""
+    work = {side: fw.state_work(side, hops) for side in fw.SIDES}
+    rows = tuple(
+        (
+            label,
+            str(getattr(work[OURS], field)),
+            str(getattr(work[FLOOR], field)),
+            f"{getattr(work[OURS], field) / getattr(work[FLOOR], field):.2f}x",
+        )
+        for label, field in (
+            ("channels", "channels"),
+            ("checkpoints per run", "checkpoints"),
+            ("channel writes per run", "writes"),
+        )
+    )
+    return Section(
+        f"Function workers: state work per run ({hops} hops)",
+        TextTable("Function workers, state work", ("", "ours", "floor", "ours / floor"), rows),
+        STATE_WORK,
+    )
+
+
 def sections(figures: Figures, settings: FunctionSettings) -> list[Section]:
     """The function workload's sections, in the order they are shown."""
     return [
@@ -372,4 +413,5 @@ def sections(figures: Figures, settings: FunctionSettings) -> list[Section]:
         postgres_section(figures, settings),
         *profile_section(figures, settings),
         *remaining_section(figures),
+        state_work_section(settings.hops),
     ]

@@ -379,3 +379,46 @@ def profile(
         )
 
     return asyncio.run(main())
+
+
+@dataclass(frozen=True)
+class StateWork:
+    """What one run asks of LangGraph's state machinery: its channels, checkpoints, writes."""
+
+    channels: int
+    """The compiled graph's channels (its state keys, and LangGraph's branch channels)."""
+    checkpoints: int
+    """Checkpoints the run stored (`put`)."""
+    writes: int
+    """Channel writes the run's tasks stored (`put_writes`), each serialized."""
+
+
+class _CountingSaver(InMemorySaver):
+    """An `InMemorySaver` that counts the checkpoints and writes stored through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted_checkpoints = 0
+        self.counted_writes = 0
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        self.counted_checkpoints += 1
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        self.counted_writes += len(writes)
+        super().put_writes(config, writes, task_id, task_path)
+
+
+def state_work(side: str, hops: int) -> StateWork:
+    """`side`'s channels, and the checkpoints and writes of one verified run (deterministic)."""
+    saver = _CountingSaver()
+    prepared = build(side, hops, saver)
+    config: Any = {"configurable": {"thread_id": f"count-{side}"}}
+    final = prepared.graph.invoke({"messages": [HumanMessage(content=TASK)]}, config)
+    prepared.check(final)
+    return StateWork(
+        channels=len(prepared.graph.channels),
+        checkpoints=saver.counted_checkpoints,
+        writes=saver.counted_writes,
+    )

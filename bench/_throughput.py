@@ -30,7 +30,7 @@ import resource
 import statistics
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from bench._function_workload import build as build_function
+from bench._per_hop import rotated
 from bench._scale_workload import served_models
 from bench._workload import (
     AGENT_FACTORIES,
@@ -259,3 +260,27 @@ def child_main(spec: str) -> None:
 def median_of(values: list[float]) -> float:
     """The median (NaN for no values)."""
     return statistics.median(values) if values else float("nan")
+
+
+def alternating_bursts(
+    *,
+    sides: Sequence[str],
+    sizes: Sequence[int],
+    repeat: int,
+    cell_of: Callable[[str, int], Cell],
+    run_child: Callable[[Cell], Burst],
+    progress: Callable[[str], None],
+    label: str,
+) -> dict[tuple[str, int], list[Burst]]:
+    """Every (side, size) `repeat` times, each its own process, the sides' order rotating.
+
+    Each side goes first, middle and last in turn (`_per_hop.rotated`), so load from
+    elsewhere on the machine falls on every side alike.
+    """
+    bursts: dict[tuple[str, int], list[Burst]] = {}
+    for repetition in range(repeat):
+        for index, size in enumerate(sizes):
+            for side in rotated(sides, repetition + index):
+                progress(f"{label}: {side}, {size} threads, run {repetition + 1}")
+                bursts.setdefault((side, size), []).append(run_child(cell_of(side, size)))
+    return bursts

@@ -112,7 +112,7 @@ class Settings:
     markdown: Path | None = None
     workload: str = "agent"
     memory_threads: int = 200
-    memory_repeat: int = 9
+    memory_repeat: int = 15
 
     def function(self) -> FunctionSettings:
         """The function workload's settings."""
@@ -269,23 +269,28 @@ Bursts = dict[tuple[str, int], list[Burst]]
 
 def measure_throughput(settings: Settings, uri: str, progress: Callable[[str], None]) -> Bursts:
     """Every (side, size) `repeat` times, the sides' order rotating each repetition."""
-    bursts: Bursts = {}
-    for repetition in range(settings.repeat):
-        for index, size in enumerate(settings.sizes):
-            for side in _per_hop.rotated(SIDES, repetition + index):
-                progress(f"throughput: {side}, {size} threads, run {repetition + 1}")
-                cell = Cell(
-                    uri=uri,
-                    side=side,
-                    size=size,
-                    hops=settings.hops,
-                    pool_size=settings.pool_size,
-                    durability="sync",
-                    timeout=settings.timeout,
-                    agent=settings.agent,
-                )
-                bursts.setdefault((side, size), []).append(run_child(cell))
-    return bursts
+
+    def cell_of(side: str, size: int) -> Cell:
+        return Cell(
+            uri=uri,
+            side=side,
+            size=size,
+            hops=settings.hops,
+            pool_size=settings.pool_size,
+            durability="sync",
+            timeout=settings.timeout,
+            agent=settings.agent,
+        )
+
+    return _throughput.alternating_bursts(
+        sides=SIDES,
+        sizes=settings.sizes,
+        repeat=settings.repeat,
+        cell_of=cell_of,
+        run_child=run_child,
+        progress=progress,
+        label="throughput",
+    )
 
 
 def _med(values: Sequence[float]) -> float:

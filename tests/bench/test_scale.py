@@ -142,3 +142,46 @@ def test_the_by_function_section_compares_it_with_the_floor_and_prices_the_model
     assert [t.met for t in section.targets] == [True, True]
     del timings[(BY_FUNCTION, "mem", 48)]  # not measured (an older run): no section
     assert by_function_per_hop_section(timings, settings) == []
+
+
+@pytest.mark.integration
+def test_the_quick_function_workload_writes_its_part_beside_the_agent_ones(
+    tmp_path, postgres_uri, monkeypatch
+):
+    monkeypatch.setenv("LGSP_POSTGRES_URI", postgres_uri)
+    page = tmp_path / "RESULTS.md"
+    page.write_text("# Results\n\nkept as it was\n")
+    assert main(["--workload", "function", "--quick", "--markdown", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Results\n\nkept as it was\n")
+    (part,) = blocks(text).values()
+    for heading in (
+        "## Scale on one machine, function workers (bench/scale.py --workload function)",
+        "## Function workers: CPU per hop in memory, 4 threads at once",
+        "## Function workers: N threads at once on one async Postgres pool",
+        "## Function workers: where a hop's CPU goes",
+        "## Function workers: where the remaining cost goes",
+        "## Function workers: state work per run (2 hops)",
+    ):
+        assert heading in part, heading
+    assert "| no failed run in memory (limit <= 0) | 0.000" in part
+    assert (
+        "| no failed or stuck run on Postgres, at any size, on either side (limit <= 0) | 0.000"
+        in part
+    )
+    for part_name in ("decision", "dispatch", "hop bookkeeping", "checkpoint write", "fence"):
+        assert f"| {part_name}" in part
+    # The agent workload's part of the page is another block, left as it was.
+    assert main(["--workload", "function", "--quick", "--markdown", str(page)]) == 0
+    assert page.read_text().count("## Scale on one machine, function workers") == 1
+
+
+def test_the_state_work_counts_each_sides_channels_checkpoints_and_writes():
+    from bench._function_workload import state_work
+
+    floor, ours = state_work("floor", 6), state_work("ours", 6)
+    # The floor: START, route and three workers' branch channels, hop, slots, answers,
+    # messages; one checkpoint per super-step; per hop its route and its worker's writes.
+    assert (floor.channels, floor.checkpoints, floor.writes) == (10, 15, 33)
+    assert ours.channels > floor.channels and ours.writes > floor.writes
+    assert ours.checkpoints == floor.checkpoints + 1  # the synthesis step

@@ -23,7 +23,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,6 +36,19 @@ RELEASE_NAME = "release"
 HOP_RE = re.compile(r"\bhop (\d+)\b")
 ID_RE = re.compile(r"\b[A-Z]+-\d{4}\b")
 """The planted ids (facts) a scripted summarizer keeps: `FACT-0001`, `ORDER-4711`."""
+
+
+def plan_instructions(plan: Sequence[str], hop: int) -> str:
+    """The instructions the supervisor gives for hop `hop` of `plan` (FINISH's note after it)."""
+    if hop > len(plan):
+        return f"all {len(plan)} hops are done"
+    return f"hop {hop}: {plan[hop - 1]}, do your part"
+
+
+def plan_decision(plan: Sequence[str], hops_done: int) -> dict[str, str]:
+    """The decision after `hops_done` hops of a turn: the next worker of `plan`, or FINISH."""
+    nxt = plan[hops_done] if hops_done < len(plan) else "FINISH"
+    return {"next": nxt, "instructions": plan_instructions(plan, hops_done + 1)}
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

@@ -63,6 +63,8 @@ from tests.integration._app_common import (
     HopContext,
     app_parser,
     parse_block,
+    plan_decision,
+    plan_instructions,
     run_input,
     run_summary,
     thread_config,
@@ -93,15 +95,12 @@ FILLER = "the leaves were picked by hand and dried in the shade of the hill "
 
 def instructions_for(hop: int) -> str:
     """The instructions the supervisor gives for hop `hop` (FINISH's note after the plan)."""
-    if hop > len(PLAN):
-        return f"all {len(PLAN)} hops are done"
-    return f"hop {hop}: {PLAN[hop - 1]}, do your part"
+    return plan_instructions(PLAN, hop)
 
 
 def decide(hops_done: int) -> dict[str, str]:
     """The decision after `hops_done` hops of this turn: the next worker of PLAN, or FINISH."""
-    nxt = PLAN[hops_done] if hops_done < len(PLAN) else "FINISH"
-    return {"next": nxt, "instructions": instructions_for(hops_done + 1)}
+    return plan_decision(PLAN, hops_done)
 
 
 def research_answer(hop: int) -> str:

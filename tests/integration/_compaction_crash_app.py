@@ -57,6 +57,8 @@ from tests.integration._app_common import (
     HopContext,
     app_parser,
     parse_block,
+    plan_decision,
+    plan_instructions,
     run_and_report,
     run_input,
     run_summary,
@@ -79,14 +81,13 @@ FILLER = "the parcel moved between depots and every scan was logged with its tim
 
 
 def instructions_for(hop: int) -> str:
-    if hop > HOPS:
-        return f"all {HOPS} hops are done"
-    return f"hop {hop}: {PLAN[hop - 1]}, do your part"
+    """The instructions the supervisor gives for hop `hop` (FINISH's note after the plan)."""
+    return plan_instructions(PLAN, hop)
 
 
 def decide(hops_done: int) -> dict[str, str]:
-    nxt = PLAN[hops_done] if hops_done < HOPS else "FINISH"
-    return {"next": nxt, "instructions": instructions_for(hops_done + 1)}
+    """The decision after `hops_done` hops of this turn: the next worker of PLAN, or FINISH."""
+    return plan_decision(PLAN, hops_done)
 
 
 def fact_for(hop: int) -> str:

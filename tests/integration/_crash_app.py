@@ -53,6 +53,8 @@ from tests.integration._app_common import (
     HopContext,
     app_parser,
     parse_block,
+    plan_decision,
+    plan_instructions,
     run_and_report,
     run_input,
     run_summary,
@@ -70,15 +72,12 @@ _LEDGER_LINE = re.compile(r"^#(\d+) (\w+) \[(\w+)\]", re.MULTILINE)
 
 def instructions_for(hop: int) -> str:
     """The instructions the supervisor gives for hop `hop` (FINISH's note after the plan)."""
-    if hop > len(PLAN):
-        return f"all {len(PLAN)} hops are done"
-    return f"hop {hop}: {PLAN[hop - 1]}, do your part"
+    return plan_instructions(PLAN, hop)
 
 
 def decide(hops_done: int) -> dict[str, str]:
     """The decision after `hops_done` hops of this turn: the next worker of PLAN, or FINISH."""
-    nxt = PLAN[hops_done] if hops_done < len(PLAN) else "FINISH"
-    return {"next": nxt, "instructions": instructions_for(hops_done + 1)}
+    return plan_decision(PLAN, hops_done)
 
 
 def worker_result(name: str, step: int) -> str:
