@@ -700,8 +700,8 @@ class WorkerNode:
         given = [*hop.task.messages, *sent]
         record = None
         entry: dict[str, Any] = result.model_dump()
-        if store is not None:
-            thread_id = thread_of(config)
+        thread_id = thread_of(config)
+        if store is not None and thread_id:  # no thread (no checkpointer): kept in state
             turn, step = hop.turn, hop.route["step"]
             parent = hop_context(config)  # a domain of a tree: outputs under its path
             within = parent.path if parent is not None else ()
@@ -712,7 +712,7 @@ class WorkerNode:
             )
             entry = reference(thread_id, name, turn, step, result, within=within)
         if not ran.takes_messages and not produced:
-            text = result.summary if store is not None else (result.result_text() or result.summary)
+            text = result.summary if record is not None else result.result_text() or result.summary
             produced = [AIMessage(content=text, name=name, id=str(uuid.uuid4()))]
         compacted = _compacted_within_hop(given, ran.output)
         if compacted is not None:  # the agent's CompactionMiddleware replaced part of it

@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from langgraph_supervisor_pro._contracts import WorkerResult
 from langgraph_supervisor_pro._internal.hop import hop_context
 from langgraph_supervisor_pro._internal.storable import storable, storable_value
+from langgraph_supervisor_pro._internal.text import store_label
 
 _ROOT = ("lgsp", "outputs")
 _PAGE = 1_000  # items per store search when a worker's outputs are read back
@@ -53,18 +54,16 @@ def output_namespace(thread_id: str, worker: str, *, within: Sequence[str] = ())
     return (*_ROOT, store_label(thread_id), *within, worker)
 
 
-def store_label(text: str) -> str:
-    """`text` made safe as a store namespace label (stores reject `.` in labels)."""
-    return text.replace("%", "%25").replace(".", "%2E")
-
-
 def output_key(turn: int, step: int) -> str:
     """The store key of the output of hop `step` in `turn` (sorts in hop order)."""
     return f"t{turn:05d}.s{step:05d}"
 
 
 def thread_of(config: RunnableConfig) -> str:
-    """The thread id of a run ('' when the graph runs without a checkpointer)."""
+    """The thread id of a run ('' when the graph runs without a checkpointer).
+
+    Without one a run has no thread to file its outputs under: they stay in its state.
+    """
     return str(config.get("configurable", {}).get("thread_id", ""))
 
 

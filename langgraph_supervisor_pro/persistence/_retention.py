@@ -27,12 +27,12 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
 
 from langgraph_supervisor_pro._internal.durations import duration_seconds
 from langgraph_supervisor_pro._internal.records import aware_time
-from langgraph_supervisor_pro._internal.text import cut_id, truncate
+from langgraph_supervisor_pro._internal.text import cut_id, store_label, truncate
 from langgraph_supervisor_pro._internal.twins import Call, Steps, adrive, drive
 from langgraph_supervisor_pro.errors import ThreadBusyError
 from langgraph_supervisor_pro.persistence._effects import StoreEffects
 from langgraph_supervisor_pro.persistence._leases import _FENCE_KEY, _LEASE_KEY, thread_lease
-from langgraph_supervisor_pro.persistence._memory import output_namespace, store_label
+from langgraph_supervisor_pro.persistence._memory import output_namespace
 from langgraph_supervisor_pro.persistence._thread_index import (
     Sql,
     Transaction,
@@ -311,7 +311,7 @@ def _root(thread: str) -> RunnableConfig:
 
 def _store_prefixes(thread: str, opts: _Options) -> list[tuple[str, ...]]:
     outputs = output_namespace(thread, "-")[:-1]  # ("lgsp", "outputs", <label>)
-    extra = [(*p, store_label(thread) or "no-thread") for p in opts.prefixes]
+    extra = [(*p, store_label(thread) if thread else "no-thread") for p in opts.prefixes]
     return [outputs, StoreEffects.thread_namespace(thread), *extra]
 
 

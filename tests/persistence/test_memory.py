@@ -233,3 +233,29 @@ def test_recall_reads_every_page_of_a_long_threads_outputs(big_store):
     assert "turn 1, hop 1" in tool_results[0] and tool_results[0].endswith("FACT-1")  # latest
     assert "turn 0, hop 3" in tool_results[1] and tool_results[1].endswith("OLD-3")
     assert "turn 0, hop 1004" in tool_results[2] and tool_results[2].endswith("OLD-1004")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_store_without_a_checkpointer_keeps_outputs_in_state(mode):
+    # No checkpointer: no thread to file outputs under, and two such runs would share one.
+    import asyncio
+
+    seen = []
+
+    def analyst(task):
+        seen.append(task.reads)
+        return "analysis"
+
+    store = InMemoryStore()
+    workers = [
+        w("research", lambda t: f"FACTS-{t.step} " + BIG),
+        Worker(name="analyst", description="Analyses.", agent=analyst, reads=["research"]),
+    ]
+    app = create_supervisor(workers, router=routes("research", "analyst")).compile(store=store)
+    out = app.invoke(ask()) if mode == "sync" else asyncio.run(app.ainvoke(ask()))
+    first = out["workers"]["research"]["results"][0]
+    assert first["status"] == "success" and first["result"] == "FACTS-1 " + BIG
+    assert "ref" not in first
+    assert seen[0]["research"].result == "FACTS-1 " + BIG
+    assert out["messages"][-1].content == "analysis"
+    assert store.search(("lgsp", "outputs")) == []
