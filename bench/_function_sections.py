@@ -60,26 +60,18 @@ def measure(
         )
     )
 
-    def cell_of(side: str, size: int) -> Cell:
-        return Cell(
-            uri=uri,
-            side=side,
-            size=size,
-            hops=settings.hops,
-            pool_size=settings.pool_size,
-            durability="sync",
-            timeout=settings.timeout,
-            workload="function",
-        )
-
     figures.postgres = alternating_bursts(
+        uri=uri,
         sides=fw.SIDES,
         sizes=settings.sizes,
         repeat=settings.repeat,
-        cell_of=cell_of,
+        hops=settings.hops,
+        pool_size=settings.pool_size,
+        timeout=settings.timeout,
         run_child=run_child,
         progress=progress,
         label="function workload, Postgres",
+        workload="function",
     )
     if settings.profile:
         opener = partial(aopen_checkpointer, uri, pool_size=settings.pool_size, setup=False)

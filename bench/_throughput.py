@@ -264,23 +264,38 @@ def median_of(values: list[float]) -> float:
 
 def alternating_bursts(
     *,
+    uri: str,
     sides: Sequence[str],
     sizes: Sequence[int],
     repeat: int,
-    cell_of: Callable[[str, int], Cell],
+    hops: int,
+    pool_size: int,
+    timeout: float,
     run_child: Callable[[Cell], Burst],
     progress: Callable[[str], None],
     label: str,
+    **workload: str,
 ) -> dict[tuple[str, int], list[Burst]]:
     """Every (side, size) `repeat` times, each its own process, the sides' order rotating.
 
     Each side goes first, middle and last in turn (`_per_hop.rotated`), so load from
-    elsewhere on the machine falls on every side alike.
+    elsewhere on the machine falls on every side alike. `workload`: the cells' `agent` or
+    `workload`.
     """
     bursts: dict[tuple[str, int], list[Burst]] = {}
     for repetition in range(repeat):
         for index, size in enumerate(sizes):
             for side in rotated(sides, repetition + index):
                 progress(f"{label}: {side}, {size} threads, run {repetition + 1}")
-                bursts.setdefault((side, size), []).append(run_child(cell_of(side, size)))
+                cell = Cell(
+                    uri=uri,
+                    side=side,
+                    size=size,
+                    hops=hops,
+                    pool_size=pool_size,
+                    durability="sync",
+                    timeout=timeout,
+                    **workload,
+                )
+                bursts.setdefault((side, size), []).append(run_child(cell))
     return bursts

@@ -269,27 +269,18 @@ Bursts = dict[tuple[str, int], list[Burst]]
 
 def measure_throughput(settings: Settings, uri: str, progress: Callable[[str], None]) -> Bursts:
     """Every (side, size) `repeat` times, the sides' order rotating each repetition."""
-
-    def cell_of(side: str, size: int) -> Cell:
-        return Cell(
-            uri=uri,
-            side=side,
-            size=size,
-            hops=settings.hops,
-            pool_size=settings.pool_size,
-            durability="sync",
-            timeout=settings.timeout,
-            agent=settings.agent,
-        )
-
     return _throughput.alternating_bursts(
+        uri=uri,
         sides=SIDES,
         sizes=settings.sizes,
         repeat=settings.repeat,
-        cell_of=cell_of,
+        hops=settings.hops,
+        pool_size=settings.pool_size,
+        timeout=settings.timeout,
         run_child=run_child,
         progress=progress,
         label="throughput",
+        agent=settings.agent,
     )
 
 

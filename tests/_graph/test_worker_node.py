@@ -333,7 +333,12 @@ def test_a_function_worker_has_its_own_run_when_a_handler_listens_and_its_calls_
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_function_returning_a_runnable_is_a_failed_hop_and_the_runnable_never_runs(mode):
     ran: list[Any] = []
-    inner = RunnableLambda(lambda payload: ran.append(payload) or "ran")
+
+    def record(payload: Any) -> str:
+        ran.append(payload)
+        return "ran"
+
+    inner: RunnableLambda[Any, str] = RunnableLambda(record)
 
     def returns_runnable(task: WorkerTask) -> Any:
         return inner
