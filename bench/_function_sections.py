@@ -60,18 +60,24 @@ def measure(
         )
     )
 
-    figures.postgres = alternating_bursts(
+    template = Cell(
         uri=uri,
+        side=OURS,
+        size=0,
+        hops=settings.hops,
+        pool_size=settings.pool_size,
+        durability="sync",
+        timeout=settings.timeout,
+        workload="function",
+    )
+    figures.postgres = alternating_bursts(
+        template,
         sides=fw.SIDES,
         sizes=settings.sizes,
         repeat=settings.repeat,
-        hops=settings.hops,
-        pool_size=settings.pool_size,
-        timeout=settings.timeout,
         run_child=run_child,
         progress=progress,
         label="function workload, Postgres",
-        workload="function",
     )
     if settings.profile:
         opener = partial(aopen_checkpointer, uri, pool_size=settings.pool_size, setup=False)
@@ -378,18 +384,13 @@ STATE_WORK = (
 
 def state_work_section(hops: int) -> Section:
     """Channels, checkpoints and writes of one run per side (deterministic)."""
-    work = {side: fw.state_work(side, hops) for side in fw.SIDES}
+    ours, floor = fw.state_work(OURS, hops), fw.state_work(FLOOR, hops)
     rows = tuple(
-        (
-            label,
-            str(getattr(work[OURS], field)),
-            str(getattr(work[FLOOR], field)),
-            f"{getattr(work[OURS], field) / getattr(work[FLOOR], field):.2f}x",
-        )
-        for label, field in (
-            ("channels", "channels"),
-            ("checkpoints per run", "checkpoints"),
-            ("channel writes per run", "writes"),
+        (label, str(mine), str(theirs), f"{mine / theirs:.2f}x")
+        for label, mine, theirs in (
+            ("channels", ours.channels, floor.channels),
+            ("checkpoints per run", ours.checkpoints, floor.checkpoints),
+            ("channel writes per run", ours.writes, floor.writes),
         )
     )
     return Section(

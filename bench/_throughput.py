@@ -31,7 +31,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import psycopg
@@ -263,39 +263,25 @@ def median_of(values: list[float]) -> float:
 
 
 def alternating_bursts(
+    template: Cell,
     *,
-    uri: str,
     sides: Sequence[str],
     sizes: Sequence[int],
     repeat: int,
-    hops: int,
-    pool_size: int,
-    timeout: float,
     run_child: Callable[[Cell], Burst],
     progress: Callable[[str], None],
     label: str,
-    **workload: str,
 ) -> dict[tuple[str, int], list[Burst]]:
-    """Every (side, size) `repeat` times, each its own process, the sides' order rotating.
+    """`template` for every (side, size), `repeat` times, each its own process.
 
-    Each side goes first, middle and last in turn (`_per_hop.rotated`), so load from
-    elsewhere on the machine falls on every side alike. `workload`: the cells' `agent` or
-    `workload`.
+    The sides' order rotates (`_per_hop.rotated`): each goes first, middle and last in
+    turn, so load from elsewhere on the machine falls on every side alike.
     """
     bursts: dict[tuple[str, int], list[Burst]] = {}
     for repetition in range(repeat):
         for index, size in enumerate(sizes):
             for side in rotated(sides, repetition + index):
                 progress(f"{label}: {side}, {size} threads, run {repetition + 1}")
-                cell = Cell(
-                    uri=uri,
-                    side=side,
-                    size=size,
-                    hops=hops,
-                    pool_size=pool_size,
-                    durability="sync",
-                    timeout=timeout,
-                    **workload,
-                )
+                cell = replace(template, side=side, size=size)
                 bursts.setdefault((side, size), []).append(run_child(cell))
     return bursts

@@ -269,18 +269,24 @@ Bursts = dict[tuple[str, int], list[Burst]]
 
 def measure_throughput(settings: Settings, uri: str, progress: Callable[[str], None]) -> Bursts:
     """Every (side, size) `repeat` times, the sides' order rotating each repetition."""
-    return _throughput.alternating_bursts(
+    template = Cell(
         uri=uri,
+        side=SIDES[0],
+        size=0,
+        hops=settings.hops,
+        pool_size=settings.pool_size,
+        durability="sync",
+        timeout=settings.timeout,
+        agent=settings.agent,
+    )
+    return _throughput.alternating_bursts(
+        template,
         sides=SIDES,
         sizes=settings.sizes,
         repeat=settings.repeat,
-        hops=settings.hops,
-        pool_size=settings.pool_size,
-        timeout=settings.timeout,
         run_child=run_child,
         progress=progress,
         label="throughput",
-        agent=settings.agent,
     )
 
 
