@@ -154,6 +154,8 @@ class UsageRecorder(BaseCallbackHandler):
 
     run_inline = True
     raise_error = True  # a budget's refusal stops the call (nothing else here raises)
+    # Only model calls are seen: LangChain skips this handler for every other event.
+    ignore_chain = ignore_agent = ignore_retriever = ignore_retry = ignore_custom_event = True
 
     def __init__(
         self,
@@ -193,17 +195,18 @@ class UsageRecorder(BaseCallbackHandler):
         meta = metadata or {}
         path = [p for p in str(meta.get("lgsp_path") or "").split("/") if p]
         provider, model = _identity(meta, invocation_params or {})
-        for batch in messages if current_source() != "compaction" else ():  # not a history
+        source = current_source()
+        for batch in messages if source != "compaction" else ():  # not a history
             since = len(batch) - next(
                 (i for i, m in enumerate(reversed(batch)) if isinstance(m, HumanMessage)),
                 len(batch),
             )
-            self.replayed(batch[since:], model=(provider, model), path=path)
+            if since < len(batch):
+                self.replayed(batch[since:], model=(provider, model), path=path)
         for level in self.levels:
             reached = level.over()
             if reached is not None:
                 raise BudgetExceededError(level.label, *reached)
-        source = current_source()
         meter = self.summarizer if source == "compaction" else self.meter
         counter = meter.counter if meter is not None else count_tokens_approximately
         try:
@@ -274,8 +277,9 @@ class UsageRecorder(BaseCallbackHandler):
             self._finish(call, reported, estimated=False)
             if message.id:
                 self.replies.add(message.id)
-        with self._lock:
-            self.calls = [*self.calls[before:], *self.calls[:before]]
+        if len(self.calls) > before:
+            with self._lock:
+                self.calls = [*self.calls[before:], *self.calls[:before]]
 
     def adopt(self, entries: Sequence[Mapping[str, Any]], *, under: Sequence[str]) -> None:
         """Take a domain's own record of its calls in place of those seen under `under`.

@@ -590,3 +590,38 @@ def test_every_checkpointer_keeps_the_same_record_and_halts_at_the_same_figure(
     assert [(e["kind"], e["spent"]) for e in out["budget_events"]] == [
         (e["kind"], e["spent"]) for e in reference["budget_events"]
     ]
+
+
+def test_the_recorder_is_handed_only_model_events_and_still_sees_a_model_deep_in_a_chain():
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_supervisor_pro._graph.usage import UsageRecorder
+
+    seen: list[str] = []
+
+    class Watching(UsageRecorder):
+        def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
+            seen.append("chain")
+
+        def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+            seen.append("tool")
+
+        def on_custom_event(self, *args: Any, **kwargs: Any) -> None:
+            seen.append("custom")
+
+    @tool
+    def ask(question: str) -> str:
+        """Ask the model."""
+        return str(worker_model("small").invoke(question).content)
+
+    def outer(question: str) -> Any:
+        from langchain_core.callbacks import dispatch_custom_event
+
+        dispatch_custom_event("progress", {"q": question})
+        return ask.invoke({"question": question})
+
+    recorder = Watching()
+    RunnableLambda(outer).invoke("hello there", {"callbacks": [recorder]})
+    assert seen == []  # LangChain skips the recorder for chain, tool and custom events
+    (entry,) = recorder.entries(turn=1, step=1, role="worker", worker="a")
+    assert entry["tokens"] > 0
