@@ -201,8 +201,7 @@ class UsageRecorder(BaseCallbackHandler):
                 (i for i, m in enumerate(reversed(batch)) if isinstance(m, HumanMessage)),
                 len(batch),
             )
-            if since < len(batch):
-                self.replayed(batch[since:], model=(provider, model), path=path)
+            self.replayed(batch[since:], model=(provider, model), path=path)
         for level in self.levels:
             reached = level.over()
             if reached is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -82,17 +83,23 @@ def test_a_child_that_cannot_measure_is_a_workload_error_naming_the_cell():
         run_child(cell)
 
 
+def _quick_page(tmp_path: Path, *args: str) -> tuple[Path, str]:
+    """Run `main(--quick, *args)` into a page that holds other text; the page and our block."""
+    page = tmp_path / "RESULTS.md"
+    page.write_text("# Results\n\nkept as it was\n")
+    assert main([*args, "--quick", "--markdown", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Results\n\nkept as it was\n")
+    (part,) = blocks(text).values()
+    return page, part
+
+
 @pytest.mark.integration
 def test_the_quick_bench_writes_every_section_and_only_its_part_of_the_page(
     tmp_path, postgres_uri, monkeypatch
 ):
     monkeypatch.setenv("LGSP_POSTGRES_URI", postgres_uri)
-    page = tmp_path / "RESULTS.md"
-    page.write_text("# Results\n\nkept as it was\n")
-    assert main(["--quick", "--markdown", str(page)]) == 0
-    text = page.read_text()
-    assert text.startswith("# Results\n\nkept as it was\n")
-    (part,) = blocks(text).values()
+    page, part = _quick_page(tmp_path)
     for heading in (
         "## Scale on one machine (bench/scale.py)",
         "## Scale: throughput, N threads at once on one async pool",
@@ -149,12 +156,7 @@ def test_the_quick_function_workload_writes_its_part_beside_the_agent_ones(
     tmp_path, postgres_uri, monkeypatch
 ):
     monkeypatch.setenv("LGSP_POSTGRES_URI", postgres_uri)
-    page = tmp_path / "RESULTS.md"
-    page.write_text("# Results\n\nkept as it was\n")
-    assert main(["--workload", "function", "--quick", "--markdown", str(page)]) == 0
-    text = page.read_text()
-    assert text.startswith("# Results\n\nkept as it was\n")
-    (part,) = blocks(text).values()
+    page, part = _quick_page(tmp_path, "--workload", "function")
     for heading in (
         "## Scale on one machine, function workers (bench/scale.py --workload function)",
         "## Function workers: CPU per hop in memory, 4 threads at once",
